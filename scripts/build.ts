@@ -1,0 +1,115 @@
+/**
+ * Builds the self-contained flameox executable.
+ *   bun scripts/build.ts            → dist/flameox for this machine
+ *   bun scripts/build.ts --all      → dist/<target>/flameox[.exe] for every target in dist-targets/
+ * DuckDB's platform binding is embedded as files and loaded from a verified user cache at run time
+ * (src/store/duckdb-embedded.ts); the bindings package, which requires every platform's addon, is
+ * replaced by a generated module that names exactly one.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import type { BunPlugin } from "bun";
+
+type Target = {
+  id: string;
+  bun_target: string;
+  platform: string;
+  arch: string;
+  duckdb_package: string;
+  duckdb_library: string;
+  executable: string;
+};
+
+const root = resolve(import.meta.dir, "..");
+const targets = (JSON.parse(readFileSync(join(root, "dist-targets/targets.json"), "utf8")) as { targets: Target[] }).targets;
+const packageJson = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+  version: string;
+  dependencies: Record<string, string>;
+};
+
+function sha256(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
+}
+
+function hostTarget(): Target {
+  const platform = process.platform;
+  const arch = process.arch;
+  const target = targets.find((candidate) => candidate.platform === platform && candidate.arch === arch);
+  if (!target) throw new Error(`No build target for ${platform}-${arch} in dist-targets/targets.json.`);
+  return target;
+}
+
+/** Other platforms' bindings are not installed by npm here; fetch their package tarballs on demand. */
+async function bindingDirectory(target: Target): Promise<string> {
+  const installed = join(root, "node_modules", target.duckdb_package);
+  if (existsSync(join(installed, "duckdb.node"))) return installed;
+  const version = packageJson.dependencies["@duckdb/node-api"];
+  const cache = join(root, ".tools", "duckdb-bindings", `${target.id}-${version}`);
+  if (existsSync(join(cache, "package", "duckdb.node"))) return join(cache, "package");
+  mkdirSync(cache, { recursive: true });
+  const pack = Bun.spawnSync(["npm", "pack", `${target.duckdb_package}@${version}`, "--silent"], { cwd: cache, stderr: "inherit" });
+  if (pack.exitCode !== 0) throw new Error(`npm pack ${target.duckdb_package} failed.`);
+  const tarball = pack.stdout.toString().trim().split("\n").pop()!;
+  const untar = Bun.spawnSync(["tar", "-xzf", tarball], { cwd: cache, stderr: "inherit" });
+  if (untar.exitCode !== 0) throw new Error(`Unpacking ${tarball} failed.`);
+  rmSync(join(cache, tarball));
+  return join(cache, "package");
+}
+
+function duckdbBindingPlugin(directory: string, target: Target, duckdbVersion: string): BunPlugin {
+  const addon = join(directory, "duckdb.node");
+  const library = join(directory, target.duckdb_library);
+  const loader = join(root, "src/store/duckdb-embedded.ts");
+  const source = `
+import addonPath from ${JSON.stringify(addon)} with { type: "file" };
+import libraryPath from ${JSON.stringify(library)} with { type: "file" };
+import { loadEmbeddedDuckdbBinding } from ${JSON.stringify(loader)};
+const binding = loadEmbeddedDuckdbBinding({
+  version: ${JSON.stringify(duckdbVersion)},
+  addon: { embeddedPath: addonPath, sha256: ${JSON.stringify(sha256(addon))} },
+  library: { embeddedPath: libraryPath, fileName: ${JSON.stringify(target.duckdb_library)}, sha256: ${JSON.stringify(sha256(library))} },
+});
+module.exports = binding;
+`;
+  return {
+    name: "flameox-duckdb-binding",
+    setup(build) {
+      build.onResolve({ filter: /^@duckdb\/node-bindings$/ }, () => ({ path: "flameox-duckdb-binding", namespace: "flameox" }));
+      build.onLoad({ filter: /.*/, namespace: "flameox" }, () => ({ contents: source, loader: "ts" }));
+    },
+  };
+}
+
+async function buildTarget(target: Target, outfile: string): Promise<void> {
+  const directory = await bindingDirectory(target);
+  const version = packageJson.version;
+  mkdirSync(dirname(outfile), { recursive: true });
+  const started = performance.now();
+  const result = await Bun.build({
+    entrypoints: [join(root, "src/main.ts")],
+    compile: {
+      target: target.bun_target as Bun.Build.CompileTarget,
+      outfile,
+      autoloadDotenv: false,
+      autoloadBunfig: false,
+    },
+    minify: true,
+    sourcemap: "linked",
+    define: { FLAMEOX_VERSION: JSON.stringify(version) },
+    plugins: [duckdbBindingPlugin(directory, target, packageJson.dependencies["@duckdb/node-api"]!)],
+  });
+  if (!result.success) {
+    for (const log of result.logs) console.error(log);
+    throw new Error(`Build for ${target.id} failed.`);
+  }
+  console.error(`built ${outfile} (${target.id}) in ${Math.round(performance.now() - started)} ms`);
+}
+
+const all = process.argv.includes("--all");
+if (all) {
+  for (const target of targets) await buildTarget(target, join(root, "dist", target.id, target.executable));
+} else {
+  const target = hostTarget();
+  await buildTarget(target, join(root, "dist", target.executable));
+}

@@ -1,0 +1,2 @@
+const { duckdbVersion } = await import("./store/duckdb.ts");
+console.log(await duckdbVersion());

@@ -1,0 +1,89 @@
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * Loads the DuckDB native binding embedded in the compiled binary.
+ *
+ * Bun cannot dlopen a library that lives inside its virtual file system, and duckdb.node needs
+ * libduckdb beside it ($ORIGIN runpath). So both files are written once into a version-addressed
+ * user cache, verified by sha256, and the addon is loaded from there with process.dlopen.
+ * Concurrent first starts are safe: each writer uses its own temporary name and renames
+ * atomically; a reader only trusts files whose digest matches the one fixed at build time.
+ */
+export type EmbeddedDuckdbAssets = {
+  version: string;
+  addon: { embeddedPath: string; sha256: string };
+  library: { embeddedPath: string; fileName: string; sha256: string };
+};
+
+export function duckdbCacheRoot(): string {
+  const override = process.env.FLAMEOX_CACHE_DIR;
+  if (override) return join(override, "duckdb");
+  if (process.platform === "darwin") return join(homedir(), "Library", "Caches", "flameox", "duckdb");
+  if (process.platform === "win32") return join(process.env.LOCALAPPDATA ?? join(homedir(), "AppData", "Local"), "flameox", "cache", "duckdb");
+  const base = process.env.XDG_CACHE_HOME || (homedir() ? join(homedir(), ".cache") : join(tmpdir(), "flameox-cache"));
+  return join(base, "flameox", "duckdb");
+}
+
+function sha256OfFile(path: string): string {
+  const hasher = new Bun.CryptoHasher("sha256");
+  hasher.update(readFileSync(path));
+  return hasher.digest("hex");
+}
+
+/** A stamp beside a verified file lets later starts skip rehashing 70 MB while still noticing any change. */
+function stampFor(path: string): string {
+  const stat = statSync(path);
+  return `${stat.size}:${stat.mtimeMs}:${stat.ino}`;
+}
+
+function ensureFile(directory: string, fileName: string, embeddedPath: string, expectedSha: string): string {
+  const target = join(directory, fileName);
+  const stampPath = `${target}.verified`;
+  if (existsSync(target)) {
+    if (existsSync(stampPath) && readFileSync(stampPath, "utf8") === `${expectedSha}:${stampFor(target)}`) return target;
+    if (sha256OfFile(target) === expectedSha) {
+      writeAtomically(stampPath, `${expectedSha}:${stampFor(target)}`);
+      return target;
+    }
+  }
+  const bytes = readEmbedded(embeddedPath);
+  const hasher = new Bun.CryptoHasher("sha256");
+  hasher.update(bytes);
+  const actual = hasher.digest("hex");
+  if (actual !== expectedSha) {
+    throw new Error(`Embedded DuckDB file ${fileName} is corrupt (sha256 ${actual}, expected ${expectedSha}).`);
+  }
+  writeAtomically(target, bytes, 0o755);
+  if (sha256OfFile(target) !== expectedSha) throw new Error(`DuckDB cache file ${target} failed verification after writing.`);
+  writeAtomically(stampPath, `${expectedSha}:${stampFor(target)}`);
+  return target;
+}
+
+function readEmbedded(path: string): Uint8Array {
+  return readFileSync(path);
+}
+
+function writeAtomically(path: string, data: string | Uint8Array, mode = 0o644): void {
+  const temporary = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  const handle = openSync(temporary, "w", mode);
+  try {
+    writeSync(handle, typeof data === "string" ? Buffer.from(data) : data);
+    fsyncSync(handle);
+  } finally {
+    closeSync(handle);
+  }
+  renameSync(temporary, path);
+}
+
+export function loadEmbeddedDuckdbBinding(assets: EmbeddedDuckdbAssets): unknown {
+  const directory = join(duckdbCacheRoot(), `${assets.version}-${assets.addon.sha256.slice(0, 16)}`);
+  mkdirSync(directory, { recursive: true, mode: 0o755 });
+  // The library first: the addon resolves it through its $ORIGIN runpath as soon as it is opened.
+  ensureFile(directory, assets.library.fileName, assets.library.embeddedPath, assets.library.sha256);
+  const addonPath = ensureFile(directory, "duckdb.node", assets.addon.embeddedPath, assets.addon.sha256);
+  const module = { exports: {} as unknown };
+  process.dlopen(module, addonPath);
+  return module.exports;
+}
