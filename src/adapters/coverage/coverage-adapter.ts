@@ -1,0 +1,213 @@
+import { Database } from "bun:sqlite";
+import { existsSync, openSync, readSync, closeSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { FlameoxError } from "../../domain/errors.ts";
+import { projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts";
+
+export type PythonWorkloadInvocation = { argv: string[]; cwd: string; env: Record<string, string>; python: string };
+export type CaptureArtifact = { name: string; path: string; role: string; mediaType: string };
+export type CaptureCommand = { argv: string[]; cwd: string; environment: Record<string, string>; artifacts: CaptureArtifact[] };
+export type CommandResult = { exitCode: number | null; stdout: string; stderr: string };
+export type CommandRunner = (argv: string[], options: { cwd?: string; env?: Record<string, string>; timeoutMs: number }) => Promise<CommandResult>;
+export type ProbeResult = {
+  status: "available" | "unavailable" | "permission_required";
+  version: string | null;
+  remediation: string[];
+  limitations: string[];
+  details: Record<string, unknown>;
+};
+
+export const coverageRequirement = "coverage==7.17.5";
+export const coverageDataFileName = ".coverage";
+export const coverageRcFileName = "flameox-coveragerc";
+export const coverageExtractorVersion = "flameox.coverage@1";
+
+/** `python script.py …` or `python -m module …`; inline `-c` code has no file to attribute lines to. */
+export function pythonTarget(argv: string[]): string[] {
+  const head = basename(argv[0] ?? "");
+  if (!head.startsWith("python")) {
+    throw new FlameoxError({
+      code: "INVALID_CAPTURE_PLAN",
+      message: `This adapter runs Python targets; the workload starts with '${argv[0] ?? ""}'.`,
+      remediation: ["Declare the workload as `python <script> …` or `python -m <module> …`."],
+    });
+  }
+  const rest = argv.slice(1);
+  if (rest.length === 0 || rest[0] === "-c") {
+    throw new FlameoxError({
+      code: "INVALID_CAPTURE_PLAN",
+      message: "The workload has no script or module to run (inline -c code is not supported).",
+      remediation: ["Declare a script or `python -m module`."],
+    });
+  }
+  if (rest[0] === "-m" && rest.length < 2) {
+    throw new FlameoxError({ code: "INVALID_CAPTURE_PLAN", message: "`-m` without a module name.", remediation: ["Name the module after -m."] });
+  }
+  return rest;
+}
+
+export type CoverageCaptureOptions = {
+  /** A static label for every line of this run (coverage's `--context`). */
+  context?: string | null;
+  /** Per-test contexts: `test_function` labels each line with the test that ran it. */
+  dynamicContext?: "test_function" | null;
+};
+
+export function coverageCaptureCommand(input: {
+  workload: PythonWorkloadInvocation;
+  artifactDirectory: string;
+  options?: CoverageCaptureOptions;
+}): CaptureCommand {
+  const target = pythonTarget(input.workload.argv);
+  const dataFile = join(input.artifactDirectory, coverageDataFileName);
+  const rcFile = join(input.artifactDirectory, coverageRcFileName);
+  // The rc file is ours, so a project's own .coveragerc cannot switch branch mode or the data file away.
+  const rc = ["[run]", "branch = True", `data_file = ${dataFile}`];
+  if (input.options?.dynamicContext) rc.push(`dynamic_context = ${input.options.dynamicContext}`);
+  writeFileSync(rcFile, `${rc.join("\n")}\n`);
+  const argv = [input.workload.python, "-m", "coverage", "run", "--branch", `--rcfile=${rcFile}`, `--data-file=${dataFile}`];
+  if (input.options?.context) argv.push(`--context=${input.options.context}`);
+  return {
+    argv: [...argv, ...target],
+    cwd: input.workload.cwd,
+    environment: {},
+    artifacts: [
+      { name: coverageDataFileName, path: dataFile, role: "primary", mediaType: "application/vnd.sqlite3" },
+      { name: coverageRcFileName, path: rcFile, role: "configuration", mediaType: "text/plain" },
+    ],
+  };
+}
+
+export async function probeCoverage(python: string, run: CommandRunner): Promise<ProbeResult> {
+  const install = `${python} -m pip install ${coverageRequirement}`;
+  try {
+    const result = await run([python, "-I", "-c", "import importlib.metadata as m; print(m.version('coverage'))"], { timeoutMs: 15_000 });
+    const version = result.stdout.trim().split("\n").pop() ?? "";
+    if (result.exitCode === 0 && version) {
+      return { status: "available", version: `coverage ${version}`, remediation: [], limitations: [], details: { python } };
+    }
+    return { status: "unavailable", version: null, remediation: [`Install coverage.py into the workload's interpreter: ${install}`], limitations: [], details: { python, stderr: result.stderr.slice(-500) } };
+  } catch (error) {
+    return { status: "unavailable", version: null, remediation: [`The interpreter ${python} could not be started (${String(error)}); then: ${install}`], limitations: [], details: { python } };
+  }
+}
+
+function parseFailed(message: string): FlameoxError {
+  return new FlameoxError({
+    code: "ARTIFACT_PARSE_FAILED",
+    message: `coverage data: ${message}`,
+    remediation: ["Capture again with the coverage adapter; the .coverage file must be a complete coverage.py 7 SQLite database."],
+  });
+}
+
+/** coverage.py's numbits: byte i, bit j set ⇒ line i*8+j was executed. */
+export function decodeNumbits(numbits: Uint8Array): number[] {
+  const lines: number[] = [];
+  for (let byteIndex = 0; byteIndex < numbits.length; byteIndex++) {
+    const byte = numbits[byteIndex]!;
+    if (byte === 0) continue;
+    for (let bit = 0; bit < 8; bit++) if (byte & (1 << bit)) lines.push(byteIndex * 8 + bit);
+  }
+  return lines;
+}
+
+export type CoverageFileSummary = { file: string; lines: number[]; arcs: [number, number][]; contexts: string[] };
+export type CoverageSummary = {
+  coverageVersion: string | null;
+  hasArcs: boolean;
+  files: CoverageFileSummary[];
+  skippedFiles: string[];
+  lineRows: number;
+  arcRows: number;
+};
+
+/**
+ * Reads `.coverage` directly. In branch mode coverage.py stores only arcs; executed lines are
+ * their positive endpoints (negative numbers mark entry to and exit from a code object).
+ */
+export function extractCoverage(path: string, sink: EvidenceSink, options: { projectRoot: string | null; projectFilesOnly?: boolean }): CoverageSummary {
+  if (!existsSync(path)) throw parseFailed(`${path} does not exist`);
+  const header = Buffer.alloc(16);
+  const handle = openSync(path, "r");
+  try {
+    readSync(handle, header, 0, 16, 0);
+  } finally {
+    closeSync(handle);
+  }
+  if (header.toString("latin1") !== "SQLite format 3\u0000") throw parseFailed("not an SQLite database");
+  let database: Database;
+  try {
+    database = new Database(path, { readonly: true, strict: true });
+  } catch (error) {
+    throw parseFailed(`cannot open: ${String(error)}`);
+  }
+  try {
+    const tables = new Set((database.query("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((row) => row.name));
+    for (const table of ["meta", "file", "context", "line_bits", "arc"]) {
+      if (!tables.has(table)) throw parseFailed(`table '${table}' is missing`);
+    }
+    const meta = new Map((database.query("select key, value from meta").all() as { key: string; value: string }[]).map((row) => [row.key, row.value]));
+    const hasArcs = meta.get("has_arcs") === "1" || meta.get("has_arcs") === "True";
+    const files = database.query("select id, path from file").all() as { id: number; path: string }[];
+    const contexts = new Map((database.query("select id, context from context").all() as { id: number; context: string }[]).map((row) => [row.id, row.context]));
+    const perFile = new Map<number, { lines: Map<number, Set<string>>; arcs: Map<string, { from: number; to: number; contexts: Set<string> }> }>();
+    const entry = (fileId: number) => {
+      let value = perFile.get(fileId);
+      if (!value) perFile.set(fileId, (value = { lines: new Map(), arcs: new Map() }));
+      return value;
+    };
+    for (const row of database.query("select file_id, context_id, numbits from line_bits").all() as { file_id: number; context_id: number; numbits: Uint8Array }[]) {
+      const context = contexts.get(row.context_id) ?? "";
+      for (const line of decodeNumbits(row.numbits)) {
+        const lines = entry(row.file_id).lines;
+        (lines.get(line) ?? lines.set(line, new Set()).get(line)!).add(context);
+      }
+    }
+    for (const row of database.query("select file_id, context_id, fromno, tono from arc").all() as { file_id: number; context_id: number; fromno: number; tono: number }[]) {
+      const context = contexts.get(row.context_id) ?? "";
+      const state = entry(row.file_id);
+      const key = `${row.fromno}->${row.tono}`;
+      const arc = state.arcs.get(key) ?? { from: row.fromno, to: row.tono, contexts: new Set<string>() };
+      arc.contexts.add(context);
+      state.arcs.set(key, arc);
+      for (const line of [row.fromno, row.tono]) {
+        if (line > 0) (state.lines.get(line) ?? state.lines.set(line, new Set()).get(line)!).add(context);
+      }
+    }
+    const summary: CoverageSummary = { coverageVersion: meta.get("version") ?? null, hasArcs, files: [], skippedFiles: [], lineRows: 0, arcRows: 0 };
+    for (const file of files.sort((left, right) => left.path.localeCompare(right.path))) {
+      const relative = projectRelativePath(file.path, options.projectRoot);
+      if (options.projectFilesOnly && relative === file.path.replaceAll("\\", "/")) {
+        summary.skippedFiles.push(file.path);
+        continue;
+      }
+      const state = perFile.get(file.id) ?? { lines: new Map(), arcs: new Map() };
+      const lines = [...state.lines.keys()].sort((left, right) => left - right);
+      const allContexts = new Set<string>();
+      for (const line of lines) {
+        for (const context of [...state.lines.get(line)!].sort()) {
+          allContexts.add(context);
+          sink.observation({ kind: "line_hit", name: "coverage.line", file: relative, lines: String(line), context: context || null, value: "true" });
+          summary.lineRows += 1;
+        }
+      }
+      const arcs = [...state.arcs.values()].sort((left, right) => left.from - right.from || left.to - right.to);
+      for (const arc of arcs) {
+        for (const context of [...arc.contexts].sort()) {
+          sink.observation({
+            kind: "branch_arc", name: "coverage.arc", file: relative, lines: `${arc.from}->${arc.to}`, context: context || null,
+            value: JSON.stringify({ from: arc.from, to: arc.to }),
+          });
+          summary.arcRows += 1;
+        }
+      }
+      summary.files.push({ file: relative ?? file.path, lines, arcs: arcs.map((arc) => [arc.from, arc.to]), contexts: [...allContexts].filter(Boolean).sort() });
+    }
+    return summary;
+  } catch (error) {
+    if (error instanceof FlameoxError) throw error;
+    throw parseFailed(String(error));
+  } finally {
+    database.close();
+  }
+}
