@@ -1,0 +1,89 @@
+/** What every config editor offers: the current entry, and the whole new text with it set or removed. */
+import { FlameoxError } from "../../domain/errors.ts";
+
+export type ConfigDocument = {
+  /** Our entry as parsed, or undefined when absent. */
+  entry: unknown;
+  /** Full new file text with our entry set to `value`; every byte outside the entry is kept. */
+  withEntry(value: Record<string, unknown>): string;
+  /** Full new file text without our entry (unchanged text when there is none). */
+  withoutEntry(): string;
+};
+
+const bom = "\uFEFF";
+
+export type DecodedConfig = { text: string; bom: boolean };
+
+/** Strict UTF-8; a BOM is accepted and put back on write. */
+export function decodeConfig(bytes: Uint8Array, path: string): DecodedConfig {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch (cause) {
+    throw new FlameoxError({
+      code: "EXECUTION_REFUSED",
+      message: `MCP client configuration is not UTF-8: ${path}`,
+      remediation: [`Re-save ${path} as UTF-8, then rerun flameox setup.`],
+      details: { path },
+      cause,
+    });
+  }
+  if (text.startsWith(bom)) return { text: text.slice(1), bom: true };
+  return { text, bom: false };
+}
+
+export function encodeConfig(text: string, hadBom: boolean): Uint8Array {
+  return new TextEncoder().encode(hadBom ? bom + text : text);
+}
+
+export function malformedConfig(path: string, reason: string, cause?: unknown): FlameoxError {
+  return new FlameoxError({
+    code: "EXECUTION_REFUSED",
+    message: `Refusing to overwrite malformed client configuration ${path}: ${reason}`,
+    remediation: [`Repair ${path} by hand (it was not changed), then rerun flameox setup.`],
+    details: { path, reason },
+    cause,
+  });
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
+}
+
+/** Deep equality with object key order ignored and array order significant. */
+export function deepEqual(left: unknown, right: unknown): boolean {
+  if (left === right) return true;
+  if (Array.isArray(left) || Array.isArray(right)) {
+    if (!Array.isArray(left) || !Array.isArray(right) || left.length !== right.length) return false;
+    return left.every((item, index) => deepEqual(item, right[index]));
+  }
+  if (left instanceof Date || right instanceof Date) {
+    return left instanceof Date && right instanceof Date && left.getTime() === right.getTime();
+  }
+  if (isPlainObject(left) && isPlainObject(right)) {
+    const leftKeys = Object.keys(left);
+    if (leftKeys.length !== Object.keys(right).length) return false;
+    return leftKeys.every((key) => Object.hasOwn(right, key) && deepEqual(left[key], right[key]));
+  }
+  return typeof left === "number" && typeof right === "number" && Number.isNaN(left) && Number.isNaN(right);
+}
+
+/** A copy of `root` with `path` set to `value` (or deleted when undefined): the expected parse after an edit. */
+export function withPath(root: Record<string, unknown>, path: string[], value: unknown): Record<string, unknown> {
+  const copy: Record<string, unknown> = { ...root };
+  const [head, ...rest] = path;
+  if (head === undefined) return copy;
+  if (rest.length === 0) {
+    if (value === undefined) delete copy[head];
+    else copy[head] = value;
+    return copy;
+  }
+  const child = copy[head];
+  if (child === undefined && value === undefined) return copy;
+  copy[head] = withPath(isPlainObject(child) ? child : {}, rest, value);
+  return copy;
+}
+
+export function lineEnding(text: string): "\r\n" | "\n" {
+  return text.includes("\r\n") ? "\r\n" : "\n";
+}

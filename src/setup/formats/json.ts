@@ -1,0 +1,118 @@
+/**
+ * Strict JSON and JSONC client configs, edited with jsonc-parser `modify` so every byte outside our
+ * entry (comments, key order, indentation, line endings) survives. After each edit the result is parsed
+ * again and must equal the old document with only our entry changed.
+ */
+import { applyEdits, modify, parseTree, printParseErrorCode, type Node, type ParseError } from "jsonc-parser";
+import { deepEqual, isPlainObject, lineEnding, malformedConfig, withPath, type ConfigDocument } from "./document.ts";
+
+export type JsonFlavour = "json" | "jsonc";
+
+type Parsed = { value: Record<string, unknown>; tree: Node | undefined };
+
+function parseDocument(text: string, flavour: JsonFlavour, path: string): Parsed {
+  if (text.trim() === "") return { value: {}, tree: undefined };
+  const errors: ParseError[] = [];
+  const tree = parseTree(text, errors, {
+    disallowComments: flavour === "json",
+    allowTrailingComma: flavour === "jsonc",
+    allowEmptyContent: false,
+  });
+  if (errors.length > 0 || tree === undefined) {
+    const first = errors[0];
+    const reason = first ? `${printParseErrorCode(first.error)} at offset ${first.offset}` : "no JSON value";
+    throw malformedConfig(path, flavour === "json" ? `${reason} (strict JSON: no comments or trailing commas)` : reason);
+  }
+  if (flavour === "json") {
+    try {
+      JSON.parse(text);
+    } catch (cause) {
+      throw malformedConfig(path, "not strict JSON", cause);
+    }
+  }
+  const duplicate = findDuplicateKey(tree, []);
+  if (duplicate) throw malformedConfig(path, `duplicate key ${JSON.stringify(duplicate.join("."))}`);
+  const value = nodeValue(tree);
+  if (!isPlainObject(value)) throw malformedConfig(path, "the top level is not an object");
+  return { value, tree };
+}
+
+function findDuplicateKey(node: Node, path: string[]): string[] | undefined {
+  if (node.type === "object") {
+    const seen = new Set<string>();
+    for (const property of node.children ?? []) {
+      const key = property.children?.[0]?.value as string;
+      if (seen.has(key)) return [...path, key];
+      seen.add(key);
+      const child = property.children?.[1];
+      if (child) {
+        const found = findDuplicateKey(child, [...path, key]);
+        if (found) return found;
+      }
+    }
+  } else if (node.type === "array") {
+    for (const [index, child] of (node.children ?? []).entries()) {
+      const found = findDuplicateKey(child, [...path, String(index)]);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+function nodeValue(node: Node): unknown {
+  switch (node.type) {
+    case "object": {
+      const result: Record<string, unknown> = {};
+      for (const property of node.children ?? []) {
+        const key = property.children?.[0]?.value as string;
+        const child = property.children?.[1];
+        result[key] = child ? nodeValue(child) : undefined;
+      }
+      return result;
+    }
+    case "array":
+      return (node.children ?? []).map(nodeValue);
+    default:
+      return node.value;
+  }
+}
+
+function indentation(text: string): { insertSpaces: boolean; tabSize: number } {
+  const match = /\n([ \t]+)\S/.exec(text);
+  if (!match) return { insertSpaces: true, tabSize: 2 };
+  const indent = match[1]!;
+  if (indent.startsWith("\t")) return { insertSpaces: false, tabSize: 1 };
+  return { insertSpaces: true, tabSize: Math.min(indent.length, 8) };
+}
+
+export function openJsonDocument(text: string, flavour: JsonFlavour, path: string, section: string[]): ConfigDocument {
+  const parsed = parseDocument(text, flavour, path);
+  let container: unknown = parsed.value;
+  for (const [index, key] of section.entries()) {
+    if (!isPlainObject(container)) break;
+    const next = container[key];
+    if (next === undefined) {
+      container = undefined;
+      break;
+    }
+    if (!isPlainObject(next)) throw malformedConfig(path, `"${section.slice(0, index + 1).join(".")}" is not an object`);
+    container = next;
+  }
+  const entry = isPlainObject(container) ? container.flameox : undefined;
+  if (entry !== undefined && !isPlainObject(entry)) throw malformedConfig(path, `"${[...section, "flameox"].join(".")}" is not an object`);
+
+  const eol = lineEnding(text);
+  const edit = (value: Record<string, unknown> | undefined): string => {
+    const keyPath = [...section, "flameox"];
+    if (value === undefined && entry === undefined) return text;
+    const base = text.trim() === "" ? `{}${eol}` : text;
+    const edits = modify(base, keyPath, value, { formattingOptions: { ...indentation(text), eol } });
+    let result = applyEdits(base, edits);
+    if (!result.endsWith("\n") && text.endsWith("\n")) result += eol;
+    const expected = withPath(parsed.value, keyPath, value);
+    const reparsed = parseDocument(result, flavour, path).value;
+    if (!deepEqual(reparsed, expected)) throw malformedConfig(path, "an edit would change more than the flameox entry");
+    return result;
+  };
+  return { entry, withEntry: (value) => edit(value), withoutEntry: () => edit(undefined) };
+}

@@ -1,0 +1,320 @@
+/**
+ * Version-addressed runtimes under the user data folder:
+ *   <data>/runtimes/<version>/flameox[.exe]   the executable clients launch
+ *   <data>/runtimes/<version>/runtime.json    commit marker (version, target, sha256, size, source)
+ *   <data>/active                             the active pointer, replaced atomically inside the setup journal
+ * A runtime is staged in `runtimes/.staging-*`, its copy checked against the source's sha256, verified
+ * (`--version` + MCP handshake), then renamed into place. Existing versions are reused only when their
+ * bytes still match their record; nothing is ever overwritten or deleted.
+ */
+import { randomBytes } from "node:crypto";
+import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { basename } from "node:path";
+import { FlameoxError } from "../domain/errors.ts";
+import { flameoxVersion } from "../version.ts";
+import { dataRoot, joinFor, nonEmpty, type SetupEnvironment } from "./environment.ts";
+import { atomicWrite, sha256Hex } from "./files.ts";
+import { verifyRuntime, type RuntimeCheck } from "./runtime-verify.ts";
+
+export type RuntimeRecord = {
+  schema_version: 1;
+  version: string;
+  target: string;
+  sha256: string;
+  size: number;
+  source: "self" | "file";
+  executable: string;
+};
+
+export type ActivePointer = { schema_version: 1; version: string; executable: string; sha256: string };
+
+/** Where a runtime to install comes from: this very binary, or a file named for tests and mirrors. */
+export type RuntimeSource = { path: string; version: string; kind: "self" | "file" };
+
+export type IntegrityExpectation = { expectedSha256?: string | undefined; checksumsFile?: string | undefined };
+
+const versionPattern = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$/;
+
+export function isCanonicalVersion(version: string): boolean {
+  return versionPattern.test(version);
+}
+
+export function compareVersions(left: string, right: string): number {
+  const a = versionPattern.exec(left);
+  const b = versionPattern.exec(right);
+  if (!a || !b) return left.localeCompare(right);
+  for (let index = 1; index <= 3; index += 1) {
+    const difference = Number(a[index]) - Number(b[index]);
+    if (difference !== 0) return Math.sign(difference);
+  }
+  if (a[4] === b[4]) return 0;
+  if (a[4] === undefined) return 1;
+  if (b[4] === undefined) return -1;
+  return a[4].localeCompare(b[4], "en", { numeric: true });
+}
+
+export function hostTargetId(platform: string = process.platform, arch: string = process.arch): string {
+  return `${platform === "win32" ? "windows" : platform}-${arch}`;
+}
+
+/** The release asset name of a target: what SHA256SUMS and the npm launcher's table list. */
+export function assetName(targetId: string): string {
+  return `flameox-${targetId}${targetId.startsWith("windows-") ? ".exe" : ""}`;
+}
+
+function invalidVersion(version: string): FlameoxError {
+  return new FlameoxError({
+    code: "INVALID_ARGUMENTS",
+    message: `Not a canonical flameox version: ${JSON.stringify(version)}`,
+    remediation: ["Use MAJOR.MINOR.PATCH exactly as `flameox setup --rollback` lists it."],
+    details: { fields: [{ field: "version", message: "not canonical", type: "version" }] },
+  });
+}
+
+function integrityFailure(message: string, remediation: string[], details: Record<string, unknown> = {}): FlameoxError {
+  return new FlameoxError({ code: "ARTIFACT_INTEGRITY_FAILED", message, remediation, details });
+}
+
+/** Is this process a `bun build --compile` executable (as opposed to bun running sources)? */
+export function runningCompiled(): boolean {
+  return !/^bun(\.exe)?$/i.test(basename(process.execPath)) && !/[\\/]bun[\\/]bin[\\/]bun(\.exe)?$/i.test(process.execPath);
+}
+
+/**
+ * What `setup` installs: FLAMEOX_SETUP_RUNTIME_SOURCE (a flameox executable, for tests and mirrors;
+ * its version is what it prints for --version) or, in a compiled binary, the binary itself.
+ */
+export async function resolveRuntimeSource(environment: SetupEnvironment): Promise<RuntimeSource | null> {
+  const override = nonEmpty(environment.env.FLAMEOX_SETUP_RUNTIME_SOURCE);
+  if (override) {
+    const child = Bun.spawn([override, "--version"], { stdout: "pipe", stderr: "ignore", stdin: "ignore", timeout: 30_000 });
+    const [stdout, exitCode] = await Promise.all([new Response(child.stdout).text(), child.exited]);
+    const version = stdout.trim().replace(/^flameox\s+/, "");
+    if (exitCode !== 0 || !isCanonicalVersion(version)) {
+      throw new FlameoxError({
+        code: "PROCESS_FAILED",
+        message: `FLAMEOX_SETUP_RUNTIME_SOURCE=${override} did not print a flameox version.`,
+        remediation: ["Point FLAMEOX_SETUP_RUNTIME_SOURCE at a flameox executable, or unset it."],
+      });
+    }
+    return { path: override, version, kind: "file" };
+  }
+  if (runningCompiled()) return { path: process.execPath, version: flameoxVersion, kind: "self" };
+  return null;
+}
+
+/** Parses SHA256SUMS (`<hex>  <name>` or `<hex> *<name>`) into name → digest. */
+export function parseChecksums(text: string): Map<string, string> {
+  const table = new Map<string, string>();
+  for (const line of text.split(/\r?\n/)) {
+    const match = /^([0-9a-fA-F]{64})\s+\*?(.+?)\s*$/.exec(line);
+    if (match) table.set(basename(match[2]!), match[1]!.toLowerCase());
+  }
+  return table;
+}
+
+export class RuntimeStore {
+  readonly root: string;
+  readonly runtimesDirectory: string;
+  readonly activePath: string;
+  readonly lockPath: string;
+  readonly journalPath: string;
+  private readonly executableName: string;
+
+  constructor(private readonly environment: SetupEnvironment) {
+    this.root = dataRoot(environment);
+    this.runtimesDirectory = joinFor(environment.platform, this.root, "runtimes");
+    this.activePath = joinFor(environment.platform, this.root, "active");
+    this.lockPath = joinFor(environment.platform, this.root, "setup.lock");
+    this.journalPath = joinFor(environment.platform, this.root, "setup-journal.json");
+    this.executableName = environment.platform === "win32" ? "flameox.exe" : "flameox";
+  }
+
+  executablePath(version: string): string {
+    if (!isCanonicalVersion(version)) throw invalidVersion(version);
+    return joinFor(this.environment.platform, this.runtimesDirectory, version, this.executableName);
+  }
+
+  private recordPath(version: string): string {
+    return joinFor(this.environment.platform, this.runtimesDirectory, version, "runtime.json");
+  }
+
+  readRecord(version: string): RuntimeRecord | null {
+    if (!isCanonicalVersion(version)) return null;
+    try {
+      const record = JSON.parse(readFileSync(this.recordPath(version), "utf8")) as RuntimeRecord;
+      const valid =
+        record.schema_version === 1 &&
+        record.version === version &&
+        record.executable === this.executablePath(version) &&
+        /^[0-9a-f]{64}$/.test(record.sha256) &&
+        existsSync(record.executable);
+      return valid ? record : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Installed versions, newest first. Anything else under runtimes/ is ignored. */
+  installedVersions(): RuntimeRecord[] {
+    let names: string[];
+    try {
+      names = readdirSync(this.runtimesDirectory);
+    } catch {
+      return [];
+    }
+    return names
+      .filter(isCanonicalVersion)
+      .map((name) => this.readRecord(name))
+      .filter((record): record is RuntimeRecord => record !== null)
+      .sort((left, right) => compareVersions(right.version, left.version));
+  }
+
+  readActive(): ActivePointer | null {
+    let text: string;
+    try {
+      text = readFileSync(this.activePath, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+      throw error;
+    }
+    let pointer: ActivePointer;
+    try {
+      pointer = JSON.parse(text) as ActivePointer;
+    } catch (cause) {
+      throw integrityFailure(`The active runtime pointer ${this.activePath} is not valid JSON.`, [`Delete ${this.activePath} and rerun flameox setup.`], { cause: String(cause) });
+    }
+    const keys = Object.keys(pointer ?? {}).sort().join(",");
+    if (
+      keys !== "executable,schema_version,sha256,version" ||
+      pointer.schema_version !== 1 ||
+      !isCanonicalVersion(pointer.version) ||
+      pointer.executable !== this.executablePath(pointer.version)
+    ) {
+      throw integrityFailure(`The active runtime pointer ${this.activePath} is damaged.`, [`Delete ${this.activePath} and rerun flameox setup.`]);
+    }
+    return pointer;
+  }
+
+  activePointerText(record: RuntimeRecord): string {
+    const pointer: ActivePointer = { schema_version: 1, version: record.version, executable: record.executable, sha256: record.sha256 };
+    return `${JSON.stringify(pointer, null, 2)}\n`;
+  }
+
+  /** The sha256 the user asked for (--expect-sha256, or this asset's line in --checksums), if any. */
+  expectedDigest(source: RuntimeSource, integrity: IntegrityExpectation): string | undefined {
+    if (integrity.expectedSha256) {
+      if (!/^[0-9a-fA-F]{64}$/.test(integrity.expectedSha256)) {
+        throw new FlameoxError({
+          code: "INVALID_ARGUMENTS",
+          message: "--expect-sha256 needs 64 hexadecimal digits.",
+          details: { fields: [{ field: "expect-sha256", message: "not a sha256", type: "sha256" }] },
+        });
+      }
+      return integrity.expectedSha256.toLowerCase();
+    }
+    if (integrity.checksumsFile) {
+      let text: string;
+      try {
+        text = readFileSync(integrity.checksumsFile, "utf8");
+      } catch (cause) {
+        throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `Cannot read --checksums ${integrity.checksumsFile}.`, cause });
+      }
+      const table = parseChecksums(text);
+      const names = [assetName(hostTargetId()), basename(source.path)];
+      for (const name of names) {
+        const digest = table.get(name);
+        if (digest) return digest;
+      }
+      throw integrityFailure(`${integrity.checksumsFile} has no line for ${names.join(" or ")}.`, ["Copy the SHA256SUMS of the same release as this binary."]);
+    }
+    return undefined;
+  }
+
+  /**
+   * Makes `version` installed and verified from `source`. Returns whether it had to be installed.
+   * Never overwrites an existing version; a version whose bytes differ from its record is an error.
+   */
+  async install(source: RuntimeSource, integrity: IntegrityExpectation, check: (executable: string, version: string) => Promise<RuntimeCheck> = verifyRuntime): Promise<{ record: RuntimeRecord; installed: boolean }> {
+    if (!isCanonicalVersion(source.version)) throw invalidVersion(source.version);
+    const bytes = new Uint8Array(readFileSync(source.path));
+    const digest = sha256Hex(bytes);
+    const expected = this.expectedDigest(source, integrity);
+    if (expected !== undefined && expected !== digest) {
+      throw integrityFailure(
+        `The flameox executable ${source.path} has sha256 ${digest}, not the expected ${expected}.`,
+        ["Copy the binary again (it may be damaged or from another release) and rerun flameox setup."],
+        { expected, actual: digest },
+      );
+    }
+    const existing = this.readRecord(source.version);
+    if (existing) {
+      if (existing.sha256 !== digest) {
+        throw integrityFailure(
+          `Runtime ${source.version} is already installed with different bytes (sha256 ${existing.sha256}, this binary ${digest}).`,
+          [`Remove ${this.runtimesDirectory}/${source.version} if you trust this binary, then rerun flameox setup.`],
+        );
+      }
+      await this.reverify(existing, check);
+      return { record: existing, installed: false };
+    }
+    this.removeStaleStaging();
+    mkdirSync(this.runtimesDirectory, { recursive: true });
+    const staging = joinFor(this.environment.platform, this.runtimesDirectory, `.staging-${randomBytes(6).toString("hex")}`);
+    mkdirSync(staging);
+    try {
+      const stagedExecutable = joinFor(this.environment.platform, staging, this.executableName);
+      const descriptor = openSync(stagedExecutable, "wx", 0o755);
+      try {
+        let offset = 0;
+        while (offset < bytes.byteLength) offset += writeSync(descriptor, bytes, offset, bytes.byteLength - offset);
+        fsyncSync(descriptor);
+      } finally {
+        closeSync(descriptor);
+      }
+      chmodSync(stagedExecutable, 0o755);
+      const copied = sha256Hex(readFileSync(stagedExecutable));
+      if (copied !== digest) throw integrityFailure(`The staged copy of ${source.path} does not match its source.`, ["Check the disk and rerun flameox setup."]);
+      if (this.environment.platform === "darwin") Bun.spawnSync(["xattr", "-d", "com.apple.quarantine", stagedExecutable], { stdout: "ignore", stderr: "ignore" });
+      await check(stagedExecutable, source.version);
+      const record: RuntimeRecord = {
+        schema_version: 1,
+        version: source.version,
+        target: hostTargetId(),
+        sha256: digest,
+        size: bytes.byteLength,
+        source: source.kind,
+        executable: this.executablePath(source.version),
+      };
+      atomicWrite(joinFor(this.environment.platform, staging, "runtime.json"), `${JSON.stringify(record, null, 2)}\n`, 0o644);
+      renameSync(staging, joinFor(this.environment.platform, this.runtimesDirectory, source.version));
+      return { record, installed: true };
+    } catch (error) {
+      rmSync(staging, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /** An installed runtime is used again only when its bytes still match its record and it still works. */
+  async reverify(record: RuntimeRecord, check: (executable: string, version: string) => Promise<RuntimeCheck> = verifyRuntime): Promise<RuntimeCheck> {
+    const actual = sha256Hex(readFileSync(record.executable));
+    if (actual !== record.sha256) {
+      throw integrityFailure(`Runtime ${record.version} at ${record.executable} was modified (sha256 ${actual}, recorded ${record.sha256}).`, [
+        "Reinstall it by running that version's flameox binary with `setup`.",
+      ]);
+    }
+    return check(record.executable, record.version);
+  }
+
+  private removeStaleStaging(): void {
+    let names: string[] = [];
+    try {
+      names = readdirSync(this.runtimesDirectory);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (name.startsWith(".staging-")) rmSync(joinFor(this.environment.platform, this.runtimesDirectory, name), { recursive: true, force: true });
+    }
+  }
+}
