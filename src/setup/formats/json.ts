@@ -3,7 +3,7 @@
  * entry (comments, key order, indentation, line endings) survives. After each edit the result is parsed
  * again and must equal the old document with only our entry changed.
  */
-import { applyEdits, modify, parseTree, printParseErrorCode, type Node, type ParseError } from "jsonc-parser";
+import { applyEdits, format, modify, parseTree, printParseErrorCode, type FormattingOptions, type Node, type ParseError } from "jsonc-parser";
 import { deepEqual, isPlainObject, lineEnding, malformedConfig, withPath, type ConfigDocument } from "./document.ts";
 
 export type JsonFlavour = "json" | "jsonc";
@@ -105,9 +105,9 @@ export function openJsonDocument(text: string, flavour: JsonFlavour, path: strin
   const edit = (value: Record<string, unknown> | undefined): string => {
     const keyPath = [...section, "flameox"];
     if (value === undefined && entry === undefined) return text;
-    const base = text.trim() === "" ? `{}${eol}` : text;
-    const edits = modify(base, keyPath, value, { formattingOptions: { ...indentation(text), eol } });
-    let result = applyEdits(base, edits);
+    const options: FormattingOptions = { ...indentation(text), eol };
+    const result0 = text.trim() === "" ? applyEdits(`{}${eol}`, modify(`{}${eol}`, keyPath, value, { formattingOptions: options })) : editInPlace(text, keyPath, value, options);
+    let result = result0;
     if (!result.endsWith("\n") && text.endsWith("\n")) result += eol;
     const expected = withPath(parsed.value, keyPath, value);
     const reparsed = parseDocument(result, flavour, path).value;
@@ -115,4 +115,24 @@ export function openJsonDocument(text: string, flavour: JsonFlavour, path: strin
     return result;
   };
   return { entry, withEntry: (value) => edit(value), withoutEntry: () => edit(undefined) };
+}
+
+/**
+ * jsonc-parser's own formatting re-flows whole lines around an edit, which would rewrite a neighbour
+ * sharing the line. Instead, edit unformatted and format only the inserted text (plus the one character
+ * on each side, so the line breaks next to it are right).
+ */
+function editInPlace(text: string, keyPath: string[], value: unknown, options: FormattingOptions): string {
+  const edits = modify(text, keyPath, value, {});
+  if (edits.length !== 1 || value === undefined) return applyEdits(text, edits);
+  const edit = edits[0]!;
+  const edited = applyEdits(text, edits);
+  const start = Math.max(0, edit.offset - 1);
+  const end = Math.min(edited.length, edit.offset + edit.content.length + 1);
+  const contentEnd = edit.offset + edit.content.length;
+  // Format edits may also trim whitespace just outside our text; keep only those inside it.
+  const formatting = format(edited, { offset: start, length: end - start }, options).filter(
+    (change) => change.offset >= edit.offset && change.offset + change.length <= contentEnd,
+  );
+  return applyEdits(edited, formatting);
 }

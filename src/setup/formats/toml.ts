@@ -167,7 +167,10 @@ export function openTomlDocument(text: string, path: string, section: string[]):
         out += text.slice(cursor, block.start);
         cursor = block.end;
       }
-      result = out + text.slice(cursor);
+      const rest = text.slice(cursor);
+      // Removing a trailing table also drops the blank line that separated it from the one before.
+      if (value === undefined && rest.trim() === "") out = out.replace(/(\r?\n)(\s*\r?\n)+$/, "$1");
+      result = out + rest;
     } else {
       let prefix = text;
       if (prefix.length > 0 && !prefix.endsWith("\n")) prefix += eol;
