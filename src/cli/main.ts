@@ -1,0 +1,90 @@
+import { defineCommand, runCommand, type CommandDef } from "citty";
+import { FlameoxError, toFlameoxError } from "../domain/errors.ts";
+import { flameoxVersion } from "../version.ts";
+import { cliOptions } from "./context.ts";
+import { emitFailure } from "./output.ts";
+import { capabilitiesCommand, configCommand, initCommand, NegativeResult, statusCommand, validateCommand } from "./workspace.ts";
+import { workloadCommand } from "./workload.ts";
+import { mcpCommand } from "./mcp.ts";
+import { cliCommandGroups } from "./command-groups.ts";
+
+export const rootCommand = defineCommand({
+  meta: {
+    name: "flameox",
+    version: flameoxVersion,
+    description:
+      "Collect, keep and query runtime evidence (profiles, traces, benchmarks, tests, coverage, memory) for a project's named workloads. Global options: --workspace PATH, --project-root PATH, --json, --quiet, --log-level LEVEL, --timeout SECONDS.",
+  },
+  subCommands: {
+    init: initCommand,
+    status: statusCommand,
+    capabilities: capabilitiesCommand,
+    config: configCommand,
+    validate: validateCommand,
+    workload: workloadCommand,
+    mcp: mcpCommand,
+    ...cliCommandGroups,
+  },
+});
+
+/** Runs one CLI invocation and returns its exit code; typed errors are rendered exactly once here. */
+export async function runCli(rest: string[]): Promise<number> {
+  const options = cliOptions();
+  if (rest.includes("--help") || rest.includes("-h") || rest.length === 0) {
+    const { renderUsage } = await import("citty");
+    const [command, parent] = await resolveForHelp(rootCommand as CommandDef, rest.filter((argument) => argument !== "--help" && argument !== "-h"));
+    process.stdout.write(`${await renderUsage(command, parent)}\n`);
+    return rest.length === 0 ? 2 : 0;
+  }
+  const work = runCommand(rootCommand as CommandDef, { rawArgs: rest });
+  try {
+    if (options.timeoutSeconds !== null) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new FlameoxError({
+                code: "PROCESS_TIMEOUT",
+                message: `The command did not finish within --timeout ${options.timeoutSeconds} s.`,
+                remediation: ["Raise --timeout, or inspect the workspace with flameox status."],
+              }),
+            ),
+          options.timeoutSeconds! * 1000,
+        );
+      });
+      try {
+        await Promise.race([work, deadline]);
+      } finally {
+        clearTimeout(timer);
+      }
+    } else {
+      await work;
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof NegativeResult) return 1;
+    if (isUsageError(error)) {
+      return emitFailure(options, new FlameoxError({ code: "INVALID_ARGUMENTS", message: (error as Error).message, remediation: ["Run flameox --help for the commands and their options."] }));
+    }
+    return emitFailure(options, toFlameoxError(error));
+  }
+}
+
+function isUsageError(error: unknown): boolean {
+  return error instanceof Error && (error.name === "CLIError" || /^E_/.test(String((error as { code?: unknown }).code ?? "")));
+}
+
+async function resolveForHelp(command: CommandDef, words: string[]): Promise<[CommandDef, CommandDef | undefined]> {
+  let current = command;
+  let parent: CommandDef | undefined;
+  for (const word of words) {
+    if (word.startsWith("-")) continue;
+    const subCommands = (typeof current.subCommands === "function" ? await current.subCommands() : await current.subCommands) as Record<string, CommandDef> | undefined;
+    const next = subCommands?.[word];
+    if (!next) break;
+    parent = current;
+    current = typeof next === "function" ? await (next as () => Promise<CommandDef>)() : next;
+  }
+  return [current, parent];
+}

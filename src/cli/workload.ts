@@ -1,0 +1,47 @@
+import { defineCommand } from "citty";
+import { cliOptions, cliServices } from "./context.ts";
+import { emit, renderTable } from "./output.ts";
+
+export const workloadCommand = defineCommand({
+  meta: { name: "workload", description: "Named workloads declared in flameox.toml." },
+  subCommands: {
+    list: defineCommand({
+      meta: { name: "list", description: "List declared workloads (or experiments with --kind experiment)." },
+      args: {
+        kind: { type: "string", default: "workload", description: "workload | experiment" },
+        limit: { type: "string", default: "100", description: "Page size (1..100)." },
+        cursor: { type: "string", description: "Cursor from a previous page." },
+      },
+      async run({ args }) {
+        const kind = args.kind === "experiment" ? "experiment" : "workload";
+        const limit = Math.min(100, Math.max(1, Number(args.limit) || 100));
+        const result = await cliServices().workloads.listDeclared({ kind, limit, cursor: (args.cursor as string | undefined) ?? null });
+        emit(cliOptions(), result, () =>
+          `${renderTable(
+            result.workflows.map((workflow) => ({ ...workflow, parameters: workflow.parameter_names.join(",") })),
+            ["name", "parameters", "timeout_seconds", "definition_id"],
+          )}${result.truncated ? `\n(more: --cursor ${result.next_cursor})` : ""}`,
+        );
+      },
+    }),
+    show: defineCommand({
+      meta: { name: "show", description: "Show one workload: definition, parameters, requirements and adapter options." },
+      args: {
+        name: { type: "positional", required: true, description: "Workload name." },
+        kind: { type: "string", default: "workload", description: "workload | experiment" },
+      },
+      async run({ args }) {
+        const kind = args.kind === "experiment" ? "experiment" : "workload";
+        const result = await cliServices().workloads.getDeclared({ kind, name: args.name as string });
+        emit(cliOptions(), result, () => {
+          const lines = [String(result.summary), `definition_id: ${String(result.definition_id)}`];
+          const options = (result.adapter_options ?? []) as { adapter: string; planning_disposition: string; remediation: string[] }[];
+          if (options.length > 0) {
+            lines.push("", renderTable(options.map((option) => ({ ...option, remedy: option.remediation[0] ?? "" })), ["adapter", "planning_disposition", "remedy"]));
+          }
+          return lines.join("\n");
+        });
+      },
+    }),
+  },
+});

@@ -1,0 +1,34 @@
+import type { ToolDefinition } from "./define-tool.ts";
+import { envelopeJsonSchema, inputJsonSchema } from "./json-schema.ts";
+import { workspaceTools } from "./tools/workspace.ts";
+import { discoveryTools } from "./tools/discovery.ts";
+
+/** Registration order is tools/list order and `mcp inspect` order. */
+export const allTools: ToolDefinition[] = [...workspaceTools, ...discoveryTools];
+
+let byName: Map<string, ToolDefinition> | undefined;
+export function toolsByName(): Map<string, ToolDefinition> {
+  byName ??= new Map(allTools.map((tool) => [tool.name, tool]));
+  return byName;
+}
+
+export type ListedTool = {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown>;
+  annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+};
+
+let listed: ListedTool[] | undefined;
+/** Computed once per process; JSON Schema generation is the only per-tool startup cost. */
+export function listedTools(): ListedTool[] {
+  listed ??= allTools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: inputJsonSchema(tool.input),
+    outputSchema: envelopeJsonSchema,
+    annotations: { ...tool.annotations },
+  }));
+  return listed;
+}

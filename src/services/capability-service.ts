@@ -1,0 +1,193 @@
+import { accessSync, constants, statSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import { adapterDescriptor, adapterDescriptors, type AdapterDescriptor } from "../adapters/registry.ts";
+import { FlameoxError } from "../domain/errors.ts";
+import type { Services } from "./services.ts";
+
+export type CapabilityMode = "passive" | "active_cached" | "active_refresh";
+
+export type CapabilityReport = {
+  adapter: string;
+  summary: string;
+  status: "available" | "unavailable" | "permission_required" | "degraded" | "unknown";
+  provisioning: string;
+  executable: string | null;
+  version: string | null;
+  supported_modes: string[];
+  supported_formats: string[];
+  artifact_kinds: string[];
+  platform: string;
+  architecture: string;
+  permissions: string[];
+  permission_status: "not_required" | "unknown" | "granted" | "denied";
+  features: string[];
+  limitations: string[];
+  remediation: string[];
+  options: Record<string, string>;
+  probe_kind: "passive" | "active";
+  probed_at: string;
+};
+
+export type CapabilityList = {
+  schema_version: 1;
+  mode: CapabilityMode;
+  capabilities: CapabilityReport[];
+  available_count: number;
+  total: number;
+  recommendation_scope: string | null;
+  setup_adapters: string[];
+  next_tool: string | null;
+};
+
+/** Active probe results live for the process; `active_refresh` reruns them. */
+const activeCache = new Map<string, CapabilityReport>();
+
+export class CapabilityService {
+  constructor(private readonly services: Services) {}
+
+  async list(request: { mode: CapabilityMode; adapter: string | null }): Promise<CapabilityList> {
+    let descriptors = adapterDescriptors;
+    if (request.adapter !== null) {
+      const descriptor = adapterDescriptor(request.adapter);
+      if (!descriptor) throw unknownAdapter(request.adapter);
+      descriptors = [descriptor];
+    }
+    const capabilities: CapabilityReport[] = [];
+    for (const descriptor of descriptors) {
+      if (request.mode === "passive") capabilities.push(passiveReport(descriptor, process.env.PATH ?? ""));
+      else capabilities.push(await this.activeReport(descriptor, request.mode === "active_refresh"));
+    }
+    const available = capabilities.filter((capability) => capability.status === "available").length;
+    return {
+      schema_version: 1,
+      mode: request.mode,
+      capabilities,
+      available_count: available,
+      total: capabilities.length,
+      recommendation_scope: request.adapter,
+      // flameox installs no providers itself: a missing tool is installed by the person, per its remedy.
+      setup_adapters: [],
+      next_tool: null,
+    };
+  }
+
+  /** Runs the tool's version command and, where one is needed, a real permission check. */
+  async activeReport(descriptor: AdapterDescriptor, refresh: boolean): Promise<CapabilityReport> {
+    const cached = activeCache.get(descriptor.name);
+    if (cached && !refresh) return cached;
+    const report = passiveReport(descriptor, process.env.PATH ?? "");
+    report.probe_kind = "active";
+    if (report.executable) {
+      const version = await probeVersion(report.executable, descriptor.versionArguments);
+      report.version = version.version;
+      if (!version.ok) {
+        report.status = "unavailable";
+        report.remediation = [`${descriptor.executable} did not run: ${version.error}`, descriptor.installRemedy];
+      } else if (descriptor.needsActivePermissionProbe) {
+        const permission = await probePermission(descriptor, report.executable);
+        report.permission_status = permission.granted ? "granted" : "denied";
+        if (!permission.granted) {
+          report.status = "permission_required";
+          report.remediation = permission.remediation;
+        }
+      }
+    }
+    activeCache.set(descriptor.name, report);
+    return report;
+  }
+}
+
+export function unknownAdapter(name: string): FlameoxError {
+  return new FlameoxError({
+    code: "CAPABILITY_UNAVAILABLE",
+    message: `Unknown adapter '${name}'.`,
+    details: { adapter: name, allowed_adapters: adapterDescriptors.map((descriptor) => descriptor.name) },
+    remediation: [`Choose one of: ${adapterDescriptors.map((descriptor) => descriptor.name).join(", ")}.`],
+    nextTool: "list_capabilities",
+  });
+}
+
+export function findOnPath(name: string, pathValue: string): string | null {
+  for (const directory of pathValue.split(delimiter)) {
+    if (!directory) continue;
+    const candidate = join(directory, name);
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // Not here; keep looking along PATH.
+    }
+  }
+  return null;
+}
+
+/** Passive discovery looks at the file system only: nothing project-controlled is executed. */
+export function passiveReport(descriptor: AdapterDescriptor, pathValue: string): CapabilityReport {
+  const executable = descriptor.executable ? findOnPath(descriptor.executable, pathValue) : null;
+  const missing = descriptor.executable !== null && executable === null;
+  return {
+    adapter: descriptor.name,
+    summary: descriptor.summary,
+    status: missing ? "unavailable" : descriptor.needsActivePermissionProbe ? "unknown" : "available",
+    provisioning: descriptor.provisioning,
+    executable,
+    version: null,
+    supported_modes: descriptor.supportedModes,
+    supported_formats: descriptor.supportedFormats,
+    artifact_kinds: descriptor.artifactKinds,
+    platform: process.platform,
+    architecture: process.arch,
+    permissions: descriptor.permissions,
+    permission_status: descriptor.permissions.length === 0 ? "not_required" : "unknown",
+    features: descriptor.features,
+    limitations: descriptor.limitations,
+    remediation: missing
+      ? [`${descriptor.executable} was not found on PATH. ${descriptor.installRemedy}`]
+      : descriptor.needsActivePermissionProbe
+        ? [`Call list_capabilities(mode='active_refresh', adapter='${descriptor.name}') to check the ${descriptor.permissions.join(", ")} permission; plan_capture checks it too.`]
+        : [],
+    options: descriptor.options,
+    probe_kind: "passive",
+    probed_at: new Date().toISOString(),
+  };
+}
+
+async function probeVersion(executable: string, versionArguments: string[]): Promise<{ ok: boolean; version: string | null; error: string }> {
+  try {
+    const child = Bun.spawn([executable, ...versionArguments], { stdout: "pipe", stderr: "pipe", stdin: "ignore", timeout: 10_000 });
+    const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    const text = `${stdout}\n${stderr}`;
+    const version = /(\d+\.\d+(?:\.\d+)?(?:[-.+][0-9A-Za-z.]+)?)/.exec(text)?.[1] ?? null;
+    return { ok: exitCode === 0, version, error: exitCode === 0 ? "" : `exit ${exitCode}` };
+  } catch (error) {
+    return { ok: false, version: null, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** py-spy needs ptrace of a child: try a real, tiny `py-spy record` of `sleep`. */
+async function probePermission(descriptor: AdapterDescriptor, executable: string): Promise<{ granted: boolean; remediation: string[] }> {
+  if (descriptor.name === "py-spy") {
+    const python = findOnPath("python3", process.env.PATH ?? "") ?? findOnPath("python", process.env.PATH ?? "");
+    if (!python) return { granted: false, remediation: ["No python3 on PATH to check py-spy's ptrace permission against."] };
+    const output = `${process.env.TMPDIR ?? "/tmp"}/flameox-probe-${process.pid}-${Date.now()}.json`;
+    try {
+      const child = Bun.spawn(
+        [executable, "record", "--nonblocking", "--duration", "1", "--rate", "50", "--format", "speedscope", "--output", output, "--", python, "-c", "import time; time.sleep(0.3)"],
+        { stdout: "pipe", stderr: "pipe", stdin: "ignore", timeout: 20_000 },
+      );
+      const [stderr, exitCode] = await Promise.all([new Response(child.stderr).text(), child.exited]);
+      if (exitCode === 0) return { granted: true, remediation: [] };
+      const denied = /permission|ptrace|Operation not permitted/i.test(stderr);
+      return {
+        granted: false,
+        remediation: denied
+          ? ["py-spy may not ptrace here: run as root, grant CAP_SYS_PTRACE, or set /proc/sys/kernel/yama/ptrace_scope to 0."]
+          : [`py-spy failed its probe (exit ${exitCode}): ${stderr.trim().split("\n").slice(-1)[0] ?? ""}`],
+      };
+    } finally {
+      await Bun.file(output).delete().catch(() => undefined);
+    }
+  }
+  return { granted: true, remediation: [] };
+}

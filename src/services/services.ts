@@ -1,0 +1,76 @@
+import { resolve } from "node:path";
+import { workspaceNotFound } from "../domain/errors.ts";
+import { defaultWorkspaceRoot, openWorkspace, type Workspace } from "../store/workspace.ts";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { WorkspaceService } from "./workspace-service.ts";
+import { WorkloadService } from "./workload-service.ts";
+import { CapabilityService } from "./capability-service.ts";
+
+export type ServicesOptions = {
+  projectRoot: string;
+  /** Defaults to <projectRoot>/.diagnostics; an explicit one may live outside the project. */
+  workspaceRoot?: string;
+};
+
+/**
+ * The application services over one fixed project root. Transports hold one of these and call
+ * nothing else; it opens the workspace lazily so an absent workspace is a typed error per call.
+ */
+export class Services {
+  readonly projectRoot: string;
+  readonly workspaceRoot: string;
+  private opened: Workspace | undefined;
+  private cache = new Map<string, unknown>();
+
+  constructor(options: ServicesOptions) {
+    this.projectRoot = resolve(options.projectRoot);
+    this.workspaceRoot = resolve(options.workspaceRoot ?? defaultWorkspaceRoot(this.projectRoot));
+  }
+
+  get location(): { projectRoot: string; workspaceRoot: string } {
+    return { projectRoot: this.projectRoot, workspaceRoot: this.workspaceRoot };
+  }
+
+  hasWorkspace(): boolean {
+    return this.opened !== undefined || existsSync(join(this.workspaceRoot, "workspace.json"));
+  }
+
+  workspace(): Workspace {
+    if (this.opened) return this.opened;
+    if (!existsSync(join(this.workspaceRoot, "workspace.json"))) throw workspaceNotFound(this.projectRoot);
+    this.opened = openWorkspace(this.location);
+    return this.opened;
+  }
+
+  adoptWorkspace(workspace: Workspace): void {
+    if (this.opened && this.opened !== workspace) this.opened.close();
+    this.opened = workspace;
+  }
+
+  private service<T>(name: string, create: () => T): T {
+    let existing = this.cache.get(name) as T | undefined;
+    if (existing === undefined) {
+      existing = create();
+      this.cache.set(name, existing);
+    }
+    return existing;
+  }
+
+  get workspaces(): WorkspaceService {
+    return this.service("workspaces", () => new WorkspaceService(this));
+  }
+
+  get workloads(): WorkloadService {
+    return this.service("workloads", () => new WorkloadService(this));
+  }
+
+  get capabilities(): CapabilityService {
+    return this.service("capabilities", () => new CapabilityService(this));
+  }
+
+  close(): void {
+    this.opened?.close();
+    this.opened = undefined;
+  }
+}

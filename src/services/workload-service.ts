@@ -1,0 +1,277 @@
+import { digestOf } from "../domain/canonical-json.ts";
+import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
+import { FlameoxError } from "../domain/errors.ts";
+import { readProjectConfig, workloadDefinitionId, type ProjectConfigRead } from "../config/project-config.ts";
+import { planWorkloadEdit, writeProjectConfigAtomically } from "../config/workload-edit.ts";
+import { withWorkspaceLock } from "../store/workspace-lock.ts";
+import { workloadDefinitionFromInput, type ConfigureWorkloadInput, type ProjectConfig, type WorkloadConfig } from "../config/project-config-schema.ts";
+import { adapterDescriptors } from "../adapters/registry.ts";
+import { passiveReport } from "./capability-service.ts";
+import type { Services } from "./services.ts";
+
+export type WorkloadConfigurationStatus = {
+  schema_version: 1;
+  status: "missing" | "valid" | "invalid";
+  config_path: "flameox.toml";
+  configuration_id: string | null;
+  workload_names: string[];
+  experiment_names: string[];
+  diagnostics: string[];
+  next_tool: "configure_workload" | "list_declared_workflows" | null;
+};
+
+export type WorkloadConfigurationResult = {
+  schema_version: 1;
+  action: "created" | "updated" | "unchanged";
+  name: string;
+  configuration_id: string;
+  workload_definition_id: string;
+  configuration_source: "agent";
+  changed_paths: string[];
+  next_tool: "list_declared_workflows";
+};
+
+export type WorkflowKind = "workload" | "experiment";
+
+export type DeclaredWorkflowSummary = {
+  kind: WorkflowKind;
+  name: string;
+  definition_id: string;
+  parameter_names: string[];
+  timeout_seconds: number | null;
+  workload_name: string | null;
+};
+
+export type DeclaredWorkflowList = {
+  schema_version: 1;
+  configuration_id: string;
+  kind: WorkflowKind;
+  workflows: DeclaredWorkflowSummary[];
+  total: number;
+  returned: number;
+  truncated: boolean;
+  next_cursor: string | null;
+};
+
+export class WorkloadService {
+  constructor(private readonly services: Services) {}
+
+  async configurationStatus(): Promise<WorkloadConfigurationStatus> {
+    this.services.workspace();
+    const state = await readProjectConfig(this.services.projectRoot);
+    const workloadNames = state.config ? Object.keys(state.config.workloads ?? {}).sort() : [];
+    const experimentNames = state.config ? Object.keys(state.config.experiments ?? {}).sort() : [];
+    let diagnostics = state.diagnostics;
+    let nextTool: WorkloadConfigurationStatus["next_tool"] = "configure_workload";
+    if (state.status === "missing") diagnostics = ["No named workload configuration exists yet."];
+    else if (state.status === "valid" && workloadNames.length === 0) diagnostics = ["No named workloads are declared yet."];
+    else if (state.status === "valid") nextTool = "list_declared_workflows";
+    return {
+      schema_version: 1,
+      status: state.status,
+      config_path: "flameox.toml",
+      configuration_id: state.configurationId,
+      workload_names: workloadNames,
+      experiment_names: experimentNames,
+      diagnostics,
+      next_tool: nextTool,
+    };
+  }
+
+  /** Validates the whole resulting file, writes it atomically under the workspace lock, runs nothing. */
+  async configure(input: ConfigureWorkloadInput): Promise<WorkloadConfigurationResult> {
+    const workspace = this.services.workspace();
+    return withWorkspaceLock(workspace, async () => {
+      const current = await readProjectConfig(this.services.projectRoot);
+      const definition = workloadDefinitionFromInput(input);
+      const edit = planWorkloadEdit({
+        currentText: current.text ?? null,
+        name: input.name,
+        definition,
+        operation: input.operation,
+        expectedConfigurationId: input.expected_configuration_id ?? null,
+      });
+      if (edit.action !== "unchanged") {
+        await writeProjectConfigAtomically(this.services.projectRoot, edit.text, current.configurationId);
+      }
+      const after = await readProjectConfig(this.services.projectRoot);
+      const workload = after.config?.workloads?.[input.name];
+      if (!workload) throw new FlameoxError({ code: "INTERNAL_ERROR", message: "The written workload could not be read back.", remediation: ["Call workload_configuration_status."] });
+      return {
+        schema_version: 1 as const,
+        action: edit.action,
+        name: input.name,
+        configuration_id: after.configurationId!,
+        workload_definition_id: workloadDefinitionId(input.name, workload),
+        configuration_source: "agent" as const,
+        changed_paths: edit.action === "unchanged" ? [] : ["flameox.toml"],
+        next_tool: "list_declared_workflows" as const,
+      };
+    });
+  }
+
+  /** The valid project configuration, or the typed error that tells an agent how to get one. */
+  async requireConfig(): Promise<{ state: ProjectConfigRead; config: ProjectConfig }> {
+    this.services.workspace();
+    const state = await readProjectConfig(this.services.projectRoot);
+    if (state.status === "missing") {
+      throw new FlameoxError({
+        code: "WORKSPACE_INVALID",
+        message: "flameox.toml does not exist yet, so no workload is declared.",
+        details: { next_tool: "configure_workload", config_path: "flameox.toml" },
+        remediation: ["Call configure_workload with operation='create' to declare a named workload."],
+        nextTool: "configure_workload",
+      });
+    }
+    if (state.status === "invalid" || !state.config) {
+      throw new FlameoxError({
+        code: "WORKSPACE_INVALID",
+        message: `flameox.toml is invalid: ${state.diagnostics[0] ?? "unknown problem"}`,
+        details: { invalid_configuration: true, next_tool: "configure_workload", config_path: "flameox.toml", diagnostics: state.diagnostics },
+        remediation: ["Fix flameox.toml by hand, or call configure_workload(operation='create') with a definition that makes the whole file valid."],
+        nextTool: "configure_workload",
+        nextArguments: { operation: "create" },
+      });
+    }
+    return { state, config: state.config };
+  }
+
+  async requireWorkload(name: string): Promise<{ workload: WorkloadConfig; definitionId: string; configurationId: string }> {
+    const { state, config } = await this.requireConfig();
+    const workload = config.workloads?.[name];
+    if (!workload) {
+      throw new FlameoxError({
+        code: "WORKSPACE_INVALID",
+        message: `No workload named '${name}' is declared in flameox.toml.`,
+        details: { next_tool: "list_declared_workflows", kind: "workload", name, declared: Object.keys(config.workloads ?? {}).sort().slice(0, 50) },
+        remediation: ["Call list_declared_workflows to see the declared workloads, or configure_workload to declare it."],
+        nextTool: "list_declared_workflows",
+      });
+    }
+    return { workload, definitionId: workloadDefinitionId(name, workload), configurationId: state.configurationId! };
+  }
+
+  async listDeclared(request: { kind: WorkflowKind; limit: number; cursor: string | null }): Promise<DeclaredWorkflowList> {
+    const { state, config } = await this.requireConfig();
+    const configurationId = state.configurationId!;
+    const all = this.summaries(config, request.kind);
+    const scope = digestOf({ query: "list_declared_workflows", kind: request.kind, limit: request.limit });
+    const secret = this.services.workspace().cursorSecret();
+    let after: string | null = null;
+    if (request.cursor) after = decodeCursor(secret, request.cursor, { scope, snapshot: configurationId }) as string;
+    const remaining = after === null ? all : all.filter((workflow) => workflow.name > after!);
+    const page = remaining.slice(0, request.limit);
+    const truncated = remaining.length > page.length;
+    return {
+      schema_version: 1,
+      configuration_id: configurationId,
+      kind: request.kind,
+      workflows: page,
+      total: all.length,
+      returned: page.length,
+      truncated,
+      next_cursor: truncated ? encodeCursor(secret, { scope, snapshot: configurationId, position: page[page.length - 1]!.name }) : null,
+    };
+  }
+
+  private summaries(config: ProjectConfig, kind: WorkflowKind): DeclaredWorkflowSummary[] {
+    if (kind === "workload") {
+      return Object.entries(config.workloads ?? {})
+        .map(([name, workload]) => ({
+          kind,
+          name,
+          definition_id: workloadDefinitionId(name, workload),
+          parameter_names: Object.keys(workload.parameters ?? {}).sort(),
+          timeout_seconds: workload.timeout_seconds,
+          workload_name: null,
+        }))
+        .sort((left, right) => (left.name < right.name ? -1 : 1));
+    }
+    return Object.entries(config.experiments ?? {})
+      .map(([name, experiment]) => ({
+        kind,
+        name,
+        definition_id: digestOf({ kind: "experiment", name, experiment }),
+        parameter_names: Object.keys((experiment as { factors?: Record<string, unknown> }).factors ?? {}).sort(),
+        timeout_seconds: null,
+        workload_name: (experiment as { workload?: string }).workload ?? null,
+      }))
+      .sort((left, right) => (left.name < right.name ? -1 : 1));
+  }
+
+  async getDeclared(request: { kind: WorkflowKind; name: string }): Promise<Record<string, unknown>> {
+    const { state, config } = await this.requireConfig();
+    if (request.kind === "experiment") {
+      const experiment = config.experiments?.[request.name];
+      if (!experiment) throw unknownWorkflow(request.kind, request.name);
+      return {
+        schema_version: 1,
+        configuration_id: state.configurationId,
+        kind: "experiment",
+        name: request.name,
+        definition_id: digestOf({ kind: "experiment", name: request.name, experiment }),
+        summary: `Experiment '${request.name}' over workload '${(experiment as { workload?: string }).workload ?? "?"}'.`,
+        definition: experiment,
+      };
+    }
+    const workload = config.workloads?.[request.name];
+    if (!workload) throw unknownWorkflow(request.kind, request.name);
+    const requirements = requirementList(workload);
+    const options = adapterDescriptors.map((descriptor) => {
+      const report = passiveReport(descriptor, process.env.PATH ?? "");
+      const disposition =
+        report.status === "available" ? "ready" : report.status === "unknown" ? "active_probe_required" : "unavailable";
+      return {
+        adapter: descriptor.name,
+        summary: descriptor.summary,
+        capability_status: report.status,
+        planning_disposition: disposition,
+        required_preflight_mode: disposition === "active_probe_required" ? "active" : "passive",
+        permission_status: report.permission_status,
+        supported_modes: report.supported_modes,
+        supported_formats: report.supported_formats,
+        features: report.features,
+        options: report.options,
+        limitations: report.limitations,
+        remediation: report.remediation,
+      };
+    });
+    return {
+      schema_version: 1,
+      configuration_id: state.configurationId,
+      kind: "workload",
+      name: request.name,
+      definition_id: workloadDefinitionId(request.name, workload),
+      summary: `Workload '${request.name}': ${workload.argv.join(" ")} (cwd ${workload.cwd}, timeout ${workload.timeout_seconds}s).`,
+      definition: workload,
+      allowed_parameters: workload.parameters ?? {},
+      requirements,
+      adapter_options: options.slice(0, 64),
+      adapter_option_total: options.length,
+      adapter_options_truncated: options.length > 64,
+      next_tool: "plan_capture",
+    };
+  }
+}
+
+function unknownWorkflow(kind: WorkflowKind, name: string): FlameoxError {
+  return new FlameoxError({
+    code: "WORKSPACE_INVALID",
+    message: `No ${kind} named '${name}' is declared in flameox.toml.`,
+    details: { next_tool: "list_declared_workflows", kind, name },
+    remediation: [`Call list_declared_workflows(kind='${kind}') to see the declared names.`],
+    nextTool: "list_declared_workflows",
+  });
+}
+
+function requirementList(workload: WorkloadConfig): { name: string; kind: string; required: boolean; probe_kind: "passive" | "active" }[] {
+  const requirements = (workload.requirements ?? {}) as { executables?: string[]; python_distributions?: string[]; capabilities?: string[] };
+  return [
+    ...(requirements.executables ?? []).map((name) => ({ name, kind: "executable", required: true, probe_kind: "passive" as const })),
+    ...(requirements.python_distributions ?? []).map((name) => ({ name, kind: "python_distribution", required: true, probe_kind: "active" as const })),
+    ...(requirements.capabilities ?? []).map((name) => ({ name, kind: "capability", required: true, probe_kind: "active" as const })),
+  ];
+}
+
+/** The configure_workload input schema lives with the flameox.toml schema; transports take it from here. */
+export { ConfigureWorkloadInputSchema } from "../config/project-config-schema.ts";

@@ -1,0 +1,214 @@
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { initializeWorkspace, type Workspace } from "../store/workspace.ts";
+import { readFileSync } from "node:fs";
+import { parseWorkspacePolicy, renderDefaultPolicy, type WorkspacePolicy } from "../config/workspace-policy.ts";
+import { readProjectConfig } from "../config/project-config.ts";
+import { FlameoxError } from "../domain/errors.ts";
+import type { Services } from "./services.ts";
+
+export type WorkspaceStatus = {
+  schema_version: 1;
+  workspace_id: string;
+  project_root: string;
+  workspace_root: string;
+  created_at: string;
+  corpus_commit_id: string;
+  corpus_sequence: number;
+  workspace_valid: boolean;
+  catalog_exists: boolean;
+  catalog_valid: boolean | null;
+  catalog_fresh: boolean | null;
+  run_count: number;
+  artifact_object_count: number;
+  storage_bytes: number;
+  active_captures: number;
+  stale_run_ids: string[];
+  /** The embedded DuckDB that evidence queries run on; loading it proves the binary is whole. */
+  evidence_engine: { name: "duckdb"; version: string | null; error: string | null };
+  warnings: string[];
+};
+
+export type IntegrityIssue = { severity: "error" | "warning"; code: string; path: string | null; message: string };
+
+export type IntegrityResult = {
+  schema_version: 1;
+  level: "standard" | "full";
+  corpus_commit_id: string;
+  valid: boolean;
+  checked_artifacts: number;
+  checked_parquet_files: number;
+  issues: IntegrityIssue[];
+};
+
+export type InitializeResult = WorkspaceStatus & { created: boolean };
+
+export class WorkspaceService {
+  constructor(private readonly services: Services) {}
+
+  async initialize(): Promise<InitializeResult> {
+    if (this.services.hasWorkspace()) {
+      return { ...(await this.status()), created: false };
+    }
+    const { workspace, created } = initializeWorkspace(this.services.location, renderDefaultPolicy());
+    this.services.adoptWorkspace(workspace);
+    return { ...(await this.status()), created };
+  }
+
+  /** The effective policy: config.toml over defaults. A malformed file is a typed error. */
+  policy(): { schema_version: 1; config_path: string; policy: WorkspacePolicy } {
+    const workspace = this.services.workspace();
+    return { schema_version: 1, config_path: ".diagnostics/config.toml", policy: loadPolicy(workspace) };
+  }
+
+  /** Read-only checks; never repairs. Later layers add their own checks through `integrityChecks`. */
+  async validate(request: { mode: "standard" | "full" }): Promise<IntegrityResult> {
+    const workspace = this.services.workspace();
+    const issues: IntegrityIssue[] = [];
+    const integrity = workspace.state.database.query<{ integrity_check: string }, []>("PRAGMA quick_check").all();
+    if (integrity.length !== 1 || integrity[0]!.integrity_check !== "ok") {
+      issues.push({ severity: "error", code: "state_database_corrupt", path: ".diagnostics/state.sqlite", message: integrity.map((row) => row.integrity_check).join("; ").slice(0, 500) });
+    }
+    try {
+      loadPolicy(workspace);
+    } catch (error) {
+      issues.push({ severity: "error", code: "policy_invalid", path: ".diagnostics/config.toml", message: error instanceof Error ? error.message : String(error) });
+    }
+    const project = await readProjectConfig(this.services.projectRoot);
+    if (project.status === "invalid") {
+      issues.push({ severity: "error", code: "project_config_invalid", path: "flameox.toml", message: project.diagnostics[0] ?? "flameox.toml is invalid." });
+    }
+    let checkedArtifacts = 0;
+    let checkedParquet = 0;
+    for (const check of integrityChecks) {
+      const outcome = await check(workspace, request.mode);
+      issues.push(...outcome.issues);
+      checkedArtifacts += outcome.checkedArtifacts;
+      checkedParquet += outcome.checkedParquetFiles;
+    }
+    return {
+      schema_version: 1,
+      level: request.mode,
+      corpus_commit_id: (await this.status()).corpus_commit_id,
+      valid: !issues.some((issue) => issue.severity === "error"),
+      checked_artifacts: checkedArtifacts,
+      checked_parquet_files: checkedParquet,
+      issues,
+    };
+  }
+
+  async status(): Promise<WorkspaceStatus> {
+    const workspace = this.services.workspace();
+    const database = workspace.state.database;
+    const head = database
+      .query<{ sequence: number; commit_id: string }, []>("SELECT sequence, commit_id FROM corpus_commits ORDER BY sequence DESC LIMIT 1")
+      .get();
+    const warnings: string[] = [];
+    const counts = countOptional(workspace);
+    const catalogPath = workspace.path("catalog.duckdb");
+    const catalogExists = exists(catalogPath);
+    return {
+      schema_version: 1,
+      workspace_id: workspace.id,
+      project_root: workspace.projectRoot,
+      workspace_root: workspace.root,
+      created_at: workspace.identity.created_at,
+      corpus_commit_id: head?.commit_id ?? "",
+      corpus_sequence: head?.sequence ?? 0,
+      workspace_valid: true,
+      catalog_exists: catalogExists,
+      catalog_valid: catalogExists ? true : null,
+      catalog_fresh: catalogExists ? null : null,
+      run_count: counts.runs,
+      artifact_object_count: counts.artifacts,
+      storage_bytes: folderBytes(workspace.root),
+      active_captures: counts.activeCaptures,
+      stale_run_ids: counts.staleRuns,
+      evidence_engine: await evidenceEngine(),
+      warnings,
+    };
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Tables added by later migrations may be absent in an old workspace; count what exists. */
+function countOptional(workspace: Workspace): { runs: number; artifacts: number; activeCaptures: number; staleRuns: string[] } {
+  const database = workspace.state.database;
+  const tables = new Set(
+    database.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((row) => row.name),
+  );
+  const runs = tables.has("runs") ? (database.query<{ count: number }, []>("SELECT COUNT(*) AS count FROM runs").get()?.count ?? 0) : 0;
+  const artifacts = tables.has("artifacts")
+    ? (database.query<{ count: number }, []>("SELECT COUNT(*) AS count FROM artifacts").get()?.count ?? 0)
+    : 0;
+  const activeCaptures = tables.has("runs")
+    ? (database.query<{ count: number }, []>("SELECT COUNT(*) AS count FROM runs WHERE execution_status = 'running'").get()?.count ?? 0)
+    : 0;
+  return { runs, artifacts, activeCaptures, staleRuns: [] };
+}
+
+function folderBytes(root: string): number {
+  let total = 0;
+  const stack = [root];
+  while (stack.length > 0) {
+    const current = stack.pop()!;
+    let entries;
+    try {
+      entries = readdirSync(current, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const path = join(current, entry.name);
+      if (entry.isDirectory()) stack.push(path);
+      else if (entry.isFile()) {
+        try {
+          total += statSync(path).size;
+        } catch {
+          // Removed while we walked; not worth failing a status call.
+        }
+      }
+    }
+  }
+  return total;
+}
+
+export type IntegrityCheck = (
+  workspace: Workspace,
+  mode: "standard" | "full",
+) => Promise<{ issues: IntegrityIssue[]; checkedArtifacts: number; checkedParquetFiles: number }>;
+
+/** Stores that hold durable files (artifacts, evidence bundles) register a check here. */
+export const integrityChecks: IntegrityCheck[] = [];
+
+export function loadPolicy(workspace: Workspace): WorkspacePolicy {
+  let text: string;
+  try {
+    text = readFileSync(workspace.path("config.toml"), "utf8");
+  } catch (error) {
+    throw new FlameoxError({
+      code: "WORKSPACE_INVALID",
+      message: "The workspace policy .diagnostics/config.toml cannot be read.",
+      remediation: ["Run flameox init to restore the default policy file."],
+      cause: error,
+    });
+  }
+  return parseWorkspacePolicy(text);
+}
+
+async function evidenceEngine(): Promise<WorkspaceStatus["evidence_engine"]> {
+  try {
+    const { duckdbVersion } = await import("../store/duckdb.ts");
+    return { name: "duckdb", version: await duckdbVersion(), error: null };
+  } catch (error) {
+    return { name: "duckdb", version: null, error: error instanceof Error ? error.message : String(error) };
+  }
+}

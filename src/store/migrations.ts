@@ -1,0 +1,105 @@
+/** Versioned, append-only schema migrations of state.sqlite. Never edit a released entry. */
+export type Migration = { version: number; name: string; sql: string };
+
+export const migrations: Migration[] = [
+  {
+    version: 1,
+    name: "workspace metadata",
+    sql: `
+      CREATE TABLE workspace_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      -- Every publication bumps the corpus sequence; cursors and snapshots pin it.
+      CREATE TABLE corpus_commits (
+        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+        commit_id TEXT NOT NULL UNIQUE,
+        reason TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+    `,
+  },
+  {
+    version: 2,
+    name: "runs, artifacts, plans, evidence bundles",
+    sql: `
+      CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        run_type TEXT NOT NULL CHECK (run_type IN ('execution', 'import')),
+        created_at TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        workload_name TEXT,
+        workload_definition_id TEXT,
+        adapter TEXT,
+        execution_status TEXT NOT NULL,
+        capture_status TEXT NOT NULL,
+        validation_status TEXT NOT NULL,
+        source_state_id TEXT,
+        environment_id TEXT,
+        lease_pid INTEGER,
+        lease_start_time TEXT,
+        lease_boot_id TEXT,
+        manifest TEXT NOT NULL
+      );
+      CREATE INDEX runs_by_created ON runs (created_at DESC, run_id ASC);
+      -- Append-only history: a run's state only ever moves forward by a new revision.
+      CREATE TABLE run_revisions (
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        revision INTEGER NOT NULL,
+        recorded_at TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        manifest TEXT NOT NULL,
+        PRIMARY KEY (run_id, revision)
+      );
+      CREATE TABLE artifacts (
+        artifact_id TEXT PRIMARY KEY,
+        byte_length INTEGER NOT NULL,
+        payload_name TEXT NOT NULL,
+        stored_path TEXT NOT NULL,
+        hashed_at TEXT NOT NULL
+      );
+      CREATE TABLE artifact_registrations (
+        registration_id TEXT PRIMARY KEY,
+        artifact_id TEXT NOT NULL REFERENCES artifacts (artifact_id),
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        display_name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        media_type TEXT,
+        sensitivity TEXT NOT NULL,
+        role TEXT NOT NULL,
+        producer TEXT,
+        producer_version TEXT,
+        format TEXT,
+        registered_at TEXT NOT NULL
+      );
+      CREATE INDEX registrations_by_run ON artifact_registrations (run_id);
+      CREATE INDEX registrations_by_artifact ON artifact_registrations (artifact_id);
+      CREATE TABLE capture_plans (
+        token_hash TEXT PRIMARY KEY,
+        plan_id TEXT NOT NULL UNIQUE,
+        run_id TEXT NOT NULL,
+        request_digest TEXT NOT NULL,
+        bound_intent TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at_ms INTEGER NOT NULL,
+        consumed_at TEXT
+      );
+      CREATE TABLE detached_captures (
+        idempotency_key TEXT PRIMARY KEY,
+        plan_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE evidence_bundles (
+        bundle_id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        artifact_id TEXT NOT NULL,
+        extractor TEXT NOT NULL,
+        extractor_version TEXT NOT NULL,
+        tables TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        corpus_sequence INTEGER NOT NULL,
+        superseded_by TEXT
+      );
+      CREATE INDEX bundles_by_run ON evidence_bundles (run_id);
+      CREATE INDEX bundles_by_artifact ON evidence_bundles (artifact_id);
+    `,
+  },
+];

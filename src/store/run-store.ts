@@ -1,0 +1,165 @@
+import type { Database } from "bun:sqlite";
+import { FlameoxError } from "../domain/errors.ts";
+
+export type ExecutionStatus = "not_applicable" | "planned" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
+export type CaptureStatus = "pending" | "running" | "registered" | "failed" | "quarantined" | "cancelled";
+export type ValidationStatus = "not_requested" | "pending" | "passed" | "failed" | "inconclusive" | "unsupported" | "cancelled";
+
+/** The stored run manifest; columns mirrored in `runs` are the ones filters and ordering use. */
+export type RunManifest = {
+  schema_version: 1;
+  revision: number;
+  run_id: string;
+  run_type: "execution" | "import";
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  execution_status: ExecutionStatus;
+  capture_status: CaptureStatus;
+  validation_status: ValidationStatus;
+  workload_name: string | null;
+  workload_definition_id: string | null;
+  adapter: string | null;
+  adapter_options: Record<string, unknown>;
+  parameters: Record<string, unknown>;
+  source_state_id: string | null;
+  environment_id: string | null;
+  source: Record<string, unknown> | null;
+  environment: Record<string, unknown> | null;
+  command: { argv: string[]; cwd: string; timeout_seconds: number; environment_names: string[] } | null;
+  process: Record<string, unknown> | null;
+  lease: { pid: number; process_start_time: string | null; boot_id: string | null } | null;
+  artifacts: RunArtifactReference[];
+  measurements: { name: string; value: number; unit: string }[];
+  unavailable_measurements: { name: string; reason: string }[];
+  limitations: string[];
+  limitation_details: { source: string; code: string; message: string }[];
+  failure: { code: string; message: string } | null;
+};
+
+export type RunArtifactReference = {
+  artifact_id: string;
+  registration_id: string;
+  kind: string;
+  role: string;
+  display_name: string;
+  byte_length: number;
+  producer: string | null;
+  format: string | null;
+};
+
+export function insertRun(database: Database, manifest: RunManifest, reason: string): void {
+  database
+    .query(
+      `INSERT INTO runs (run_id, run_type, created_at, revision, workload_name, workload_definition_id, adapter, execution_status, capture_status,
+        validation_status, source_state_id, environment_id, lease_pid, lease_start_time, lease_boot_id, manifest)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(
+      manifest.run_id,
+      manifest.run_type,
+      manifest.created_at,
+      manifest.revision,
+      manifest.workload_name,
+      manifest.workload_definition_id,
+      manifest.adapter,
+      manifest.execution_status,
+      manifest.capture_status,
+      manifest.validation_status,
+      manifest.source_state_id,
+      manifest.environment_id,
+      manifest.lease?.pid ?? null,
+      manifest.lease?.process_start_time ?? null,
+      manifest.lease?.boot_id ?? null,
+      JSON.stringify(manifest),
+    );
+  appendRevisionRow(database, manifest, reason);
+}
+
+/** Writes the next revision; the caller's expected revision guards against lost updates. */
+export function reviseRun(database: Database, runId: string, expectedRevision: number, change: (manifest: RunManifest) => RunManifest, reason: string): RunManifest {
+  const current = readRun(database, runId);
+  if (!current) throw runNotFound(runId);
+  if (current.revision !== expectedRevision) {
+    throw new FlameoxError({
+      code: "REVISION_CONFLICT",
+      message: `Run ${runId} is at revision ${current.revision}, not ${expectedRevision}.`,
+      details: { run_id: runId, current_revision: current.revision },
+      remediation: ["Reread the run with get_run and retry."],
+    });
+  }
+  const next = { ...change(structuredClone(current)), revision: current.revision + 1 };
+  database
+    .query(
+      `UPDATE runs SET revision = ?, execution_status = ?, capture_status = ?, validation_status = ?, source_state_id = ?, environment_id = ?,
+        lease_pid = ?, lease_start_time = ?, lease_boot_id = ?, manifest = ? WHERE run_id = ?`,
+    )
+    .run(
+      next.revision,
+      next.execution_status,
+      next.capture_status,
+      next.validation_status,
+      next.source_state_id,
+      next.environment_id,
+      next.lease?.pid ?? null,
+      next.lease?.process_start_time ?? null,
+      next.lease?.boot_id ?? null,
+      JSON.stringify(next),
+      runId,
+    );
+  appendRevisionRow(database, next, reason);
+  return next;
+}
+
+function appendRevisionRow(database: Database, manifest: RunManifest, reason: string): void {
+  database
+    .query("INSERT INTO run_revisions (run_id, revision, recorded_at, reason, manifest) VALUES (?, ?, ?, ?, ?)")
+    .run(manifest.run_id, manifest.revision, new Date().toISOString(), reason, JSON.stringify(manifest));
+}
+
+export function readRun(database: Database, runId: string): RunManifest | null {
+  const row = database.query<{ manifest: string }, [string]>("SELECT manifest FROM runs WHERE run_id = ?").get(runId);
+  return row ? (JSON.parse(row.manifest) as RunManifest) : null;
+}
+
+export function runNotFound(runId: string): FlameoxError {
+  return new FlameoxError({
+    code: "RUN_NOT_FOUND",
+    message: `No run with id ${runId} exists in this workspace.`,
+    details: { missing_entity: "run", run_id: runId },
+    remediation: ["Call list_runs to choose an existing run."],
+  });
+}
+
+export function blankManifest(runId: string, runType: "execution" | "import", createdAt: string): RunManifest {
+  return {
+    schema_version: 1,
+    revision: 1,
+    run_id: runId,
+    run_type: runType,
+    created_at: createdAt,
+    started_at: null,
+    finished_at: null,
+    execution_status: runType === "import" ? "not_applicable" : "planned",
+    capture_status: "pending",
+    validation_status: "not_requested",
+    workload_name: null,
+    workload_definition_id: null,
+    adapter: null,
+    adapter_options: {},
+    parameters: {},
+    source_state_id: null,
+    environment_id: null,
+    source: null,
+    environment: null,
+    command: null,
+    process: null,
+    lease: null,
+    artifacts: [],
+    measurements: [],
+    unavailable_measurements: [],
+    limitations: [],
+    limitation_details: [],
+    failure: null,
+  };
+}

@@ -1,0 +1,80 @@
+import { Database } from "bun:sqlite";
+import { FlameoxError } from "../domain/errors.ts";
+import { migrations } from "./migrations.ts";
+
+/**
+ * The control plane. SQLite is the single authority for mutable state: WAL, and every write one
+ * `BEGIN IMMEDIATE` transaction so concurrent flameox processes serialize instead of deadlocking.
+ */
+export class StateDatabase {
+  readonly database: Database;
+
+  private constructor(database: Database) {
+    this.database = database;
+  }
+
+  static open(path: string, options: { create: boolean; busyTimeoutMs?: number }): StateDatabase {
+    const database = new Database(path, { create: options.create, readwrite: true, strict: true });
+    database.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    database.exec("PRAGMA journal_mode = WAL");
+    database.exec("PRAGMA synchronous = NORMAL");
+    database.exec("PRAGMA foreign_keys = ON");
+    const state = new StateDatabase(database);
+    state.migrate();
+    return state;
+  }
+
+  private migrate(): void {
+    this.database.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
+    const applied = new Set(
+      this.database.query<{ version: number }, []>("SELECT version FROM schema_migrations").all().map((row) => row.version),
+    );
+    for (const migration of migrations) {
+      if (applied.has(migration.version)) continue;
+      this.write(() => {
+        // Another process may have applied it while we waited for the write lock.
+        const done = this.database.query<{ version: number }, [number]>("SELECT version FROM schema_migrations WHERE version = ?").get(migration.version);
+        if (done) return;
+        this.database.exec(migration.sql);
+        this.database
+          .query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)")
+          .run(migration.version, migration.name, new Date().toISOString());
+      });
+    }
+  }
+
+  /** One write transaction. Lock waits beyond busy_timeout become WRITE_LOCK_TIMEOUT. */
+  write<T>(body: () => T): T {
+    try {
+      this.database.exec("BEGIN IMMEDIATE");
+    } catch (error) {
+      if (isBusy(error)) {
+        throw new FlameoxError({
+          code: "WRITE_LOCK_TIMEOUT",
+          message: "Another flameox process holds the workspace write lock.",
+          retryable: true,
+          details: { lock: "state.sqlite" },
+          remediation: ["Wait for the other flameox operation to finish, then repeat the call."],
+        });
+      }
+      throw error;
+    }
+    try {
+      const result = body();
+      this.database.exec("COMMIT");
+      return result;
+    } catch (error) {
+      this.database.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
+  close(): void {
+    this.database.close(false);
+  }
+}
+
+function isBusy(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return /SQLITE_BUSY|database is locked/i.test(message);
+}
