@@ -100,7 +100,7 @@ export function extractPyperf(path: string, sink: EvidenceSink): PyperfSummary {
   }
   let text: string;
   try {
-    text = bytes[0] === 0x1f && bytes[1] === 0x8b ? new TextDecoder().decode(Bun.gunzipSync(bytes)) : new TextDecoder().decode(bytes);
+    text = bytes[0] === 0x1f && bytes[1] === 0x8b ? new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(bytes))) : new TextDecoder().decode(bytes);
   } catch {
     throw parseFailed("gzip data is corrupt");
   }
