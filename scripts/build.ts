@@ -95,6 +95,7 @@ async function buildTarget(target: Target, outfile: string): Promise<void> {
       autoloadBunfig: false,
     },
     minify: true,
+    bytecode: true,
     sourcemap: "linked",
     define: { FLAMEOX_VERSION: JSON.stringify(version) },
     plugins: [duckdbBindingPlugin(directory, target, packageJson.dependencies["@duckdb/node-api"]!)],

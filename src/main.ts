@@ -37,5 +37,12 @@ async function main(argv: string[]): Promise<number> {
   return runCli(rest);
 }
 
-const code = await main(process.argv.slice(2));
-process.exitCode = code;
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`flameox: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);
