@@ -1,0 +1,1 @@
+export * from "./perf-adapter.ts";
