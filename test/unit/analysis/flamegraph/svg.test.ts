@@ -1,7 +1,10 @@
-import { expect, test } from "bun:test";
+import { setDefaultTimeout, expect, test } from "bun:test";
 import { renderFlameGraphSvg } from "../../../../src/analysis/flamegraph/svg.ts";
 import { buildCallTree, buildDifferentialTree } from "../../../../src/analysis/flamegraph/tree.ts";
 import { makeFrame, largeSampleSet, syntheticFrameRows, syntheticStacks } from "../../../fixtures/report/synthetic-profile.ts";
+
+// Million-sample inputs take seconds on a loaded machine.
+setDefaultTimeout(60_000);
 
 function rectangles(svg: string): Array<{ title: string; x: number; width: number; y: number; fill: string }> {
   const found: Array<{ title: string; x: number; width: number; y: number; fill: string }> = [];

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { setDefaultTimeout, describe, expect, test } from "bun:test";
 import {
   aggregateStacks,
   buildCallTree,
@@ -11,6 +11,9 @@ import {
 import { FlameoxError } from "../../../../src/domain/errors.ts";
 import type { StackRow } from "../../../../src/domain/evidence.ts";
 import { largeSampleSet, syntheticFrameRows, syntheticFrames as f, syntheticStacks } from "../../../fixtures/report/synthetic-profile.ts";
+
+// Million-sample inputs take seconds on a loaded machine.
+setDefaultTimeout(60_000);
 
 function child(node: CallTreeNode, key: string): CallTreeNode {
   const found = node.children.find((candidate) => candidate.frame_key === key);

@@ -1,0 +1,229 @@
+/**
+ * The data a report embeds: aggregated, pruned flame graph trees as flat arrays (never samples) and a
+ * bounded trace timeline, so the page stays small and smooth whatever the profile's size.
+ */
+import type { FrameRow, StackUnit, TraceEventRow } from "../../domain/evidence.ts";
+import {
+  type CallTree,
+  type CallTreeNode,
+  type DifferentialNode,
+  type DifferentialTree,
+  selectNodes,
+} from "../flamegraph/tree.ts";
+
+/** One flame graph as parallel arrays in pre-order; index 0 is the root. */
+export type EmbeddedGraph = {
+  id: string;
+  unit: StackUnit;
+  /** Weight of the root: the width everything is laid out against. */
+  total: number;
+  /** [function, file, line] per distinct frame. */
+  frames: Array<[string, string | null, number | null]>;
+  frame: number[];
+  parent: number[];
+  depth: number[];
+  start: number[];
+  weight: number[];
+  self: number[];
+  /** Present on differential graphs: the baseline's weights and each node's change in share. */
+  baseline?: { total: number; weight: number[]; self: number[]; delta: number[] };
+  max_depth: number;
+  omitted_nodes: number;
+};
+
+export type EmbeddedTimeline = {
+  lanes: Array<{ label: string; rows: number }>;
+  names: string[];
+  categories: string[];
+  start_ns: number;
+  end_ns: number;
+  /** Six numbers per event: lane, start (ns after start_ns), duration ns, depth, name index, category index (−1 none). */
+  events: number[];
+  shown_events: number;
+  total_events: number;
+  omitted_lanes: number;
+};
+
+export type GraphLimits = { maxNodes: number; minShare: number };
+
+function internFrame(
+  frames: ReadonlyMap<string, FrameRow>,
+  key: string | null,
+  table: Array<[string, string | null, number | null]>,
+  indexByKey: Map<string | null, number>,
+): number {
+  const known = indexByKey.get(key);
+  if (known !== undefined) return known;
+  const frame = key === null ? undefined : frames.get(key);
+  const entry: [string, string | null, number | null] =
+    key === null ? ["all", null, null] : [frame?.function ?? key, frame?.file ?? null, frame?.line ?? null];
+  table.push(entry);
+  indexByKey.set(key, table.length - 1);
+  return table.length - 1;
+}
+
+/** Flattens a call tree, keeping at most `maxNodes` nodes and none under `minShare` of the root. */
+export function embedCallTree(id: string, tree: CallTree, limits: GraphLimits): EmbeddedGraph {
+  const selection = selectNodes<CallTreeNode>(tree.root, (node) => node.total, {
+    maxNodes: limits.maxNodes,
+    minWeight: tree.root.total * limits.minShare,
+    totalNodes: tree.node_count,
+  });
+  const graph: EmbeddedGraph = {
+    id,
+    unit: tree.unit,
+    total: tree.root.total,
+    frames: [],
+    frame: [],
+    parent: [],
+    depth: [],
+    start: [],
+    weight: [],
+    self: [],
+    max_depth: selection.max_depth,
+    omitted_nodes: selection.omitted_nodes,
+  };
+  const indexByKey = new Map<string | null, number>();
+  for (const item of selection.nodes) {
+    graph.frame.push(internFrame(tree.frames, item.node.frame_key, graph.frames, indexByKey));
+    graph.parent.push(item.parent);
+    graph.depth.push(item.depth);
+    graph.start.push(item.start);
+    graph.weight.push(item.node.total);
+    graph.self.push(item.node.self);
+  }
+  return graph;
+}
+
+/** Flattens a differential tree; widths follow the candidate, colours the change in share. */
+export function embedDifferentialTree(id: string, tree: DifferentialTree, limits: GraphLimits): EmbeddedGraph {
+  const selection = selectNodes<DifferentialNode>(tree.root, (node) => node.candidate_total, {
+    maxNodes: limits.maxNodes,
+    minWeight: tree.candidate_total * limits.minShare,
+    totalNodes: tree.node_count,
+  });
+  const baseline = { total: tree.baseline_total, weight: [] as number[], self: [] as number[], delta: [] as number[] };
+  const graph: EmbeddedGraph = {
+    id,
+    unit: tree.unit,
+    total: tree.candidate_total,
+    frames: [],
+    frame: [],
+    parent: [],
+    depth: [],
+    start: [],
+    weight: [],
+    self: [],
+    baseline,
+    max_depth: selection.max_depth,
+    omitted_nodes: selection.omitted_nodes,
+  };
+  const indexByKey = new Map<string | null, number>();
+  for (const item of selection.nodes) {
+    graph.frame.push(internFrame(tree.frames, item.node.frame_key, graph.frames, indexByKey));
+    graph.parent.push(item.parent);
+    graph.depth.push(item.depth);
+    graph.start.push(item.start);
+    graph.weight.push(item.node.candidate_total);
+    graph.self.push(item.node.candidate_self);
+    baseline.weight.push(item.node.baseline_total);
+    baseline.self.push(item.node.baseline_self);
+    baseline.delta.push(item.node.delta_share);
+  }
+  return graph;
+}
+
+export type TimelineLimits = { maxEvents: number; maxLanes: number; maxDepth: number };
+
+/**
+ * Keeps the longest `maxEvents` events (instants count as zero length) in the busiest `maxLanes`
+ * pid/tid lanes. Events stream through per-lane buffers that are cut back whenever they double.
+ */
+export function embedTimeline(events: Iterable<TraceEventRow>, limits: TimelineLimits): EmbeddedTimeline | null {
+  const laneKey = (event: TraceEventRow): string => `${event.pid ?? "?"}\u0000${event.tid ?? "?"}`;
+  const laneBusy = new Map<string, number>();
+  // Per-lane buffers: which lanes survive is known only at the end, so each keeps its own longest events.
+  const buffers = new Map<string, TraceEventRow[]>();
+  let total = 0;
+  const byDuration = (left: TraceEventRow, right: TraceEventRow): number => (right.dur_ns ?? 0) - (left.dur_ns ?? 0) || left.ts_ns - right.ts_ns;
+  for (const event of events) {
+    if (event.phase === "M") continue;
+    total += 1;
+    const key = laneKey(event);
+    laneBusy.set(key, (laneBusy.get(key) ?? 0) + Math.max(event.dur_ns ?? 0, 1));
+    let buffer = buffers.get(key);
+    if (!buffer) {
+      buffer = [];
+      buffers.set(key, buffer);
+    }
+    buffer.push(event);
+    if (buffer.length >= limits.maxEvents * 2) buffers.set(key, buffer.sort(byDuration).slice(0, limits.maxEvents));
+  }
+  if (total === 0) return null;
+  const lanesByBusy = [...laneBusy.entries()].sort((left, right) => right[1] - left[1]);
+  const keptLanes = new Map<string, number>();
+  for (const [key] of lanesByBusy.slice(0, limits.maxLanes)) keptLanes.set(key, keptLanes.size);
+  let kept = [...keptLanes.keys()].flatMap((key) => buffers.get(key) ?? []).sort(byDuration).slice(0, limits.maxEvents);
+  kept.sort((left, right) => left.ts_ns - right.ts_ns || (left.depth ?? 0) - (right.depth ?? 0));
+  let startNs = Number.POSITIVE_INFINITY;
+  let endNs = Number.NEGATIVE_INFINITY;
+  for (const event of kept) {
+    startNs = Math.min(startNs, event.ts_ns);
+    endNs = Math.max(endNs, event.ts_ns + (event.dur_ns ?? 0));
+  }
+  if (!Number.isFinite(startNs)) {
+    startNs = 0;
+    endNs = 1;
+  }
+  const lanes = [...keptLanes.keys()].map((key) => {
+    const [pid, tid] = key.split("\u0000");
+    return { label: `pid ${pid} · tid ${tid}`, rows: 1 };
+  });
+  const names: string[] = [];
+  const nameIndex = new Map<string, number>();
+  const categories: string[] = [];
+  const categoryIndex = new Map<string, number>();
+  const intern = (value: string, table: string[], index: Map<string, number>): number => {
+    const known = index.get(value);
+    if (known !== undefined) return known;
+    table.push(value);
+    index.set(value, table.length - 1);
+    return table.length - 1;
+  };
+  const flat: number[] = [];
+  for (const event of kept) {
+    const lane = keptLanes.get(laneKey(event)) as number;
+    const depth = Math.min(Math.max(event.depth ?? 0, 0), limits.maxDepth - 1);
+    const laneInfo = lanes[lane] as { rows: number };
+    laneInfo.rows = Math.max(laneInfo.rows, depth + 1);
+    flat.push(
+      lane,
+      event.ts_ns - startNs,
+      Math.max(event.dur_ns ?? 0, 0),
+      depth,
+      intern(event.name, names, nameIndex),
+      event.category === null ? -1 : intern(event.category, categories, categoryIndex),
+    );
+  }
+  return {
+    lanes,
+    names,
+    categories,
+    start_ns: startNs,
+    end_ns: Math.max(endNs, startNs + 1),
+    events: flat,
+    shown_events: kept.length,
+    total_events: total,
+    omitted_lanes: Math.max(0, laneBusy.size - keptLanes.size),
+  };
+}
+
+/** JSON safe to place inside a <script> element: no `</script>`, `<!--` or line separators survive. */
+export function scriptSafeJson(value: unknown): string {
+  return JSON.stringify(value)
+    .replace(/</g, "\\u003c")
+    .replace(/>/g, "\\u003e")
+    .replace(/&/g, "\\u0026")
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
+}
