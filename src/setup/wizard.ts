@@ -1,0 +1,111 @@
+/**
+ * The interactive lifecycle (a TTY only): connect or update clients, disconnect, update to this
+ * version, roll back, verify. Every mutation shows the full preview and asks with default "no".
+ * Esc / Ctrl-C at any prompt cancels (PROCESS_CANCELLED, exit 8).
+ */
+import { FlameoxError } from "../domain/errors.ts";
+import { clientDefinition, clientIds, type ClientId } from "./clients.ts";
+import { renderPlan, renderReport, renderState, renderVerify } from "./render.ts";
+import { compareVersions } from "./runtime-store.ts";
+import type { SetupRequest, SetupService } from "./service.ts";
+
+type Action = "update" | "configure" | "remove" | "verify" | "rollback" | "exit";
+
+function cancelled(): FlameoxError {
+  return new FlameoxError({ code: "PROCESS_CANCELLED", message: "Setup cancelled.", remediation: ["Nothing was changed."] });
+}
+
+export async function runSetupWizard(service: SetupService, options: { remove?: boolean } = {}): Promise<number> {
+  const prompts = await import("@clack/prompts");
+  const answer = <T>(value: T | symbol): T => {
+    if (prompts.isCancel(value)) {
+      prompts.cancel("Setup cancelled.");
+      throw cancelled();
+    }
+    return value as T;
+  };
+
+  prompts.intro("flameox setup");
+  const recovered = await service.recover();
+  if (recovered.length > 0) prompts.log.warn(`Rolled back an interrupted setup: ${recovered.join(", ")}`);
+  const state = service.inspect();
+  const configured = service.configuredClients(state);
+  prompts.note(renderState(state), "Status");
+  if (state.active && state.source && compareVersions(state.active.version, state.source.version) > 0) {
+    prompts.log.warn(`This flameox (${state.source.version}) is older than the active runtime ${state.active.version}. Run \`npx flameox@latest setup\` for the newest.`);
+  }
+
+  let action: Action;
+  if (options.remove) action = "remove";
+  else if (!state.active) action = "configure";
+  else {
+    const choices: Array<{ value: Action; label: string }> = [];
+    if (state.source && compareVersions(state.source.version, state.active.version) > 0 && configured.length > 0) {
+      choices.push({ value: "update", label: `Update flameox to ${state.source.version}` });
+    }
+    choices.push({ value: "configure", label: "Connect or update MCP clients" });
+    choices.push({ value: "remove", label: "Disconnect MCP clients" });
+    choices.push({ value: "verify", label: "Verify connected clients and the active runtime" });
+    if (state.installed_versions.length > 1 && configured.length > 0) choices.push({ value: "rollback", label: "Roll back to an installed version" });
+    choices.push({ value: "exit", label: "Exit" });
+    action = answer<Action>(await prompts.select<Action>({ message: "What would you like to do?", options: choices }));
+  }
+  if (action === "exit") {
+    prompts.outro("Nothing changed.");
+    return 0;
+  }
+  if (action === "verify") {
+    const spin = prompts.spinner();
+    spin.start("Verifying the runtime and client launchers");
+    const report = await service.verify();
+    spin.stop(report.ok ? "Verified" : "Verification failed");
+    prompts.note(renderVerify(report), "Verify");
+    prompts.outro(report.ok ? "All good." : "Run flameox setup to reconnect the named clients.");
+    return report.ok ? 0 : 1;
+  }
+
+  let request: SetupRequest;
+  if (action === "update") request = { operation: "configure", clients: configured };
+  else if (action === "rollback") {
+    const versions = state.installed_versions.filter((version) => version !== state.active?.version);
+    const version = answer<string>(await prompts.select<string>({ message: "Select an installed runtime:", options: versions.map((value) => ({ value, label: value })) }));
+    request = { operation: "rollback", clients: configured, version };
+  } else {
+    const detected = new Set(state.clients.filter((client) => client.detected).map((client) => client.client));
+    const connected = new Set(configured);
+    const selected = answer<ClientId[]>(
+      await prompts.multiselect<ClientId>({
+        message: action === "remove" ? "Select MCP clients to disconnect:" : "Select MCP clients to connect:",
+        options: clientIds.map((id) => ({
+          value: id,
+          label: clientDefinition(id).displayName,
+          hint: [detected.has(id) ? "detected" : "", connected.has(id) ? "connected" : ""].filter(Boolean).join(", ") || undefined,
+        })),
+        initialValues: clientIds.filter((id) => (action === "remove" ? connected.has(id) : detected.has(id))),
+        required: true,
+      }),
+    );
+    if (action !== "remove") prompts.log.info("Client detection is informational; only selected clients will change.");
+    request = { operation: action === "remove" ? "remove" : "configure", clients: selected };
+  }
+
+  const prepared = await service.plan(request);
+  prompts.note(renderPlan(prepared.plan), "Preview");
+  const confirmed = answer<boolean>(await prompts.confirm({ message: "Apply these changes?", initialValue: false }));
+  if (!confirmed) {
+    prompts.cancel("Setup cancelled.");
+    throw cancelled();
+  }
+  const spin = prompts.spinner();
+  spin.start(prepared.plan.runtime.action === "install" ? "Installing and verifying the runtime" : "Applying");
+  let report;
+  try {
+    report = await service.apply(prepared);
+  } catch (error) {
+    spin.stop("Setup failed; nothing was left half-done.");
+    throw error;
+  }
+  spin.stop("Done");
+  prompts.outro(renderReport(report, (id) => clientDefinition(id as ClientId).displayName));
+  return 0;
+}
