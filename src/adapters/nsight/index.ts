@@ -1,0 +1,1 @@
+export * from "./nsight-systems-import.ts";
