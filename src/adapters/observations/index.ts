@@ -1,0 +1,1 @@
+export * from "./observations-adapter.ts";
