@@ -1,0 +1,95 @@
+"""flameox torch.profiler launcher: runs a script or module under torch.profiler and exports a Chrome trace.
+
+Usage: python flameox_torch_launcher.py --output TRACE.json --config JSON (--script PATH | --module NAME) [-- ARGS...]
+Needs only torch. Writes <output dir>/torch-profiler-diagnostics.json at each phase, so a failure says where.
+"""
+import json
+import os
+import runpy
+import sys
+import time
+
+DIAGNOSTICS = "torch-profiler-diagnostics.json"
+
+
+def _diagnose(directory, phase, status, detail=""):
+    path = os.path.join(directory, DIAGNOSTICS)
+    temporary = path + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump({"schema_version": "flameox.torch-profiler-diagnostics.v1", "phase": phase, "status": status, "detail": str(detail)[:500], "observed_at_ns": time.time_ns()}, handle)
+    os.replace(temporary, path)
+
+
+def _parse(argv):
+    options = {"output": None, "config": "{}", "script": None, "module": None}
+    rest = []
+    if "--" in argv:
+        split = argv.index("--")
+        argv, rest = argv[:split], argv[split + 1 :]
+    index = 0
+    while index < len(argv):
+        key = argv[index].lstrip("-")
+        if key not in options or index + 1 >= len(argv):
+            raise SystemExit(f"flameox torch launcher: bad option {argv[index]}")
+        options[key] = argv[index + 1]
+        index += 2
+    if not options["output"] or bool(options["script"]) == bool(options["module"]):
+        raise SystemExit("flameox torch launcher: --output and exactly one of --script/--module are required")
+    return options, rest
+
+
+def main(argv):
+    options, rest = _parse(argv)
+    output = os.path.abspath(options["output"])
+    directory = os.path.dirname(output)
+    _diagnose(directory, "wrapper_startup", "running")
+    config = json.loads(options["config"])
+    _diagnose(directory, "profiler_initialization", "running")
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    wanted = config.get("activities", ["cpu", "cuda_if_available"])
+    if "cuda" in wanted and not torch.cuda.is_available():
+        _diagnose(directory, "profiler_initialization", "failed", "cuda activity requested but CUDA is not available")
+        return 3
+    if "cuda" in wanted or ("cuda_if_available" in wanted and torch.cuda.is_available()):
+        activities.append(ProfilerActivity.CUDA)
+    if options["script"]:
+        script = os.path.abspath(options["script"])
+        sys.argv = [script, *rest]
+        sys.path.insert(0, os.path.dirname(script))
+    else:
+        sys.argv = [options["module"], *rest]
+        sys.path.insert(0, os.getcwd())
+    exit_code = 0
+    with profile(
+        activities=activities,
+        record_shapes=bool(config.get("record_shapes", True)),
+        profile_memory=bool(config.get("profile_memory", True)),
+        with_stack=bool(config.get("with_stack", True)),
+        with_flops=bool(config.get("with_flops", False)),
+        with_modules=bool(config.get("with_modules", False)),
+    ) as profiler:
+        _diagnose(directory, "workload_execution", "running")
+        try:
+            if options["script"]:
+                runpy.run_path(script, run_name="__main__")
+            else:
+                runpy.run_module(options["module"], run_name="__main__", alter_sys=True)
+        except SystemExit as stop:
+            exit_code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        except BaseException as error:
+            _diagnose(directory, "workload_execution", "failed", f"{type(error).__name__}: {error}")
+            exit_code = 1
+        _diagnose(directory, "profiler_finalization", "running")
+    _diagnose(directory, "trace_finalization", "running")
+    temporary = output + ".partial.json"
+    profiler.export_chrome_trace(temporary)
+    os.replace(temporary, output)
+    _diagnose(directory, "completed", "succeeded" if exit_code == 0 else "failed", "" if exit_code == 0 else f"workload exit {exit_code}")
+    return exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

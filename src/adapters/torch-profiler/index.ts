@@ -1,0 +1,1 @@
+export * from "./torch-profiler-adapter.ts";
