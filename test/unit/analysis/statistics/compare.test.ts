@@ -1,0 +1,177 @@
+import { describe, expect, test } from "bun:test";
+import { compareSamples, deriveValidity, type Sample } from "../../../../src/analysis/statistics/compare.ts";
+import { quietMachine, syntheticRuns, thisMachine } from "./noise-model.ts";
+
+const verdicts = new Set(["improved", "regressed"]);
+
+describe("compareSamples: the issue's demonstrations on synthetic noise", () => {
+  for (const blocks of [false, true]) {
+    const pairing = blocks ? "paired" : "unpaired";
+
+    test(`${pairing}: 20 % more work is regressed with a CI excluding 1.0 in ≥ 19 of 20 seeded comparisons (this machine's noise, 30 per side)`, () => {
+      let regressed = 0;
+      for (let seed = 0; seed < 20; seed += 1) {
+        const runs = syntheticRuns({ seed: 1_000 + seed, perSide: 30, workFactor: 1.2, blocks });
+        const result = compareSamples({ ...runs, pairing, polarity: "lower_is_better", seed });
+        if (result.decision === "regressed" && result.ci !== null && result.ci.lower > 1) regressed += 1;
+      }
+      expect(regressed).toBeGreaterThanOrEqual(19);
+    });
+
+    test(`${pairing}: 20 % more work is regressed in ≥ 19 of 20 on a quiet machine with 10 per side`, () => {
+      let regressed = 0;
+      for (let seed = 0; seed < 20; seed += 1) {
+        const runs = syntheticRuns({ seed: 2_000 + seed, perSide: 10, workFactor: 1.2, blocks, noise: quietMachine });
+        const result = compareSamples({ ...runs, pairing, polarity: "lower_is_better", seed });
+        if (result.decision === "regressed" && result.ci !== null && result.ci.lower > 1) regressed += 1;
+      }
+      expect(regressed).toBeGreaterThanOrEqual(19);
+    });
+
+    test(`${pairing}: identical treatments are never improved or regressed across 200 seeds`, () => {
+      const decisions: Record<string, number> = {};
+      for (let seed = 0; seed < 200; seed += 1) {
+        const runs = syntheticRuns({ seed: 3_000 + seed, perSide: 20, workFactor: 1, blocks });
+        for (const polarity of ["lower_is_better", "higher_is_better"] as const) {
+          const result = compareSamples({ ...runs, pairing, polarity, seed, resamples: 2_000 });
+          decisions[result.decision] = (decisions[result.decision] ?? 0) + 1;
+          expect(verdicts.has(result.decision)).toBe(false);
+        }
+      }
+      // Most are equivalent (CI inside ±5 %); the rest inconclusive. Neither is a claim of change.
+      expect((decisions.equivalent ?? 0) + (decisions.inconclusive ?? 0)).toBe(400);
+    });
+
+    test(`${pairing}: three samples per side is inconclusive and says too_few_samples`, () => {
+      const runs = syntheticRuns({ seed: 4_000, perSide: 3, workFactor: 1.5, blocks, noise: quietMachine });
+      const result = compareSamples({ ...runs, pairing, polarity: "lower_is_better", seed: 1 });
+      expect(result.decision).toBe("inconclusive");
+      expect(result.reasons.map((reason) => reason.code)).toContain("too_few_samples");
+      expect(result.estimate).not.toBeNull();
+      expect(result.ci).not.toBeNull();
+    });
+  }
+
+  test("the same seed gives the same result; the method and test are named", () => {
+    const runs = syntheticRuns({ seed: 7, perSide: 12, workFactor: 1.1, blocks: true });
+    const first = compareSamples({ ...runs, pairing: "paired", polarity: "lower_is_better", seed: 99 });
+    expect(compareSamples({ ...runs, pairing: "paired", polarity: "lower_is_better", seed: 99 })).toEqual(first);
+    expect(first.estimand).toBe("ratio_candidate_over_baseline");
+    expect(first.estimator).toBe("median_paired_log_ratio");
+    expect(first.ci?.method).toBe("bootstrap_bca_median_paired_log_ratio");
+    expect(first.test).toMatch(/^wilcoxon_signed_rank_/);
+    expect(first.counts.pairs).toBe(12);
+    const unpaired = compareSamples({ ...runs, pairing: "unpaired", polarity: "lower_is_better", seed: 99, interval: "percentile" });
+    expect(unpaired.ci?.method).toBe("bootstrap_percentile_ratio_of_medians");
+    expect(unpaired.test).toMatch(/^mann_whitney_u_/);
+    expect(unpaired.counts.pairs).toBeNull();
+  });
+});
+
+describe("compareSamples: decision rule details", () => {
+  const quiet = (workFactor: number, blocks = false, perSide = 20) =>
+    syntheticRuns({ seed: 11, perSide, workFactor, blocks, noise: quietMachine });
+
+  test("polarity mirrors: faster is improved when lower is better, regressed when higher is better", () => {
+    const runs = quiet(0.8);
+    expect(compareSamples({ ...runs, pairing: "unpaired", polarity: "lower_is_better", seed: 1 }).decision).toBe("improved");
+    expect(compareSamples({ ...runs, pairing: "unpaired", polarity: "higher_is_better", seed: 1 }).decision).toBe("regressed");
+  });
+
+  test("neutral polarity never calls a change improved or regressed but reports its direction", () => {
+    const result = compareSamples({ ...quiet(1.3), pairing: "unpaired", polarity: "neutral", seed: 1 });
+    expect(result.decision).toBe("inconclusive");
+    expect(result.direction).toBe("increase");
+    expect(result.reasons.map((reason) => reason.code)).toEqual(["change_without_polarity"]);
+  });
+
+  test("a real but sub-threshold change is equivalent; a change straddling the threshold is inconclusive", () => {
+    const small = compareSamples({ ...quiet(1.01, true, 30), pairing: "paired", polarity: "lower_is_better", seed: 1 });
+    expect(small.decision).toBe("equivalent");
+    expect(small.reasons[0]?.code).toBe("ci_within_threshold");
+    const straddling = compareSamples({ ...quiet(1.05, true, 30), pairing: "paired", polarity: "lower_is_better", seed: 1 });
+    expect(straddling.decision).toBe("inconclusive");
+    expect(straddling.reasons[0]?.code).toBe("ci_spans_threshold");
+  });
+
+  test("with five pairs the signed-rank test cannot confirm even a large change", () => {
+    const baseline = [100, 101, 99, 102, 98].map((value, index) => ({ run_id: `b${index}`, value, block: `k${index}` }));
+    const candidate = [151, 149, 150, 152, 148].map((value, index) => ({ run_id: `c${index}`, value, block: `k${index}` }));
+    const result = compareSamples({ baseline, candidate, pairing: "paired", polarity: "lower_is_better", seed: 1 });
+    expect(result.ci!.lower).toBeGreaterThan(1.4);
+    expect(result.decision).toBe("inconclusive");
+    expect(result.reasons.map((reason) => reason.code)).toEqual(["rank_test_not_significant"]);
+  });
+
+  test("any failed trial blocks a verdict by default and counts are reported", () => {
+    const result = compareSamples({
+      ...quiet(1.5),
+      pairing: "unpaired",
+      polarity: "lower_is_better",
+      seed: 1,
+      failed_counts: { baseline: 0, candidate: 1 },
+      excluded: { baseline: 2, candidate: 2 },
+    });
+    expect(result.decision).toBe("inconclusive");
+    expect(result.reasons.map((reason) => reason.code)).toContain("failed_trials");
+    expect(result.counts).toEqual({
+      attempted: { baseline: 22, candidate: 23 },
+      eligible: { baseline: 20, candidate: 20 },
+      failed: { baseline: 0, candidate: 1 },
+      excluded: { baseline: 2, candidate: 2 },
+      pairs: null,
+    });
+    const tolerant = compareSamples({
+      ...quiet(1.5),
+      pairing: "unpaired",
+      polarity: "lower_is_better",
+      seed: 1,
+      failed_counts: { baseline: 0, candidate: 1 },
+      maximum_failed_fraction: 0.1,
+    });
+    expect(tolerant.decision).toBe("regressed");
+  });
+
+  test("high variation, too many outliers, too-short samples and non-positive values block a verdict", () => {
+    const noisy = syntheticRuns({ seed: 5, perSide: 30, workFactor: 1.5, blocks: false, noise: { cv: 0.5, outlierProbability: 0, driftPerBlock: 0 } });
+    const variation = compareSamples({ ...noisy, pairing: "unpaired", polarity: "lower_is_better", seed: 1 });
+    expect(variation.reasons.map((reason) => reason.code)).toContain("high_variation");
+    expect(variation.decision).toBe("inconclusive");
+
+    const runs = quiet(1.5);
+    const spiked = runs.candidate.map((sample, index) => (index < 6 ? { ...sample, value: sample.value * 10 } : sample));
+    const outliers = compareSamples({ baseline: runs.baseline, candidate: spiked, pairing: "unpaired", polarity: "lower_is_better", seed: 1 });
+    expect(outliers.reasons.map((reason) => reason.code)).toContain("too_many_outliers");
+    expect(outliers.per_side.candidate.outlier_run_ids).toContain("candidate-0");
+
+    const short = compareSamples({ ...runs, pairing: "unpaired", polarity: "lower_is_better", seed: 1, minimum_sample_duration_ns: 1e9 });
+    expect(short.reasons.map((reason) => reason.code)).toContain("samples_too_short");
+
+    const withZero: Sample[] = [...runs.baseline.slice(1), { run_id: "zero", value: 0 }];
+    const invalid = compareSamples({ baseline: withZero, candidate: runs.candidate, pairing: "unpaired", polarity: "lower_is_better", seed: 1 });
+    expect(invalid.reasons.map((reason) => reason.code)).toContain("invalid_values");
+    expect(invalid.counts.excluded.baseline).toBe(1);
+    expect(deriveValidity(invalid.validity_mismatches).validity).toBe("invalid");
+  });
+
+  test("pairing by block: auto detects blocks, unmatched blocks are left out and reported", () => {
+    const runs = quiet(1.3, true, 12);
+    const auto = compareSamples({ ...runs, pairing: "auto", polarity: "lower_is_better", seed: 1 });
+    expect(auto.pairing).toBe("paired");
+    expect(auto.decision).toBe("regressed");
+    const unmatched = compareSamples({ baseline: runs.baseline, candidate: runs.candidate.slice(2), pairing: "paired", polarity: "lower_is_better", seed: 1 });
+    expect(unmatched.counts.pairs).toBe(10);
+    expect(unmatched.warnings.map((warning) => warning.code)).toContain("unmatched_blocks");
+    const noBlocks = compareSamples({ ...quiet(1.3), pairing: "auto", polarity: "lower_is_better", seed: 1 });
+    expect(noBlocks.pairing).toBe("unpaired");
+  });
+
+  test("fewer than three values gives no interval and an exploratory validity hint", () => {
+    const runs = quiet(1.3, false, 2);
+    const result = compareSamples({ ...runs, pairing: "unpaired", polarity: "lower_is_better", seed: 1 });
+    expect(result.ci).toBeNull();
+    expect(result.reasons.map((reason) => reason.code)).toEqual(["too_few_samples", "ci_unavailable"]);
+    expect(deriveValidity(result.validity_mismatches).validity).toBe("exploratory");
+    expect(deriveValidity([]).validity).toBe("valid");
+  });
+});
