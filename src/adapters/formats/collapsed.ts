@@ -1,0 +1,114 @@
+/**
+ * Brendan Gregg's collapsed ("folded") stacks: one `root;caller;leaf <weight>` per line. Frames may
+ * carry ` (file:line)` (py-spy, many exporters) or ` [module]` decorations. Read line by line.
+ */
+import { projectRelativePath, type EvidenceSink, type StackUnit } from "../../domain/evidence.ts";
+import {
+  FrameTable,
+  RowEmitter,
+  StackAggregator,
+  artifactParseFailed,
+  languageForFile,
+  readLines,
+  type ExtractOptions,
+  type ExtractResult,
+} from "./common.ts";
+
+export type CollapsedOptions = ExtractOptions & {
+  /** Unit of the trailing weights; samples unless the producer wrote time or bytes. */
+  unit?: StackUnit;
+};
+
+export type ParsedCollapsedFrame = { function: string; file: string | null; line: number | null; module: string | null };
+
+const fileLinePattern = /^(.*) \(([^()]*):(\d+)\)$/;
+const fileOnlyPattern = /^(.*) \(([^()\s]+\.[A-Za-z0-9]+)\)$/;
+const modulePattern = /^(.+) \[([^[\]]+)\]$/;
+
+/** Splits one folded frame into function and its decorations. */
+export function parseCollapsedFrame(text: string, options: { allowFileOnly?: boolean } = {}): ParsedCollapsedFrame {
+  const withLine = fileLinePattern.exec(text);
+  if (withLine) {
+    return { function: withLine[1] as string, file: withLine[2] as string, line: Number(withLine[3]), module: null };
+  }
+  if (options.allowFileOnly) {
+    const fileOnly = fileOnlyPattern.exec(text);
+    if (fileOnly) return { function: fileOnly[1] as string, file: fileOnly[2] as string, line: null, module: null };
+  }
+  const withModule = modulePattern.exec(text);
+  if (withModule) return { function: withModule[1] as string, file: null, line: null, module: withModule[2] as string };
+  return { function: text, file: null, line: null, module: null };
+}
+
+export type CollapsedDialect = {
+  /** Default language of frames when neither the options nor the file extension say. */
+  language: string | null;
+  allowFileOnly: boolean;
+  /** Strips leading context frames (process/thread) off a line; returns the rest. */
+  splitContext?: (stack: string) => { thread: string | null; process: string | null; stack: string };
+};
+
+/** Shared by collapsed and py-spy raw. */
+export async function extractFolded(
+  path: string,
+  sink: EvidenceSink,
+  options: CollapsedOptions,
+  dialect: CollapsedDialect,
+): Promise<ExtractResult> {
+  const frames = new FrameTable();
+  const aggregator = new StackAggregator();
+  const unit = options.unit ?? "samples";
+  let emptyStacks = 0;
+  let lines = 0;
+  for await (const { line, offset, number } of readLines(path)) {
+    const text = line.trimEnd();
+    if (text.trim() === "" || text.startsWith("#")) continue;
+    const space = text.lastIndexOf(" ");
+    const weightText = space === -1 ? "" : text.slice(space + 1);
+    const weight = Number(weightText);
+    if (space === -1 || weightText === "" || !Number.isFinite(weight)) {
+      throw artifactParseFailed(path, `line ${number} (byte ${offset}) does not end with a numeric weight`, {
+        line: number,
+        byte_offset: offset,
+      });
+    }
+    lines++;
+    let stack = text.slice(0, space);
+    let thread: string | null = null;
+    let process: string | null = null;
+    if (dialect.splitContext) {
+      const split = dialect.splitContext(stack);
+      thread = split.thread;
+      process = split.process;
+      stack = split.stack;
+    }
+    if (stack.trim() === "") {
+      emptyStacks++;
+      continue;
+    }
+    let node = 0;
+    for (const part of stack.split(";")) {
+      const parsed = parseCollapsedFrame(part, { allowFileOnly: dialect.allowFileOnly });
+      const frameId = frames.intern({
+        function: parsed.function,
+        file: projectRelativePath(parsed.file, options.projectRoot),
+        line: parsed.line,
+        module: parsed.module,
+        language: options.language ?? dialect.language ?? languageForFile(parsed.file) ?? "unknown",
+      });
+      node = aggregator.child(node, frameId);
+    }
+    const group = aggregator.group(`${process ?? ""}\u0000${thread ?? ""}`, { thread, process, unit, scale: 1 });
+    aggregator.add(group, node, weight, unit === "samples" ? weight : 1);
+  }
+  if (lines === 0) throw artifactParseFailed(path, "no folded stack lines (`frame;frame weight`) were found");
+  const emitter = new RowEmitter(sink, options.maxRows);
+  aggregator.emit(emitter, (frameId) => frames.rows[frameId] as (typeof frames.rows)[number]);
+  const limitations = emitter.limitations();
+  if (emptyStacks > 0) limitations.unshift(`${emptyStacks} lines had an empty stack (idle samples) and carry no frames.`);
+  return { rows: emitter.counts, limitations };
+}
+
+export async function extractCollapsed(path: string, sink: EvidenceSink, options: CollapsedOptions): Promise<ExtractResult> {
+  return extractFolded(path, sink, options, { language: null, allowFileOnly: false });
+}

@@ -1,0 +1,360 @@
+/**
+ * Shared plumbing of the profile/trace extractors: options and result shapes, a row budget, and a
+ * stack aggregator (a trie of frames plus weights per thread/profile) so big inputs fold into
+ * one row per distinct stack instead of one per sample.
+ */
+import {
+  frameKey,
+  type EvidenceSink,
+  type FrameRow,
+  type StackRow,
+  type StackUnit,
+  type TraceEventRow,
+} from "../../domain/evidence.ts";
+import { FlameoxError } from "../../domain/errors.ts";
+import type { ParseMode } from "./json-stream.ts";
+
+export type ExtractOptions = {
+  projectRoot: string | null;
+  /** Overrides the language the extractor would infer for its frames. */
+  language?: string;
+  /** Caps the stacks and trace_events rows emitted (each table separately). */
+  maxRows?: number;
+  /** JSON formats: `auto` parses small files whole and streams big ones; tests force either path. */
+  parseMode?: ParseMode;
+};
+
+export type ExtractedRowCounts = { frames: number; stacks: number; trace_events: number };
+
+export type ExtractResult = {
+  rows: ExtractedRowCounts;
+  producer?: string;
+  producer_version?: string;
+  limitations: string[];
+};
+
+export function artifactParseFailed(file: string, message: string, details: Record<string, unknown> = {}): FlameoxError {
+  return new FlameoxError({
+    code: "ARTIFACT_PARSE_FAILED",
+    message: `Cannot parse ${file}: ${message}`,
+    details: { path: file, ...details },
+    remediation: [
+      "Check that the file is complete and in the format named (see detect_profile_format).",
+      "Re-export the profile or trace and import it again.",
+    ],
+  });
+}
+
+/** Wraps the sink: dedups frames it has already passed on, counts rows and enforces `maxRows`. */
+export class RowEmitter {
+  readonly counts: ExtractedRowCounts = { frames: 0, stacks: 0, trace_events: 0 };
+  private readonly sink: EvidenceSink;
+  private readonly maxRows: number;
+  private readonly seenFrames = new Set<string>();
+  private droppedStacks = 0;
+  private droppedTraceEvents = 0;
+
+  constructor(sink: EvidenceSink, maxRows: number | undefined) {
+    this.sink = sink;
+    this.maxRows = maxRows !== undefined && maxRows >= 0 ? maxRows : Number.POSITIVE_INFINITY;
+  }
+
+  frame(row: FrameRow): void {
+    if (this.seenFrames.has(row.frame_key)) return;
+    this.seenFrames.add(row.frame_key);
+    this.counts.frames++;
+    this.sink.frame(row);
+  }
+
+  full(table: "stacks" | "trace_events"): boolean {
+    return (table === "stacks" ? this.counts.stacks : this.counts.trace_events) >= this.maxRows;
+  }
+
+  /** Returns false once the budget is spent (the row is dropped and counted). */
+  stack(row: StackRow, frames?: readonly FrameRow[]): boolean {
+    if (this.counts.stacks >= this.maxRows) {
+      this.droppedStacks++;
+      return false;
+    }
+    if (frames) for (const frame of frames) this.frame(frame);
+    this.counts.stacks++;
+    this.sink.stack(row);
+    return true;
+  }
+
+  traceEvent(row: TraceEventRow): boolean {
+    if (this.counts.trace_events >= this.maxRows) {
+      this.droppedTraceEvents++;
+      return false;
+    }
+    this.counts.trace_events++;
+    this.sink.traceEvent(row);
+    return true;
+  }
+
+  limitations(): string[] {
+    const notes: string[] = [];
+    if (this.droppedStacks > 0) notes.push(`maxRows reached: ${this.droppedStacks} stacks rows were not emitted.`);
+    if (this.droppedTraceEvents > 0) {
+      notes.push(`maxRows reached: ${this.droppedTraceEvents} trace_events rows were not emitted.`);
+    }
+    return notes;
+  }
+}
+
+export type FrameSpec = {
+  function: string;
+  file: string | null;
+  line: number | null;
+  module: string | null;
+  language: string;
+};
+
+export function frameRow(spec: FrameSpec): FrameRow {
+  return {
+    frame_key: frameKey({ language: spec.language, function: spec.function, file: spec.file, line: spec.line }),
+    function: spec.function,
+    file: spec.file,
+    line: spec.line,
+    module: spec.module,
+    language: spec.language,
+  };
+}
+
+/** Interns frames by identity; the first module seen for a frame wins. */
+export class FrameTable {
+  readonly rows: FrameRow[] = [];
+  private readonly byIdentity = new Map<string, number>();
+
+  intern(spec: FrameSpec): number {
+    const identity = `${spec.language}\u0000${spec.function}\u0000${spec.file ?? ""}\u0000${spec.line ?? ""}`;
+    const known = this.byIdentity.get(identity);
+    if (known !== undefined) return known;
+    const index = this.rows.length;
+    this.rows.push(frameRow(spec));
+    this.byIdentity.set(identity, index);
+    return index;
+  }
+}
+
+type StackTotals = { weight: number; count: number };
+
+export type StackGroup = {
+  thread: string | null;
+  process: string | null;
+  unit: StackUnit;
+  /** Multiplies raw weights at emit time (e.g. milliseconds → ns). */
+  scale: number;
+  totals: Map<number, StackTotals>;
+};
+
+/**
+ * A prefix trie of frame ids (node 0 is the empty stack) with weight totals per group. Frame ids
+ * are whatever the caller uses (a FrameTable index, or a format's own frame index resolved later).
+ */
+export class StackAggregator {
+  private readonly parents: number[] = [-1];
+  private readonly frameIds: number[] = [-1];
+  private readonly children = new Map<number | string, number>();
+  private readonly groups = new Map<string, StackGroup>();
+
+  child(node: number, frameId: number): number {
+    // Numeric keys while they fit in a double's integer range (the common case), text beyond.
+    const key = frameId < 0x100000 && node < 0x80000000 ? node * 0x100000 + frameId : `${node},${frameId}`;
+    const known = this.children.get(key);
+    if (known !== undefined) return known;
+    const created = this.parents.length;
+    this.parents.push(node);
+    this.frameIds.push(frameId);
+    this.children.set(key, created);
+    return created;
+  }
+
+  /** Node of a root→leaf list of frame ids. */
+  path(frameIds: readonly number[]): number {
+    let node = 0;
+    for (const frameId of frameIds) node = this.child(node, frameId);
+    return node;
+  }
+
+  group(key: string, init: Omit<StackGroup, "totals">): StackGroup {
+    let group = this.groups.get(key);
+    if (!group) {
+      group = { ...init, totals: new Map() };
+      this.groups.set(key, group);
+    }
+    return group;
+  }
+
+  add(group: StackGroup, node: number, weight: number, count: number): void {
+    if (node === 0) return;
+    const totals = group.totals.get(node);
+    if (totals) {
+      totals.weight += weight;
+      totals.count += count;
+    } else {
+      group.totals.set(node, { weight, count });
+    }
+  }
+
+  /** Frame ids root→leaf of a node. */
+  frameIdsOf(node: number): number[] {
+    const ids: number[] = [];
+    for (let at = node; at > 0; at = this.parents[at] as number) ids.push(this.frameIds[at] as number);
+    return ids.reverse();
+  }
+
+  /** Emits one stacks row per (group, distinct stack) with positive weight. */
+  emit(emitter: RowEmitter, resolveFrame: (frameId: number) => FrameRow): void {
+    for (const group of this.groups.values()) {
+      for (const [node, totals] of group.totals) {
+        let weight = totals.weight * group.scale;
+        if (group.unit === "ns") weight = Math.round(weight);
+        if (!(weight > 0)) continue;
+        if (emitter.full("stacks")) {
+          emitter.stack({ thread: null, process: null, frame_keys: [], weight, unit: group.unit, sample_count: 0 });
+          continue;
+        }
+        const frames = this.frameIdsOf(node).map(resolveFrame);
+        emitter.stack(
+          {
+            thread: group.thread,
+            process: group.process,
+            frame_keys: frames.map((frame) => frame.frame_key),
+            weight,
+            unit: group.unit,
+            sample_count: totals.count,
+          },
+          frames,
+        );
+      }
+    }
+  }
+}
+
+/** Weight unit of a time/size unit name; `scale` converts raw values to the stack unit. */
+export function stackUnitOf(unit: string | null | undefined): { unit: StackUnit; scale: number } | null {
+  switch ((unit ?? "").toLowerCase()) {
+    case "nanoseconds":
+    case "ns":
+      return { unit: "ns", scale: 1 };
+    case "microseconds":
+    case "us":
+      return { unit: "ns", scale: 1e3 };
+    case "milliseconds":
+    case "ms":
+      return { unit: "ns", scale: 1e6 };
+    case "seconds":
+    case "s":
+      return { unit: "ns", scale: 1e9 };
+    case "bytes":
+      return { unit: "bytes", scale: 1 };
+    case "":
+    case "none":
+    case "samples":
+    case "count":
+      return { unit: "samples", scale: 1 };
+    default:
+      return null;
+  }
+}
+
+const languageByExtension: Record<string, string> = {
+  py: "python",
+  pyx: "python",
+  js: "javascript",
+  mjs: "javascript",
+  cjs: "javascript",
+  ts: "javascript",
+  mts: "javascript",
+  tsx: "javascript",
+  jsx: "javascript",
+  go: "go",
+  rs: "rust",
+  c: "native",
+  h: "native",
+  cc: "native",
+  cpp: "native",
+  cxx: "native",
+  hpp: "native",
+  java: "java",
+  kt: "java",
+  rb: "ruby",
+};
+
+/** Language from a source file's extension, or null when it says nothing. */
+export function languageForFile(file: string | null | undefined): string | null {
+  if (!file) return null;
+  const match = /\.([A-Za-z0-9]+)$/.exec(file);
+  if (!match) return null;
+  return languageByExtension[(match[1] as string).toLowerCase()] ?? null;
+}
+
+/** Reads a text file line by line without holding it whole; yields each line and its byte offset. */
+export async function* readLines(file: string): AsyncGenerator<{ line: string; offset: number; number: number }> {
+  const decoder = new TextDecoder();
+  let pending = "";
+  let pendingOffset = 0;
+  let number = 0;
+  const encoder = new TextEncoder();
+  const byteLength = (text: string): number => (/^[\x00-\x7f]*$/.test(text) ? text.length : encoder.encode(text).length);
+  for await (const chunk of Bun.file(file).stream()) {
+    pending += decoder.decode(chunk, { stream: true });
+    let newline = pending.indexOf("\n");
+    let start = 0;
+    while (newline !== -1) {
+      const raw = pending.slice(start, newline);
+      number++;
+      yield { line: raw.endsWith("\r") ? raw.slice(0, -1) : raw, offset: pendingOffset, number };
+      pendingOffset += byteLength(raw) + 1;
+      start = newline + 1;
+      newline = pending.indexOf("\n", start);
+    }
+    pending = pending.slice(start);
+  }
+  pending += decoder.decode();
+  if (pending.length > 0) {
+    number++;
+    yield { line: pending.endsWith("\r") ? pending.slice(0, -1) : pending, offset: pendingOffset, number };
+  }
+}
+
+/** Growable typed arrays: per-sample data of big profiles without boxed numbers. */
+export class GrowableFloat64 {
+  private data = new Float64Array(1024);
+  length = 0;
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const next = new Float64Array(this.data.length * 2);
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[this.length++] = value;
+  }
+  get(index: number): number {
+    return this.data[index] as number;
+  }
+}
+
+export class GrowableInt32 {
+  private data = new Int32Array(1024);
+  length = 0;
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const next = new Int32Array(this.data.length * 2);
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[this.length++] = value;
+  }
+  get(index: number): number {
+    return this.data[index] as number;
+  }
+}
+
+/** "name@1.2.3" → producer and version (scoped npm names keep their leading "@"). */
+export function splitExporter(exporter: string): { producer: string; version?: string } {
+  const match = /^(.+)@([^@]+)$/.exec(exporter);
+  if (!match) return { producer: exporter };
+  return { producer: match[1] as string, version: match[2] as string };
+}

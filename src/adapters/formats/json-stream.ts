@@ -1,0 +1,493 @@
+/**
+ * A small incremental JSON scanner (DESIGN §9, large JSON): it walks a file chunk by chunk, keeps
+ * only the path to the current value, and hands the caller parsed values at the paths it selects.
+ * Multi-GiB traces never exist as one string, so memory stays bounded by the largest selected value.
+ */
+import { FlameoxError } from "../../domain/errors.ts";
+
+export type JsonPathSegment = string | number;
+
+/** `capture`: parse the value and hand it over; `enter`: descend into an object/array; `skip`: ignore it. */
+export type JsonSelection = "capture" | "enter" | "skip";
+
+export interface JsonVisitor {
+  select(path: readonly JsonPathSegment[]): JsonSelection;
+  value(path: readonly JsonPathSegment[], value: unknown): void;
+}
+
+export type ParseMode = "auto" | "stream" | "whole";
+
+/** Files below this size may be parsed in one piece (DESIGN §9: JSON.parse is fine for small files). */
+export const wholeParseLimitBytes = 64 * 1024 * 1024;
+
+/** Raised by the scanner; the readers turn it into ARTIFACT_PARSE_FAILED naming the file. */
+export class JsonScanError extends Error {
+  readonly offset: number;
+  constructor(message: string, offset: number) {
+    super(message);
+    this.name = "JsonScanError";
+    this.offset = offset;
+  }
+}
+
+const OBJECT = 0;
+const ARRAY = 1;
+
+// Grammar states outside of a skipped/captured value.
+const EXPECT_VALUE = 0;
+const EXPECT_VALUE_OR_CLOSE = 1;
+const EXPECT_KEY_OR_CLOSE = 2;
+const EXPECT_KEY = 3;
+const EXPECT_COLON = 4;
+const EXPECT_COMMA_OR_CLOSE = 5;
+const IN_KEY = 6;
+const IN_VALUE = 7;
+const DONE = 8;
+
+// Kinds of a skipped/captured value.
+const KIND_CONTAINER = 0;
+const KIND_STRING = 1;
+const KIND_SCALAR = 2;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+
+function isWhitespace(byte: number): boolean {
+  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+}
+
+function isScalarStart(byte: number): boolean {
+  // digits, minus, and the first letters of true/false/null
+  return (byte >= 0x30 && byte <= 0x39) || byte === 0x2d || byte === 0x74 || byte === 0x66 || byte === 0x6e;
+}
+
+function isScalarByte(byte: number): boolean {
+  return (
+    (byte >= 0x30 && byte <= 0x39) ||
+    (byte >= 0x61 && byte <= 0x7a) ||
+    byte === 0x2d ||
+    byte === 0x2b ||
+    byte === 0x2e ||
+    byte === 0x45
+  );
+}
+
+function describeByte(byte: number): string {
+  return byte >= 0x20 && byte < 0x7f ? `'${String.fromCharCode(byte)}'` : `byte 0x${byte.toString(16).padStart(2, "0")}`;
+}
+
+export function formatJsonPath(path: readonly JsonPathSegment[]): string {
+  let text = "";
+  for (const segment of path) text += typeof segment === "number" ? `[${segment}]` : text ? `.${segment}` : segment;
+  return text || "(top level)";
+}
+
+function concatBytes(parts: Uint8Array[], tail: Uint8Array): Uint8Array {
+  let length = tail.length;
+  for (const part of parts) length += part.length;
+  const joined = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    joined.set(part, at);
+    at += part.length;
+  }
+  joined.set(tail, at);
+  return joined;
+}
+
+/**
+ * Push-style scanner: feed chunks with `push`, then call `end`. String- and escape-aware; validates
+ * structure (bracket matching, separators) everywhere and full syntax inside captured values.
+ */
+export class JsonStreamScanner {
+  private readonly visitor: JsonVisitor;
+  private readonly decoder = new TextDecoder();
+  private base = 0;
+  private state = EXPECT_VALUE;
+  private readonly containers: number[] = [];
+  private readonly path: JsonPathSegment[] = [];
+  private sawValue = false;
+
+  private keyParts: Uint8Array[] = [];
+  private keyEscape = false;
+  private keyHasEscape = false;
+
+  private valueKind = KIND_CONTAINER;
+  private valueStart = 0;
+  private capturing = false;
+  private captureParts: Uint8Array[] = [];
+  private brackets: number[] = [];
+  private inString = false;
+  private escape = false;
+
+  constructor(visitor: JsonVisitor) {
+    this.visitor = visitor;
+  }
+
+  /** Bytes consumed so far. */
+  get offset(): number {
+    return this.base;
+  }
+
+  push(chunk: Uint8Array): void {
+    let i = 0;
+    if (this.base === 0 && chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) i = 3;
+    const length = chunk.length;
+    while (i < length) {
+      if (this.state === IN_VALUE) {
+        i = this.scanValue(chunk, i);
+        continue;
+      }
+      if (this.state === IN_KEY) {
+        i = this.scanKey(chunk, i);
+        continue;
+      }
+      const byte = chunk[i] as number;
+      if (isWhitespace(byte)) {
+        i++;
+        continue;
+      }
+      switch (this.state) {
+        case EXPECT_VALUE_OR_CLOSE:
+          if (byte === CLOSE_BRACKET) {
+            this.closeContainer(ARRAY, i);
+            i++;
+            break;
+          }
+          i = this.startValue(chunk, i, byte);
+          break;
+        case EXPECT_VALUE:
+          i = this.startValue(chunk, i, byte);
+          break;
+        case EXPECT_KEY_OR_CLOSE:
+          if (byte === CLOSE_BRACE) {
+            this.closeContainer(OBJECT, i);
+            i++;
+            break;
+          }
+          i = this.startKey(byte, i);
+          break;
+        case EXPECT_KEY:
+          i = this.startKey(byte, i);
+          break;
+        case EXPECT_COLON:
+          if (byte !== COLON) this.fail(`expected ':' after an object key, found ${describeByte(byte)}`, i);
+          this.state = EXPECT_VALUE;
+          i++;
+          break;
+        case EXPECT_COMMA_OR_CLOSE: {
+          const top = this.containers[this.containers.length - 1];
+          if (byte === COMMA) {
+            if (top === ARRAY) {
+              this.path[this.path.length - 1] = (this.path[this.path.length - 1] as number) + 1;
+              this.state = EXPECT_VALUE;
+            } else {
+              this.state = EXPECT_KEY;
+            }
+          } else if (byte === CLOSE_BRACKET) {
+            this.closeContainer(ARRAY, i);
+          } else if (byte === CLOSE_BRACE) {
+            this.closeContainer(OBJECT, i);
+          } else {
+            this.fail(`expected ',' or a closing bracket, found ${describeByte(byte)}`, i);
+          }
+          i++;
+          break;
+        }
+        case DONE:
+          this.fail(`unexpected ${describeByte(byte)} after the end of the JSON document`, i);
+          break;
+        default:
+          this.fail("scanner reached an impossible state", i);
+      }
+    }
+    this.base += length;
+  }
+
+  end(): void {
+    const at = this.base;
+    if (this.state === IN_VALUE && this.valueKind === KIND_SCALAR && this.containers.length === 0) {
+      this.finishValue(new Uint8Array(0), 0, 0);
+    }
+    if (this.state === DONE) return;
+    if (!this.sawValue) throw new JsonScanError(`the file holds no JSON value (ends at byte ${at})`, at);
+    const where = formatJsonPath(this.path);
+    if (this.state === IN_VALUE) {
+      throw new JsonScanError(
+        `truncated JSON: the file ends at byte ${at} inside a value that starts at byte ${this.valueStart} (${where})`,
+        at,
+      );
+    }
+    throw new JsonScanError(`truncated JSON: the file ends at byte ${at} inside ${where}`, at);
+  }
+
+  private fail(message: string, index: number): never {
+    const at = this.base + index;
+    throw new JsonScanError(`malformed JSON at byte ${at}: ${message} (in ${formatJsonPath(this.path)})`, at);
+  }
+
+  private startKey(byte: number, index: number): number {
+    if (byte !== QUOTE) this.fail(`expected an object key string, found ${describeByte(byte)}`, index);
+    this.state = IN_KEY;
+    this.keyParts = [];
+    this.keyEscape = false;
+    this.keyHasEscape = false;
+    return index + 1;
+  }
+
+  private scanKey(chunk: Uint8Array, start: number): number {
+    let i = start;
+    const length = chunk.length;
+    for (; i < length; i++) {
+      const byte = chunk[i] as number;
+      if (this.keyEscape) {
+        this.keyEscape = false;
+      } else if (byte === BACKSLASH) {
+        this.keyEscape = true;
+        this.keyHasEscape = true;
+      } else if (byte === QUOTE) {
+        const bytes = concatBytes(this.keyParts, chunk.subarray(start, i));
+        this.keyParts = [];
+        const raw = this.decoder.decode(bytes);
+        let key = raw;
+        if (this.keyHasEscape) {
+          try {
+            key = JSON.parse(`"${raw}"`) as string;
+          } catch {
+            this.fail("invalid escape in an object key", i);
+          }
+        }
+        this.path[this.path.length - 1] = key;
+        this.state = EXPECT_COLON;
+        return i + 1;
+      }
+    }
+    this.keyParts.push(chunk.slice(start, length));
+    return length;
+  }
+
+  private startValue(chunk: Uint8Array, index: number, byte: number): number {
+    if (this.containers.length === 0) this.sawValue = true;
+    const selection = this.visitor.select(this.path);
+    if (selection === "enter" && (byte === OPEN_BRACE || byte === OPEN_BRACKET)) {
+      if (byte === OPEN_BRACE) {
+        this.containers.push(OBJECT);
+        this.path.push("");
+        this.state = EXPECT_KEY_OR_CLOSE;
+      } else {
+        this.containers.push(ARRAY);
+        this.path.push(0);
+        this.state = EXPECT_VALUE_OR_CLOSE;
+      }
+      return index + 1;
+    }
+    this.capturing = selection === "capture";
+    this.captureParts = [];
+    this.valueStart = this.base + index;
+    this.inString = false;
+    this.escape = false;
+    if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+      this.valueKind = KIND_CONTAINER;
+      this.brackets = [byte];
+    } else if (byte === QUOTE) {
+      this.valueKind = KIND_STRING;
+      this.inString = true;
+    } else if (isScalarStart(byte)) {
+      this.valueKind = KIND_SCALAR;
+    } else {
+      this.fail(`expected a value, found ${describeByte(byte)}`, index);
+    }
+    this.state = IN_VALUE;
+    return this.scanValue(chunk, index + 1, index);
+  }
+
+  /**
+   * Scans (part of) a skipped or captured value. `chunkStart` is where the value begins in this
+   * chunk (0 when it began in an earlier one).
+   */
+  private scanValue(chunk: Uint8Array, start: number, chunkStart = 0): number {
+    const length = chunk.length;
+    let i = start;
+    if (this.valueKind === KIND_SCALAR) {
+      for (; i < length; i++) {
+        const byte = chunk[i] as number;
+        if (!isScalarByte(byte)) {
+          if (isWhitespace(byte) || byte === COMMA || byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
+            this.finishValue(chunk, chunkStart, i);
+            return i;
+          }
+          this.fail(`unexpected ${describeByte(byte)} in a literal`, i);
+        }
+      }
+    } else {
+      let inString = this.inString;
+      let escape = this.escape;
+      const brackets = this.brackets;
+      for (; i < length; i++) {
+        const byte = chunk[i] as number;
+        if (inString) {
+          if (escape) escape = false;
+          else if (byte === BACKSLASH) escape = true;
+          else if (byte === QUOTE) {
+            inString = false;
+            if (this.valueKind === KIND_STRING) {
+              this.inString = false;
+              this.finishValue(chunk, chunkStart, i + 1);
+              return i + 1;
+            }
+          } else if (byte < 0x20) {
+            this.fail("control character inside a string", i);
+          }
+          continue;
+        }
+        if (byte === QUOTE) inString = true;
+        else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) brackets.push(byte);
+        else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
+          const open = brackets.pop();
+          if (open !== (byte === CLOSE_BRACE ? OPEN_BRACE : OPEN_BRACKET)) {
+            this.fail(`mismatched ${describeByte(byte)}`, i);
+          }
+          if (brackets.length === 0) {
+            this.inString = false;
+            this.escape = false;
+            this.finishValue(chunk, chunkStart, i + 1);
+            return i + 1;
+          }
+        }
+      }
+      this.inString = inString;
+      this.escape = escape;
+    }
+    if (this.capturing) this.captureParts.push(chunk.slice(chunkStart, length));
+    return length;
+  }
+
+  private finishValue(chunk: Uint8Array, chunkStart: number, endIndex: number): void {
+    if (this.capturing) {
+      const tail = chunk.subarray(chunkStart, endIndex);
+      const bytes = this.captureParts.length > 0 ? concatBytes(this.captureParts, tail) : tail;
+      this.captureParts = [];
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(this.decoder.decode(bytes));
+      } catch (error) {
+        throw new JsonScanError(
+          `malformed JSON in the value that starts at byte ${this.valueStart} (${formatJsonPath(this.path)}): ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+          this.valueStart,
+        );
+      }
+      this.visitor.value(this.path, parsed);
+    }
+    this.capturing = false;
+    this.afterValue();
+  }
+
+  private closeContainer(kind: number, index: number): void {
+    const top = this.containers.pop();
+    if (top !== kind) this.fail(`mismatched ${kind === ARRAY ? "']'" : "'}'"}`, index);
+    this.path.pop();
+    this.afterValue();
+  }
+
+  private afterValue(): void {
+    this.state = this.containers.length === 0 ? DONE : EXPECT_COMMA_OR_CLOSE;
+  }
+}
+
+/** Walks an already parsed value with the same visitor protocol as the scanner. */
+export function walkParsedJson(root: unknown, visitor: JsonVisitor): void {
+  const path: JsonPathSegment[] = [];
+  const visit = (value: unknown): void => {
+    const selection = visitor.select(path);
+    if (selection === "capture") {
+      visitor.value(path, value);
+      return;
+    }
+    if (selection !== "enter" || value === null || typeof value !== "object") return;
+    if (Array.isArray(value)) {
+      for (let index = 0; index < value.length; index++) {
+        path.push(index);
+        visit(value[index]);
+        path.pop();
+      }
+      return;
+    }
+    for (const key of Object.keys(value)) {
+      path.push(key);
+      visit((value as Record<string, unknown>)[key]);
+      path.pop();
+    }
+  };
+  visit(root);
+}
+
+export function jsonParseFailed(file: string, error: JsonScanError): FlameoxError {
+  return new FlameoxError({
+    code: "ARTIFACT_PARSE_FAILED",
+    message: `Cannot parse ${file}: ${error.message}`,
+    details: { path: file, byte_offset: error.offset },
+    remediation: [
+      "Check that the producer finished writing the file (a cut-off file ends mid-value).",
+      "Re-export the profile or trace and import it again.",
+    ],
+  });
+}
+
+/** Streams a file through the scanner. */
+export async function scanJsonFile(file: string, visitor: JsonVisitor): Promise<void> {
+  const scanner = new JsonStreamScanner(visitor);
+  try {
+    for await (const chunk of Bun.file(file).stream()) scanner.push(chunk);
+    scanner.end();
+  } catch (error) {
+    if (error instanceof JsonScanError) throw jsonParseFailed(file, error);
+    throw error;
+  }
+}
+
+const skipEverything: JsonVisitor = {
+  select: () => "enter",
+  value: () => {},
+};
+
+/**
+ * Reads a JSON file with a visitor: small files are parsed whole (`auto` below
+ * `wholeParseLimitBytes`), large ones streamed. Both paths call the visitor identically.
+ */
+export async function readJsonWithVisitor(
+  file: string,
+  visitor: JsonVisitor,
+  options: { mode?: ParseMode; wholeLimitBytes?: number } = {},
+): Promise<"whole" | "stream"> {
+  const mode = options.mode ?? "auto";
+  const size = Bun.file(file).size;
+  const whole = mode === "whole" || (mode === "auto" && size < (options.wholeLimitBytes ?? wholeParseLimitBytes));
+  if (!whole) {
+    await scanJsonFile(file, visitor);
+    return "stream";
+  }
+  const text = await Bun.file(file).text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    // JSON.parse does not say where; the scanner does.
+    await scanJsonFile(file, skipEverything);
+    throw new FlameoxError({
+      code: "ARTIFACT_PARSE_FAILED",
+      message: `Cannot parse ${file}: ${error instanceof Error ? error.message : String(error)}`,
+      details: { path: file },
+      remediation: ["Re-export the profile or trace and import it again."],
+    });
+  }
+  walkParsedJson(parsed, visitor);
+  return "whole";
+}

@@ -1,0 +1,119 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { extractPprof } from "../../../../src/adapters/formats/pprof.ts";
+import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
+import { hottest, leaf, names, parseFailure, tempDir } from "./helpers.ts";
+
+// A tiny protobuf encoder, enough to write profile.proto messages.
+function varint(value: number): number[] {
+  const bytes: number[] = [];
+  let rest = value < 0 ? 2 ** 64 + value : value;
+  do {
+    let byte = rest % 128;
+    rest = Math.floor(rest / 128);
+    if (rest > 0) byte |= 0x80;
+    bytes.push(byte);
+  } while (rest > 0);
+  return bytes;
+}
+const intField = (field: number, value: number): number[] => [...varint(field * 8), ...varint(value)];
+const bytesField = (field: number, body: number[]): number[] => [...varint(field * 8 + 2), ...varint(body.length), ...body];
+const packed = (field: number, values: number[]): number[] => bytesField(field, values.flatMap(varint));
+const text = (field: number, value: string): number[] => bytesField(field, [...new TextEncoder().encode(value)]);
+
+function profileBytes(options: { defaultSampleType?: number; unpacked?: boolean } = {}): Uint8Array {
+  const strings = ["", "samples", "count", "cpu", "nanoseconds", "main", "/proj/cmd/main.go", "work", "/proj/pkg/work.go", "inlined", "thread", "worker-1", "libc.so.6", "/usr/lib/libc.so.6"];
+  const s = (value: string) => strings.indexOf(value);
+  const valueType = (type: string, unit: string) => [...intField(1, s(type)), ...intField(2, s(unit))];
+  const fn = (id: number, name: string, file: string) => [...intField(1, id), ...intField(2, s(name)), ...intField(3, s(name)), ...intField(4, s(file))];
+  const line = (functionId: number, lineNumber: number) => [...intField(1, functionId), ...intField(2, lineNumber)];
+  const sample = (locations: number[], values: number[], labels: number[][] = []) => [
+    ...(options.unpacked ? locations.flatMap((id) => intField(1, id)) : packed(1, locations)),
+    ...packed(2, values),
+    ...labels.flatMap((label) => bytesField(3, label)),
+  ];
+  const thread = [...intField(1, s("thread")), ...intField(2, s("worker-1"))];
+  const message = [
+    ...bytesField(1, valueType("samples", "count")),
+    ...bytesField(1, valueType("cpu", "nanoseconds")),
+    // leaf first: location 2 (work, with `inlined` inlined into it) called from location 1 (main)
+    ...bytesField(2, sample([2, 1], [3, 30_000_000])),
+    ...bytesField(2, sample([1], [1, 10_000_000])),
+    ...bytesField(2, sample([3, 1], [2, 20_000_000], [thread])),
+    ...bytesField(3, [...intField(1, 1), ...intField(5, s("/usr/lib/libc.so.6"))]),
+    ...bytesField(4, [...intField(1, 1), ...bytesField(4, line(1, 12))]),
+    ...bytesField(4, [...intField(1, 2), ...bytesField(4, line(3, 40)), ...bytesField(4, line(2, 7))]),
+    ...bytesField(4, [...intField(1, 3), ...intField(2, 1), ...intField(3, 0x7f00)]),
+    ...bytesField(5, fn(1, "main", "/proj/cmd/main.go")),
+    ...bytesField(5, fn(2, "work", "/proj/pkg/work.go")),
+    ...bytesField(5, fn(3, "inlined", "/proj/pkg/work.go")),
+    ...strings.flatMap((value) => text(6, value)),
+    ...intField(9, 1_700_000_000_000_000_000),
+    ...bytesField(11, valueType("cpu", "nanoseconds")),
+    ...intField(12, 10_000_000),
+    ...(options.defaultSampleType !== undefined ? intField(14, options.defaultSampleType) : []),
+  ];
+  return new Uint8Array(message);
+}
+
+describe("extractPprof", () => {
+  test("gzip-compressed profile: cpu nanoseconds, inlined frames, labels, unsymbolized locations", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const path = join(dir, "cpu.pb.gz");
+      writeFileSync(path, gzipSync(profileBytes()));
+      const sink = new MemoryEvidenceSink();
+      const result = await extractPprof(path, sink, { projectRoot: "/proj" });
+      expect(result.limitations.join(" ")).toMatch(/weighted by sample type "cpu"/);
+      const rows = sink.stacks.map((stack) => ({ stack: names(sink, stack).join(";"), weight: stack.weight, count: stack.sample_count, unit: stack.unit, thread: stack.thread }));
+      expect(rows).toEqual([
+        { stack: "main;work;inlined", weight: 30_000_000, count: 3, unit: "ns", thread: null },
+        { stack: "main", weight: 10_000_000, count: 1, unit: "ns", thread: null },
+        { stack: "main;0x7f00", weight: 20_000_000, count: 2, unit: "ns", thread: "worker-1" },
+      ]);
+      expect(hottest(sink)).toBe("inlined");
+      expect(leaf(sink, sink.stacks[0]!)).toMatchObject({ file: "pkg/work.go", line: 40, language: "go" });
+      expect(leaf(sink, sink.stacks[2]!)).toMatchObject({ module: "libc.so.6", language: "native", file: null });
+    } finally {
+      cleanup();
+    }
+  });
+
+  test("sample type by option, by default_sample_type; unpacked ids; uncompressed input", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const path = join(dir, "plain.pb");
+      writeFileSync(path, profileBytes({ unpacked: true, defaultSampleType: 1 }));
+      const byDefault = new MemoryEvidenceSink();
+      await extractPprof(path, byDefault, { projectRoot: "/proj" });
+      expect(byDefault.stacks.map((stack) => [stack.weight, stack.unit])).toEqual([[3, "samples"], [1, "samples"], [2, "samples"]]);
+      const byOption = new MemoryEvidenceSink();
+      await extractPprof(path, byOption, { projectRoot: "/proj", sampleType: "cpu" });
+      expect(byOption.stacks[0]?.weight).toBe(30_000_000);
+      const error = await parseFailure(() => extractPprof(path, new MemoryEvidenceSink(), { projectRoot: null, sampleType: "alloc_space" }));
+      expect(error.message).toMatch(/has: samples, cpu/);
+    } finally {
+      cleanup();
+    }
+  });
+
+  test("cut gzip or protobuf data fails with ARTIFACT_PARSE_FAILED", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const gz = gzipSync(profileBytes());
+      const cutGz = join(dir, "cut.pb.gz");
+      writeFileSync(cutGz, gz.subarray(0, Math.floor(gz.length / 2)));
+      expect((await parseFailure(() => extractPprof(cutGz, new MemoryEvidenceSink(), { projectRoot: null }))).code).toBe("ARTIFACT_PARSE_FAILED");
+      const raw = profileBytes();
+      const cutRaw = join(dir, "cut.pb");
+      writeFileSync(cutRaw, raw.subarray(0, 41));
+      const error = await parseFailure(() => extractPprof(cutRaw, new MemoryEvidenceSink(), { projectRoot: null }));
+      expect(error.code).toBe("ARTIFACT_PARSE_FAILED");
+      expect(error.message).toMatch(/byte \d+/);
+    } finally {
+      cleanup();
+    }
+  });
+});
