@@ -1,0 +1,125 @@
+/**
+ * pprof (gzip-compressed profile.proto), as `go tool pprof` and Perfetto read it. One Location per
+ * frame, one Function per (name, file); sample location ids leaf first; thread and process as
+ * string labels. Messages are streamed: samples first, then the tables, since protobuf field order
+ * is free and string_table is appended in index order at the end.
+ */
+import { createGzip, gzipSync } from "node:zlib";
+import type { FrameRow, StackRow, StackUnit } from "../../domain/evidence.ts";
+import { ProtoWriter } from "./protobuf-writer.ts";
+import {
+  type ExportFrames,
+  type ExportStacks,
+  type ExportSummary,
+  type StackGroup,
+  frameMap,
+  frameOf,
+  groupStacks,
+  groupStacksAsync,
+  singleUnit,
+  writeChunks,
+} from "./rows.ts";
+
+export type PprofExportOptions = { unit?: StackUnit; /** Sampling period in the weight unit, when known. */ period?: number };
+
+const sampleTypesByUnit: Record<StackUnit, { types: Array<[string, string]>; weightIndex: number }> = {
+  ns: { types: [["samples", "count"], ["cpu", "nanoseconds"]], weightIndex: 1 },
+  samples: { types: [["samples", "count"]], weightIndex: 0 },
+  bytes: { types: [["alloc_objects", "count"], ["alloc_space", "bytes"]], weightIndex: 1 },
+};
+
+function* messages(frames: ReadonlyMap<string, FrameRow>, unit: StackUnit, groups: StackGroup[], options: PprofExportOptions): Generator<Uint8Array> {
+  const strings: string[] = [""];
+  const stringIndex = new Map<string, number>([["", 0]]);
+  const intern = (text: string): number => {
+    let index = stringIndex.get(text);
+    if (index === undefined) {
+      index = strings.length;
+      strings.push(text);
+      stringIndex.set(text, index);
+    }
+    return index;
+  };
+  const out = new ProtoWriter();
+  const layout = sampleTypesByUnit[unit];
+  for (const [type, typeUnit] of layout.types) {
+    out.message(1, new ProtoWriter().uint(1, intern(type)).uint(2, intern(typeUnit)));
+  }
+  const [weightType, weightUnit] = layout.types[layout.weightIndex] as [string, string];
+  out.message(11, new ProtoWriter().uint(1, intern(weightType)).uint(2, intern(weightUnit)));
+  if (options.period !== undefined && options.period > 0) out.uint(12, Math.round(options.period));
+  out.uint(14, intern(weightType));
+
+  const locationByKey = new Map<string, number>();
+  const functionByIdentity = new Map<string, number>();
+  const locations = new ProtoWriter();
+  const functions = new ProtoWriter();
+  const threadKey = intern("thread");
+  const processKey = intern("process");
+  const locationOf = (key: string): number => {
+    let id = locationByKey.get(key);
+    if (id !== undefined) return id;
+    const frame = frameOf(frames, key);
+    const identity = `${frame.function}\u0000${frame.file ?? ""}`;
+    let functionId = functionByIdentity.get(identity);
+    if (functionId === undefined) {
+      functionId = functionByIdentity.size + 1;
+      functionByIdentity.set(identity, functionId);
+      const name = intern(frame.function);
+      functions.message(5, new ProtoWriter().uint(1, functionId).uint(2, name).uint(3, name).uint(4, intern(frame.file ?? "")));
+    }
+    id = locationByKey.size + 1;
+    locationByKey.set(key, id);
+    locations.message(4, new ProtoWriter().uint(1, id).message(4, new ProtoWriter().uint(1, functionId).uint(2, frame.line ?? 0)));
+    return id;
+  };
+  for (const group of groups) {
+    const labels: ProtoWriter[] = [];
+    if (group.thread !== null) labels.push(new ProtoWriter().uint(1, threadKey).uint(2, intern(group.thread)));
+    if (group.process !== null) labels.push(new ProtoWriter().uint(1, processKey).uint(2, intern(group.process)));
+    for (const stack of group.stacks) {
+      const weight = Math.round(stack.weight);
+      if (weight <= 0) continue;
+      const locationIds: number[] = [];
+      for (let position = stack.frame_keys.length - 1; position >= 0; position -= 1) locationIds.push(locationOf(stack.frame_keys[position] as string));
+      const values = unit === "samples" ? [weight] : [Math.max(Math.round(stack.sample_count), 0), weight];
+      const sample = new ProtoWriter().packed(1, locationIds).packed(2, values);
+      for (const label of labels) sample.message(3, label);
+      out.message(2, sample);
+      if (out.length >= 1 << 16) yield out.take();
+    }
+  }
+  yield out.take();
+  yield locations.take();
+  yield functions.take();
+  const table = new ProtoWriter();
+  for (const text of strings) {
+    table.string(6, text);
+    if (table.length >= 1 << 16) yield table.take();
+  }
+  yield table.take();
+}
+
+function prepare(groups: StackGroup[], options: PprofExportOptions): { unit: StackUnit; groups: StackGroup[] } {
+  return singleUnit(groups, options.unit, "pprof");
+}
+
+/** The gzip-compressed profile.proto bytes (small inputs). */
+export function toPprof(frames: ExportFrames, stacks: Iterable<StackRow>, options: PprofExportOptions = {}): Uint8Array {
+  const { unit, groups } = prepare(groupStacks(stacks), options);
+  const parts = [...messages(frameMap(frames), unit, groups, options)];
+  const whole = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    whole.set(part, offset);
+    offset += part.length;
+  }
+  return new Uint8Array(gzipSync(whole));
+}
+
+/** Streams the gzip-compressed profile to `path`. */
+export async function writePprof(path: string, frames: ExportFrames, stacks: ExportStacks, options: PprofExportOptions = {}): Promise<ExportSummary & { unit: StackUnit }> {
+  const { unit, groups } = prepare(await groupStacksAsync(stacks), options);
+  const summary = await writeChunks(path, messages(frameMap(frames), unit, groups, options), "pprof", [createGzip()]);
+  return { ...summary, unit };
+}
