@@ -1,0 +1,82 @@
+import { accessSync, constants, createReadStream, statSync } from "node:fs";
+import { delimiter, isAbsolute, join, resolve } from "node:path";
+import { FlameoxError } from "../domain/errors.ts";
+
+const isWindows = process.platform === "win32";
+
+function hasPathSeparator(name: string): boolean {
+  return name.includes("/") || (isWindows && name.includes("\\"));
+}
+
+/** Why a candidate file cannot be executed, or null when it is a regular executable file. */
+export function executableProblem(path: string): string | null {
+  let stats;
+  try {
+    stats = statSync(path);
+  } catch {
+    return "does not exist";
+  }
+  if (!stats.isFile()) return stats.isDirectory() ? "is a directory" : "is not a regular file";
+  if (isWindows) return null;
+  try {
+    accessSync(path, constants.X_OK);
+  } catch {
+    return "is not executable";
+  }
+  // root passes X_OK when any execute bit is set; with none set the kernel still refuses.
+  if ((stats.mode & 0o111) === 0) return "is not executable";
+  return null;
+}
+
+function windowsCandidates(base: string): string[] {
+  if (!isWindows) return [base];
+  const extensions = (process.env.PATHEXT ?? ".COM;.EXE;.BAT;.CMD").split(";").filter(Boolean);
+  return [base, ...extensions.map((extension) => `${base}${extension.toLowerCase()}`)];
+}
+
+function refused(name: string, reason: string, remediation: string): FlameoxError {
+  return new FlameoxError({
+    code: "EXECUTION_REFUSED",
+    message: `Refusing to run ${JSON.stringify(name)}: ${reason}.`,
+    remediation: [remediation],
+    details: { executable: name, reason },
+  });
+}
+
+/**
+ * Resolves an executable the way the child would see it: a name with a path separator is taken
+ * relative to `cwd`; a bare name is looked up on `pathValue` (the *child's* PATH). Relative and
+ * empty PATH entries are skipped, because they would make the answer depend on the working
+ * directory. The result is an absolute path to a regular executable file, or EXECUTION_REFUSED.
+ */
+export function resolveExecutable(name: string, pathValue: string | undefined, cwd: string = process.cwd()): string {
+  if (name.length === 0 || name.includes("\u0000")) {
+    throw refused(name, "the executable name is empty or holds a NUL byte", "Name the executable as a non-empty argv[0].");
+  }
+  if (hasPathSeparator(name) || isAbsolute(name)) {
+    const absolute = resolve(cwd, name);
+    for (const candidate of windowsCandidates(absolute)) {
+      if (executableProblem(candidate) === null) return candidate;
+    }
+    const problem = executableProblem(absolute) ?? "is not executable";
+    throw refused(name, `${absolute} ${problem}`, "Point argv[0] at a regular file with execute permission.");
+  }
+  const directories = (pathValue ?? "").split(delimiter).filter((entry) => entry.length > 0 && isAbsolute(entry));
+  if (directories.length === 0) {
+    throw refused(name, "the child environment has no usable PATH to look it up on", "Give an absolute executable path or pass PATH to the child.");
+  }
+  for (const directory of directories) {
+    for (const candidate of windowsCandidates(join(directory, name))) {
+      if (executableProblem(candidate) === null) return candidate;
+    }
+  }
+  throw refused(name, "no regular executable file of that name on the child's PATH", "Install the tool, or give its absolute path.");
+}
+
+/** `sha256:<hex>` of an executable file's bytes, streamed; binds a plan to the exact binary. */
+export async function executableDigest(path: string): Promise<string> {
+  const hasher = new Bun.CryptoHasher("sha256");
+  const stream = createReadStream(path);
+  for await (const chunk of stream) hasher.update(chunk as Buffer);
+  return `sha256:${hasher.digest("hex")}`;
+}

@@ -1,0 +1,155 @@
+import { isGoneState, procAvailable, readProcessStat, scanProcesses, type ProcessStat } from "./proc.ts";
+
+/** One process the broker has seen in a workload's tree, named exactly by (pid, start time). */
+export type TrackedProcess = {
+  pid: number;
+  startTime: string;
+  parentPid: number;
+  processGroupId: number;
+  sessionId: number;
+  /** Latest CPU times seen; a lower bound of what the process used. */
+  userTimeTicks: number;
+  systemTimeTicks: number;
+  /** False once the process was seen gone (absent, reused pid, or zombie). */
+  alive: boolean;
+};
+
+/**
+ * Follows a workload's process tree by scanning `/proc/*\/stat`: the root, everything whose
+ * parent chain leads to a tracked process, and everything in the root's process group or session.
+ * Once seen, a process stays tracked by (pid, start time), so a grandchild that called setsid and
+ * was reparented to init is still found and killed. A process that is born and reparented between
+ * two scans (a fast double fork) can escape; the scan interval bounds that window.
+ */
+export class ProcessTreeTracker {
+  readonly rootPid: number;
+  readonly available: boolean;
+  private readonly tracked = new Map<number, TrackedProcess>();
+  private readonly maximumTracked: number;
+  private readonly retired: TrackedProcess[] = [];
+  private overflowed = false;
+  private readonly rootStartTicks: bigint | null;
+
+  constructor(rootPid: number, options: { maximumTracked?: number } = {}) {
+    this.rootPid = rootPid;
+    this.available = procAvailable();
+    this.maximumTracked = options.maximumTracked ?? 10_000;
+    const root = this.available ? readProcessStat(rootPid) : null;
+    this.rootStartTicks = root ? BigInt(root.startTime) : null;
+    if (root) this.track(root);
+  }
+
+  /** True when more processes appeared than the tracker keeps; cleanup is then not provable. */
+  get overflow(): boolean {
+    return this.overflowed;
+  }
+
+  private track(stat: ProcessStat): void {
+    const existing = this.tracked.get(stat.pid);
+    if (existing && existing.startTime === stat.startTime) {
+      existing.parentPid = stat.parentPid;
+      existing.processGroupId = stat.processGroupId;
+      existing.sessionId = stat.sessionId;
+      existing.userTimeTicks = Math.max(existing.userTimeTicks, stat.userTimeTicks);
+      existing.systemTimeTicks = Math.max(existing.systemTimeTicks, stat.systemTimeTicks);
+      if (isGoneState(stat.state)) existing.alive = false;
+      return;
+    }
+    if (existing) {
+      // The pid was reused: the old process is gone, the new one is a different process.
+      existing.alive = false;
+      this.retired.push(existing);
+    } else if (this.tracked.size >= this.maximumTracked) {
+      this.overflowed = true;
+      return;
+    }
+    this.tracked.set(stat.pid, {
+      pid: stat.pid,
+      startTime: stat.startTime,
+      parentPid: stat.parentPid,
+      processGroupId: stat.processGroupId,
+      sessionId: stat.sessionId,
+      userTimeTicks: stat.userTimeTicks,
+      systemTimeTicks: stat.systemTimeTicks,
+      alive: !isGoneState(stat.state),
+    });
+  }
+
+  private isTrackedIdentity(stat: ProcessStat): boolean {
+    const known = this.tracked.get(stat.pid);
+    return known !== undefined && known.startTime === stat.startTime;
+  }
+
+  private startedAfterRoot(stat: ProcessStat): boolean {
+    return this.rootStartTicks === null || BigInt(stat.startTime) >= this.rootStartTicks;
+  }
+
+  /** One scan of `/proc`; returns the live tracked processes. */
+  refresh(): TrackedProcess[] {
+    if (!this.available) return [];
+    const stats = scanProcesses();
+    const byPid = new Map<number, ProcessStat>();
+    const childrenOf = new Map<number, ProcessStat[]>();
+    for (const stat of stats) {
+      byPid.set(stat.pid, stat);
+      const siblings = childrenOf.get(stat.parentPid);
+      if (siblings) siblings.push(stat);
+      else childrenOf.set(stat.parentPid, [stat]);
+    }
+    const queue: ProcessStat[] = [];
+    const visited = new Set<number>();
+    const enqueue = (stat: ProcessStat): void => {
+      if (visited.has(stat.pid)) return;
+      visited.add(stat.pid);
+      queue.push(stat);
+    };
+    for (const stat of stats) {
+      if (this.isTrackedIdentity(stat)) enqueue(stat);
+      // Group and session ids are not reused while any member lives, so a member that started
+      // after the root is ours.
+      else if ((stat.processGroupId === this.rootPid || stat.sessionId === this.rootPid) && this.startedAfterRoot(stat)) enqueue(stat);
+    }
+    while (queue.length > 0) {
+      const stat = queue.shift() as ProcessStat;
+      this.track(stat);
+      for (const child of childrenOf.get(stat.pid) ?? []) enqueue(child);
+    }
+    for (const process of this.tracked.values()) {
+      if (!process.alive) continue;
+      const now = byPid.get(process.pid);
+      if (!now || now.startTime !== process.startTime || isGoneState(now.state)) process.alive = false;
+    }
+    return this.live();
+  }
+
+  /**
+   * Starts tracking processes found another way (e.g. holding the workload's pipes) when they
+   * started no earlier than the root; returns how many were adopted.
+   */
+  adopt(pids: readonly number[]): number {
+    let adopted = 0;
+    for (const pid of pids) {
+      const stat = readProcessStat(pid);
+      if (!stat || isGoneState(stat.state) || this.isTrackedIdentity(stat) || !this.startedAfterRoot(stat)) continue;
+      this.track(stat);
+      adopted += 1;
+    }
+    return adopted;
+  }
+
+  /** Live tracked processes as of the last scan. */
+  live(): TrackedProcess[] {
+    return [...this.tracked.values()].filter((process) => process.alive);
+  }
+
+  /** Every process ever tracked, including ones whose pid was later reused. */
+  all(): TrackedProcess[] {
+    return [...this.retired, ...this.tracked.values()];
+  }
+
+  /** Re-reads one tracked process; true while it exists with the same start time and is not a zombie. */
+  static stillAlive(process: Pick<TrackedProcess, "pid" | "startTime">): boolean {
+    const stat = readProcessStat(process.pid);
+    return stat !== null && stat.startTime === process.startTime && !isGoneState(stat.state);
+  }
+}
