@@ -1,4 +1,14 @@
 import type { CommandDef } from "citty";
+import { captureCommand, importCommand } from "./capture.ts";
+import { artifactsCommand, runsCommand } from "./runs.ts";
+import { analyzeCommand, stacksCommand } from "./analyze.ts";
 
-/** Command groups added by later layers (capture, runs, analyze, …), one file each. */
-export const cliCommandGroups: Record<string, CommandDef> = {};
+/** Command groups beyond the workspace basics, one file each. */
+export const cliCommandGroups: Record<string, CommandDef> = {
+  capture: captureCommand as CommandDef,
+  import: importCommand as CommandDef,
+  runs: runsCommand as CommandDef,
+  artifacts: artifactsCommand as CommandDef,
+  analyze: analyzeCommand as CommandDef,
+  stacks: stacksCommand as CommandDef,
+};

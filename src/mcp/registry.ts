@@ -2,9 +2,12 @@ import type { ToolDefinition } from "./define-tool.ts";
 import { envelopeJsonSchema, inputJsonSchema } from "./json-schema.ts";
 import { workspaceTools } from "./tools/workspace.ts";
 import { discoveryTools } from "./tools/discovery.ts";
+import { captureTools } from "./tools/capture.ts";
+import { runTools } from "./tools/runs.ts";
+import { analysisTools } from "./tools/analysis.ts";
 
 /** Registration order is tools/list order and `mcp inspect` order. */
-export const allTools: ToolDefinition[] = [...workspaceTools, ...discoveryTools];
+export const allTools: ToolDefinition[] = [...workspaceTools, ...discoveryTools, ...captureTools, ...runTools, ...analysisTools];
 
 let byName: Map<string, ToolDefinition> | undefined;
 export function toolsByName(): Map<string, ToolDefinition> {

@@ -86,10 +86,10 @@ export class CapabilityService {
       } else if (descriptor.needsActivePermissionProbe) {
         const permission = await probePermission(descriptor, report.executable);
         report.permission_status = permission.granted ? "granted" : "denied";
-        if (!permission.granted) {
-          report.status = "permission_required";
-          report.remediation = permission.remediation;
-        }
+        report.status = permission.granted ? "available" : "permission_required";
+        report.remediation = permission.remediation;
+      } else {
+        report.status = "available";
       }
     }
     activeCache.set(descriptor.name, report);

@@ -6,6 +6,10 @@ import { join } from "node:path";
 import { WorkspaceService } from "./workspace-service.ts";
 import { WorkloadService } from "./workload-service.ts";
 import { CapabilityService } from "./capability-service.ts";
+import { RunService } from "./run-service.ts";
+import { ImportService } from "./import-service.ts";
+import { CaptureService } from "./capture-service.ts";
+import { AnalysisService } from "./analysis-service.ts";
 
 export type ServicesOptions = {
   projectRoot: string;
@@ -67,6 +71,22 @@ export class Services {
 
   get capabilities(): CapabilityService {
     return this.service("capabilities", () => new CapabilityService(this));
+  }
+
+  get runs(): RunService {
+    return this.service("runs", () => new RunService(this));
+  }
+
+  get imports(): ImportService {
+    return this.service("imports", () => new ImportService(this));
+  }
+
+  get captures(): CaptureService {
+    return this.service("captures", () => new CaptureService(this));
+  }
+
+  get analysis(): AnalysisService {
+    return this.service("analysis", () => new AnalysisService(this));
   }
 
   close(): void {

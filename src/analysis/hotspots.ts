@@ -1,0 +1,243 @@
+import type { StackUnit } from "../domain/evidence.ts";
+import { type EvidenceQuery, sqlString, toNumber, toNullableNumber } from "./evidence-query.ts";
+
+/**
+ * Hotspots and call edges are queries over `stacks` × `frames` (DESIGN §4). Self weight is the
+ * weight of stacks whose leaf is the frame; total weight counts each stack containing the frame
+ * once, so recursion is not double-counted. A ranking never mixes units.
+ */
+export type HotspotGrouping = "function" | "line";
+
+export type HotspotQuery = {
+  groupBy: HotspotGrouping;
+  unit: StackUnit | null;
+  thread: string | null;
+  perThread: boolean;
+  orderBy: "self" | "total";
+};
+
+export type Hotspot = {
+  rank: number;
+  frame_id: string;
+  function: string;
+  file: string | null;
+  line: number | null;
+  module: string | null;
+  language: string;
+  thread: string | null;
+  self_weight: number;
+  total_weight: number;
+  self_share: number;
+  total_share: number;
+  unit: StackUnit;
+};
+
+export type UnitSummary = { unit: StackUnit; total_weight: number; stack_rows: number };
+
+export async function stackUnits(evidence: EvidenceQuery): Promise<UnitSummary[]> {
+  const rows = await evidence.rows<{ unit: StackUnit; total_weight: unknown; stack_rows: unknown }>(
+    "SELECT unit, sum(weight) AS total_weight, count(*) AS stack_rows FROM stacks GROUP BY unit ORDER BY unit",
+  );
+  return rows.map((row) => ({ unit: row.unit, total_weight: toNumber(row.total_weight), stack_rows: toNumber(row.stack_rows) }));
+}
+
+/** Time beats samples beats bytes when the caller did not choose: it is what "hot" usually means. */
+export function chooseUnit(units: UnitSummary[], requested: StackUnit | null): StackUnit | null {
+  if (requested) return units.some((unit) => unit.unit === requested) ? requested : null;
+  for (const preferred of ["ns", "samples", "bytes"] as const) if (units.some((unit) => unit.unit === preferred)) return preferred;
+  return null;
+}
+
+/** Maps each frame key to the identity hotspots group by: the frame itself, or its function. */
+function frameMapSql(groupBy: HotspotGrouping): string {
+  const identity =
+    groupBy === "line"
+      ? "frame_key"
+      : "'fn_' || substr(sha256(coalesce(language, '') || chr(0) || coalesce(function, '') || chr(0) || coalesce(file, '')), 1, 24)";
+  return `SELECT frame_key, ${identity} AS frame_id, any_value(function) AS function, any_value(file) AS file,
+            ${groupBy === "line" ? "any_value(line)" : "min(line)"} AS line, any_value(module) AS module, any_value(language) AS language
+          FROM frames GROUP BY frame_key, ${identity}`;
+}
+
+function stacksSql(query: { unit: StackUnit; thread: string | null }): string {
+  const clauses = [`unit = ${sqlString(query.unit)}`];
+  if (query.thread !== null) clauses.push(`coalesce(thread, '') = ${sqlString(query.thread)}`);
+  return `SELECT row_number() OVER () AS stack_id, frame_keys, weight, thread FROM stacks WHERE ${clauses.join(" AND ")} AND len(frame_keys) > 0`;
+}
+
+export type HotspotPage = { hotspots: Hotspot[]; total: number; total_weight: number; hidden_self_share: number };
+
+export async function queryHotspots(evidence: EvidenceQuery, query: HotspotQuery & { unit: StackUnit }, page: { offset: number; limit: number }): Promise<HotspotPage> {
+  const threadColumn = query.perThread ? "thread" : "NULL";
+  const sql = `
+    WITH fmap AS (${frameMapSql(query.groupBy)}),
+    s AS (${stacksSql(query)}),
+    grand AS (SELECT coalesce(sum(weight), 0) AS total FROM s),
+    self AS (
+      SELECT m.frame_id, ${threadColumn} AS thread, sum(s.weight) AS self_weight
+      FROM s JOIN fmap m ON m.frame_key = s.frame_keys[len(s.frame_keys)]
+      GROUP BY ALL
+    ),
+    members AS (
+      SELECT DISTINCT s.stack_id, s.weight, ${query.perThread ? "s.thread" : "NULL"} AS thread, m.frame_id
+      FROM s, unnest(s.frame_keys) AS u(key) JOIN fmap m ON m.frame_key = u.key
+    ),
+    total AS (SELECT frame_id, thread, sum(weight) AS total_weight FROM members GROUP BY ALL),
+    identity AS (SELECT frame_id, any_value(function) AS function, any_value(file) AS file, min(line) AS line, any_value(module) AS module, any_value(language) AS language FROM fmap GROUP BY frame_id),
+    ranked AS (
+      SELECT t.frame_id, t.thread, coalesce(se.self_weight, 0) AS self_weight, t.total_weight, i.function, i.file, i.line, i.module, i.language
+      FROM total t LEFT JOIN self se ON se.frame_id = t.frame_id AND se.thread IS NOT DISTINCT FROM t.thread
+      JOIN identity i ON i.frame_id = t.frame_id
+    )
+    SELECT r.*, (SELECT total FROM grand) AS grand_total, count(*) OVER () AS row_total,
+           sum(self_weight) OVER (ORDER BY ${query.orderBy === "self" ? "self_weight" : "total_weight"} DESC, ${query.orderBy === "self" ? "total_weight" : "self_weight"} DESC, frame_id, thread
+                                  ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running_self
+    FROM ranked r
+    ORDER BY ${query.orderBy === "self" ? "self_weight" : "total_weight"} DESC, ${query.orderBy === "self" ? "total_weight" : "self_weight"} DESC, frame_id, thread
+    LIMIT ${page.limit} OFFSET ${page.offset}`;
+  const rows = await evidence.rows<Record<string, unknown>>(sql);
+  const grand = rows.length > 0 ? toNumber(rows[0]!.grand_total) : toNumber((await evidence.rows<{ total: unknown }>(`SELECT coalesce(sum(weight), 0) AS total FROM (${stacksSql(query)})`))[0]?.total);
+  const total = rows.length > 0 ? toNumber(rows[0]!.row_total) : 0;
+  const lastRunning = rows.length > 0 ? toNumber(rows[rows.length - 1]!.running_self) : 0;
+  const hotspots = rows.map((row, index) => ({
+    rank: page.offset + index + 1,
+    frame_id: String(row.frame_id),
+    function: String(row.function ?? "<unknown>"),
+    file: (row.file as string | null) ?? null,
+    line: toNullableNumber(row.line),
+    module: (row.module as string | null) ?? null,
+    language: String(row.language ?? "unknown"),
+    thread: query.perThread ? ((row.thread as string | null) ?? null) : null,
+    self_weight: toNumber(row.self_weight),
+    total_weight: toNumber(row.total_weight),
+    self_share: grand > 0 ? toNumber(row.self_weight) / grand : 0,
+    total_share: grand > 0 ? toNumber(row.total_weight) / grand : 0,
+    unit: query.unit,
+  }));
+  // Self weights partition the grand total, so whatever this page and the earlier ones did not show is hidden.
+  const hidden = grand > 0 ? Math.max(0, 1 - lastRunning / grand) : 0;
+  return { hotspots, total, total_weight: grand, hidden_self_share: rows.length > 0 ? hidden : page.offset === 0 ? 0 : hidden };
+}
+
+export type CallEdge = {
+  frame_id: string | null;
+  function: string;
+  file: string | null;
+  line: number | null;
+  weight: number;
+  share_of_frame: number;
+  stack_count: number;
+};
+
+export type FrameIdentity = { frame_id: string; function: string; file: string | null; line: number | null; module: string | null; language: string };
+
+export async function resolveFrame(evidence: EvidenceQuery, frameId: string): Promise<{ groupBy: HotspotGrouping; identity: FrameIdentity } | null> {
+  const groupBy: HotspotGrouping = frameId.startsWith("fn_") ? "function" : "line";
+  const rows = await evidence.rows<Record<string, unknown>>(
+    `SELECT frame_id, any_value(function) AS function, any_value(file) AS file, min(line) AS line, any_value(module) AS module, any_value(language) AS language
+     FROM (${frameMapSql(groupBy)}) WHERE frame_id = ${sqlString(frameId)} GROUP BY frame_id`,
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    groupBy,
+    identity: {
+      frame_id: String(row.frame_id),
+      function: String(row.function ?? "<unknown>"),
+      file: (row.file as string | null) ?? null,
+      line: toNullableNumber(row.line),
+      module: (row.module as string | null) ?? null,
+      language: String(row.language ?? "unknown"),
+    },
+  };
+}
+
+/**
+ * Callers (direction -1) or callees (+1) of a frame: the neighbouring frame in each stack that
+ * contains it, each stack counted once per neighbour. A root frame's caller and a leaf's callee
+ * are reported as `<root>` and `<self>`.
+ */
+export async function queryCallEdges(
+  evidence: EvidenceQuery,
+  request: { frameId: string; groupBy: HotspotGrouping; direction: -1 | 1; unit: StackUnit; thread: string | null },
+  page: { offset: number; limit: number },
+): Promise<{ edges: CallEdge[]; total: number; frame_weight: number }> {
+  const neighbour =
+    request.direction === -1
+      ? "CASE WHEN h.i = 1 THEN NULL ELSE h.frame_keys[h.i - 1] END"
+      : "CASE WHEN h.i = len(h.frame_keys) THEN NULL ELSE h.frame_keys[h.i + 1] END";
+  const sql = `
+    WITH fmap AS (${frameMapSql(request.groupBy)}),
+    s AS (${stacksSql(request)}),
+    positions AS (SELECT stack_id, weight, frame_keys, generate_subscripts(frame_keys, 1) AS i FROM s),
+    hits AS (SELECT p.stack_id, p.weight, p.frame_keys, p.i FROM positions p JOIN fmap m ON m.frame_key = p.frame_keys[p.i] WHERE m.frame_id = ${sqlString(request.frameId)}),
+    frame_weight AS (SELECT coalesce(sum(weight), 0) AS weight FROM (SELECT DISTINCT stack_id, weight FROM hits)),
+    neighbours AS (SELECT DISTINCT h.stack_id, h.weight, m.frame_id AS neighbour_id FROM hits h LEFT JOIN fmap m ON m.frame_key = ${neighbour}),
+    grouped AS (SELECT neighbour_id, sum(weight) AS weight, count(*) AS stack_count FROM neighbours GROUP BY neighbour_id),
+    identity AS (SELECT frame_id, any_value(function) AS function, any_value(file) AS file, min(line) AS line FROM fmap GROUP BY frame_id)
+    SELECT g.neighbour_id, g.weight, g.stack_count, i.function, i.file, i.line, (SELECT weight FROM frame_weight) AS frame_weight, count(*) OVER () AS row_total
+    FROM grouped g LEFT JOIN identity i ON i.frame_id = g.neighbour_id
+    ORDER BY g.weight DESC, g.neighbour_id NULLS LAST
+    LIMIT ${page.limit} OFFSET ${page.offset}`;
+  const rows = await evidence.rows<Record<string, unknown>>(sql);
+  const frameWeight = rows.length > 0 ? toNumber(rows[0]!.frame_weight) : 0;
+  return {
+    total: rows.length > 0 ? toNumber(rows[0]!.row_total) : 0,
+    frame_weight: frameWeight,
+    edges: rows.map((row) => ({
+      frame_id: (row.neighbour_id as string | null) ?? null,
+      function: row.neighbour_id === null ? (request.direction === -1 ? "<root>" : "<self>") : String(row.function ?? "<unknown>"),
+      file: (row.file as string | null) ?? null,
+      line: toNullableNumber(row.line),
+      weight: toNumber(row.weight),
+      share_of_frame: frameWeight > 0 ? toNumber(row.weight) / frameWeight : 0,
+      stack_count: toNumber(row.stack_count),
+    })),
+  };
+}
+
+export type StackExample = { weight: number; share: number; thread: string | null; frames: { frame_id: string; function: string; file: string | null; line: number | null }[]; truncated_frames: number };
+
+/** The heaviest distinct stacks through a frame, root first, each bounded to 64 frames nearest the leaf. */
+export async function queryStackExamples(
+  evidence: EvidenceQuery,
+  request: { frameId: string; groupBy: HotspotGrouping; unit: StackUnit; thread: string | null },
+  page: { offset: number; limit: number },
+): Promise<{ examples: StackExample[]; total: number }> {
+  const sql = `
+    WITH fmap AS (${frameMapSql(request.groupBy)}),
+    s AS (${stacksSql(request)}),
+    grand AS (SELECT coalesce(sum(weight), 0) AS total FROM s),
+    containing AS (
+      SELECT s.frame_keys, s.thread, s.weight FROM s
+      WHERE EXISTS (SELECT 1 FROM unnest(s.frame_keys) AS u(key) JOIN fmap m ON m.frame_key = u.key WHERE m.frame_id = ${sqlString(request.frameId)})
+    ),
+    grouped AS (SELECT frame_keys, thread, sum(weight) AS weight FROM containing GROUP BY frame_keys, thread)
+    SELECT frame_keys, thread, weight, (SELECT total FROM grand) AS grand_total, count(*) OVER () AS row_total
+    FROM grouped ORDER BY weight DESC, thread NULLS FIRST, array_to_string(frame_keys, ',')
+    LIMIT ${page.limit} OFFSET ${page.offset}`;
+  const rows = await evidence.rows<{ frame_keys: string[]; thread: string | null; weight: unknown; grand_total: unknown; row_total: unknown }>(sql);
+  const keys = new Set<string>();
+  for (const row of rows) for (const key of row.frame_keys.slice(-64)) keys.add(key);
+  const identities = new Map<string, { frame_id: string; function: string; file: string | null; line: number | null }>();
+  if (keys.size > 0) {
+    const list = [...keys].map(sqlString).join(", ");
+    for (const row of await evidence.rows<Record<string, unknown>>(`SELECT frame_key, frame_id, function, file, line FROM (${frameMapSql(request.groupBy)}) WHERE frame_key IN (${list})`)) {
+      identities.set(String(row.frame_key), { frame_id: String(row.frame_id), function: String(row.function ?? "<unknown>"), file: (row.file as string | null) ?? null, line: toNullableNumber(row.line) });
+    }
+  }
+  return {
+    total: rows.length > 0 ? toNumber(rows[0]!.row_total) : 0,
+    examples: rows.map((row) => {
+      const grand = toNumber(row.grand_total);
+      const shown = row.frame_keys.slice(-64);
+      return {
+        weight: toNumber(row.weight),
+        share: grand > 0 ? toNumber(row.weight) / grand : 0,
+        thread: row.thread,
+        frames: shown.map((key) => identities.get(key) ?? { frame_id: key, function: "<unknown>", file: null, line: null }),
+        truncated_frames: row.frame_keys.length - shown.length,
+      };
+    }),
+  };
+}

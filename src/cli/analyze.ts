@@ -1,0 +1,112 @@
+import { defineCommand } from "citty";
+import { cliOptions, cliServices } from "./context.ts";
+import { emit, renderTable } from "./output.ts";
+import { parseLimit } from "./structured-input.ts";
+import type { StackUnit } from "../domain/evidence.ts";
+
+function unitOf(value: unknown): StackUnit | null {
+  return value === "ns" || value === "samples" || value === "bytes" ? value : null;
+}
+
+function percent(share: number): string {
+  return `${(share * 100).toFixed(1)}%`;
+}
+
+export const analyzeCommand = defineCommand({
+  meta: { name: "analyze", description: "Bounded analyses over stored evidence." },
+  subCommands: {
+    hotspots: defineCommand({
+      meta: { name: "hotspots", description: "Rank functions (or lines) by self or total weight." },
+      args: {
+        run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id (sha256:…)." },
+        limit: { type: "string", description: "How many (1..1000, default 20)." },
+        "group-by": { type: "string", default: "function", description: "function | line" },
+        "order-by": { type: "string", default: "self", description: "self | total" },
+        unit: { type: "string", description: "ns | samples | bytes" },
+        thread: { type: "string", description: "Only this thread." },
+        "per-thread": { type: "boolean", description: "Rank per thread." },
+        cursor: { type: "string", description: "Cursor from a previous page." },
+      },
+      async run({ args }) {
+        const result = await cliServices().analysis.hotspots({
+          run_or_artifact: String(args.run_or_artifact),
+          limit: parseLimit(args.limit, 20),
+          group_by: args["group-by"] === "line" ? "line" : "function",
+          order_by: args["order-by"] === "total" ? "total" : "self",
+          unit: unitOf(args.unit),
+          thread: (args.thread as string | undefined) ?? null,
+          per_thread: Boolean(args["per-thread"]),
+          cursor: (args.cursor as string | undefined) ?? null,
+        });
+        emit(cliOptions(), result, () =>
+          [
+            `${result.total} ${result.group_by === "line" ? "lines" : "functions"} in ${result.unit ?? "no unit"}; showing ${result.returned} by ${result.order_by} (hidden self share ${percent(result.hidden_self_share)})`,
+            renderTable(
+              result.hotspots.map((hotspot) => ({
+                rank: hotspot.rank,
+                self: percent(hotspot.self_share),
+                total: percent(hotspot.total_share),
+                function: hotspot.function,
+                location: hotspot.file ? `${hotspot.file}${hotspot.line !== null ? `:${hotspot.line}` : ""}` : "",
+                frame_id: hotspot.frame_id,
+              })),
+              ["rank", "self", "total", "function", "location", "frame_id"],
+            ),
+          ].join("\n"),
+        );
+      },
+    }),
+  },
+});
+
+const drillArguments = {
+  run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id." },
+  frame_id: { type: "positional", required: true, description: "frame_id from analyze hotspots." },
+  limit: { type: "string", description: "How many (1..1000, default 20)." },
+  cursor: { type: "string", description: "Cursor from a previous page." },
+  unit: { type: "string", description: "ns | samples | bytes" },
+  thread: { type: "string", description: "Only this thread." },
+} as const;
+
+function drillRequest(args: Record<string, unknown>) {
+  return {
+    run_or_artifact: String(args.run_or_artifact),
+    frame_id: String(args.frame_id),
+    limit: parseLimit(args.limit, 20),
+    cursor: (args.cursor as string | undefined) ?? null,
+    unit: unitOf(args.unit),
+    thread: (args.thread as string | undefined) ?? null,
+  };
+}
+
+export const stacksCommand = defineCommand({
+  meta: { name: "stacks", description: "Drill into a hotspot: callers, callees, example stacks." },
+  subCommands: {
+    callers: defineCommand({
+      meta: { name: "callers", description: "Frames that call the given frame." },
+      args: drillArguments,
+      async run({ args }) {
+        const result = await cliServices().analysis.callEdges(drillRequest(args), "callers");
+        emit(cliOptions(), result, () => renderTable(result.edges.map((edge) => ({ share: percent(edge.share_of_frame), function: edge.function, frame_id: edge.frame_id })), ["share", "function", "frame_id"]));
+      },
+    }),
+    callees: defineCommand({
+      meta: { name: "callees", description: "Frames the given frame calls." },
+      args: drillArguments,
+      async run({ args }) {
+        const result = await cliServices().analysis.callEdges(drillRequest(args), "callees");
+        emit(cliOptions(), result, () => renderTable(result.edges.map((edge) => ({ share: percent(edge.share_of_frame), function: edge.function, frame_id: edge.frame_id })), ["share", "function", "frame_id"]));
+      },
+    }),
+    examples: defineCommand({
+      meta: { name: "examples", description: "The heaviest stacks through the given frame." },
+      args: drillArguments,
+      async run({ args }) {
+        const result = await cliServices().analysis.stackExamples(drillRequest(args));
+        emit(cliOptions(), result, () =>
+          result.examples.map((example) => `${percent(example.share)}${example.thread ? ` [${example.thread}]` : ""}\n${example.frames.map((frame) => `    ${frame.function}`).join("\n")}`).join("\n\n"),
+        );
+      },
+    }),
+  },
+});

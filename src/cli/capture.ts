@@ -1,0 +1,105 @@
+import { defineCommand } from "citty";
+import { cliOptions, cliServices } from "./context.ts";
+import { emit, renderKeyValues } from "./output.ts";
+import { parseStructuredInput } from "./structured-input.ts";
+import type { PlanCaptureRequest } from "../services/capture-service.ts";
+
+const planArguments = {
+  adapter: { type: "positional", required: true, description: "Adapter: command or py-spy (see flameox capabilities)." },
+  workload: { type: "string", required: true, description: "Name of a workload declared in flameox.toml." },
+  parameters: { type: "string", description: "Workload parameter overrides as a JSON object or @file.json." },
+  "adapter-options": { type: "string", description: "Adapter options as a JSON object, e.g. '{\"rate\": 200}'." },
+  preflight: { type: "string", default: "auto", description: "auto | passive | active" },
+} as const;
+
+function planRequest(args: Record<string, unknown>): PlanCaptureRequest {
+  const preflight = String(args.preflight ?? "auto");
+  return {
+    workload_name: String(args.workload),
+    adapter: String(args.adapter),
+    parameters: parseStructuredInput(args.parameters as string | undefined, "--parameters") as PlanCaptureRequest["parameters"],
+    adapter_options: parseStructuredInput(args["adapter-options"] as string | undefined, "--adapter-options"),
+    preflight_mode: preflight === "passive" || preflight === "active" ? preflight : "auto",
+    capture_mode: "auto",
+  };
+}
+
+export const captureCommand = defineCommand({
+  meta: { name: "capture", description: "Plan and run captures of declared workloads (never ad-hoc commands)." },
+  subCommands: {
+    plan: defineCommand({
+      meta: { name: "plan", description: "Resolve and preflight a capture of a named workload; runs nothing." },
+      args: planArguments,
+      async run({ args }) {
+        const plan = await cliServices().captures.plan(planRequest(args));
+        emit(cliOptions(), plan, () => renderPlan(plan));
+      },
+    }),
+    run: defineCommand({
+      meta: { name: "run", description: "Plan, then execute one capture of a named workload, with progress on stderr." },
+      args: planArguments,
+      async run({ args }) {
+        const services = cliServices();
+        const options = cliOptions();
+        const plan = await services.captures.plan(planRequest(args));
+        if (!options.json && !options.quiet) process.stderr.write(`${renderPlan(plan)}\n`);
+        const controller = new AbortController();
+        const cancel = () => controller.abort();
+        process.once("SIGINT", cancel);
+        process.once("SIGTERM", cancel);
+        try {
+          const receipt = await services.captures.execute(plan.plan_id, {
+            signal: controller.signal,
+            progress: (step, total, message) => {
+              if (!options.quiet) process.stderr.write(`[${step}/${total}] ${message}\n`);
+            },
+          });
+          emit(options, { plan, receipt }, () =>
+            renderKeyValues(receipt, ["run_id", "execution_status", "capture_status", "validation_status", "exit_code", "artifact_ids", "evidence_tables"]),
+          );
+        } finally {
+          process.off("SIGINT", cancel);
+          process.off("SIGTERM", cancel);
+        }
+      },
+    }),
+  },
+});
+
+function renderPlan(plan: Awaited<ReturnType<ReturnType<typeof cliServices>["captures"]["plan"]>>): string {
+  return [
+    `plan ${plan.adapter} capture of '${plan.workload_name}' (expires ${plan.expires_at})`,
+    `  command: ${plan.command.argv.join(" ")}  (cwd ${plan.command.cwd}, timeout ${plan.command.timeout_seconds}s)`,
+    `  collector: ${plan.collector_argv.join(" ")}`,
+    ...plan.warnings.map((warning) => `  warning: ${warning}`),
+  ].join("\n");
+}
+
+export const importCommand = defineCommand({
+  meta: { name: "import", description: "Import a profile, trace or other artifact as a new import run (format and kind auto-detected)." },
+  args: {
+    path: { type: "positional", required: true, description: "File to import (inside the project, or under the temp folder with --source-root temp)." },
+    kind: { type: "string", description: "Artifact kind, e.g. sample_profile, execution_trace, benchmark_samples." },
+    sensitivity: { type: "string", default: "internal", description: "normal | internal | sensitive" },
+    "media-type": { type: "string", description: "Media type to record." },
+    "source-root": { type: "string", default: "project", description: "project | temp" },
+    producer: { type: "string", default: "auto", description: "Producer (auto-detected by default)." },
+    "producer-version": { type: "string", description: "Producer version to record." },
+  },
+  async run({ args }) {
+    const { resolve } = await import("node:path");
+    const path = String(args.path);
+    const sourceRoot = args["source-root"] === "temp" ? "temp" : "project";
+    const receipt = await cliServices().imports.importArtifact({
+      // People type paths relative to where they stand; agents pass root-relative paths over MCP.
+      path: resolve(process.cwd(), path),
+      kind: (args.kind as never) ?? null,
+      sensitivity: (["normal", "internal", "sensitive"].includes(String(args.sensitivity)) ? args.sensitivity : "internal") as "normal" | "internal" | "sensitive",
+      media_type: (args["media-type"] as string | undefined) ?? null,
+      source_root: sourceRoot,
+      producer: String(args.producer ?? "auto"),
+      producer_version: (args["producer-version"] as string | undefined) ?? null,
+    });
+    emit(cliOptions(), receipt, () => renderKeyValues(receipt, ["run_id", "artifact_id", "kind", "format", "producer", "evidence"]));
+  },
+});

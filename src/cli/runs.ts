@@ -1,0 +1,88 @@
+import { defineCommand } from "citty";
+import { cliOptions, cliServices } from "./context.ts";
+import { emit, renderKeyValues, renderTable } from "./output.ts";
+import { parseLimit } from "./structured-input.ts";
+
+export const runsCommand = defineCommand({
+  meta: { name: "runs", description: "Captured and imported runs." },
+  subCommands: {
+    list: defineCommand({
+      meta: { name: "list", description: "List runs, newest first." },
+      args: {
+        limit: { type: "string", description: "Page size (1..1000, default 100)." },
+        cursor: { type: "string", description: "Cursor from a previous page." },
+        workload: { type: "string", description: "Only runs of this workload." },
+        adapter: { type: "string", description: "Only runs of this adapter." },
+        status: { type: "string", description: "Only runs with this execution status." },
+      },
+      run({ args }) {
+        const result = cliServices().runs.listRuns({
+          limit: parseLimit(args.limit, 100),
+          cursor: (args.cursor as string | undefined) ?? null,
+          filter: {
+            workload_name: (args.workload as string | undefined) ?? null,
+            adapter: (args.adapter as string | undefined) ?? null,
+            execution_status: args.status ? [String(args.status)] : null,
+          },
+        });
+        emit(cliOptions(), result, () =>
+          `${renderTable(result.runs as unknown as Record<string, unknown>[], ["run_id", "created_at", "run_type", "workload_name", "adapter", "execution_status", "validation_status"])}${result.truncated ? `\n(more: --cursor ${result.next_cursor})` : ""}`,
+        );
+      },
+    }),
+    show: defineCommand({
+      meta: { name: "show", description: "Show one run's manifest." },
+      args: { run_id: { type: "positional", required: true, description: "Run id." } },
+      run({ args }) {
+        const result = cliServices().runs.getRun(String(args.run_id));
+        emit(cliOptions(), result, () =>
+          [
+            renderKeyValues(result, ["run_id", "run_type", "workload_name", "adapter", "execution_status", "capture_status", "validation_status", "created_at", "finished_at"]),
+            "measurements:",
+            ...result.measurements.map((measurement) => `  ${measurement.name} = ${measurement.value} ${measurement.unit}`),
+            ...result.unavailable_measurements.map((missing) => `  ${missing.name} unavailable: ${missing.reason}`),
+            "artifacts:",
+            ...result.artifacts.map((artifact) => `  ${artifact.artifact_id}  ${artifact.kind}/${artifact.role}  ${artifact.byte_length} bytes`),
+          ].join("\n"),
+        );
+      },
+    }),
+  },
+});
+
+export const artifactsCommand = defineCommand({
+  meta: { name: "artifacts", description: "Stored native artifacts (metadata only)." },
+  subCommands: {
+    list: defineCommand({
+      meta: { name: "list", description: "List artifacts." },
+      args: {
+        limit: { type: "string", description: "Page size (1..1000, default 100)." },
+        cursor: { type: "string", description: "Cursor from a previous page." },
+        run: { type: "string", description: "Only this run's artifacts." },
+        kind: { type: "string", description: "Only artifacts of this kind." },
+      },
+      run({ args }) {
+        const result = cliServices().runs.listArtifacts({
+          limit: parseLimit(args.limit, 100),
+          cursor: (args.cursor as string | undefined) ?? null,
+          run_id: (args.run as string | undefined) ?? null,
+          kind: (args.kind as string | undefined) ?? null,
+        });
+        emit(cliOptions(), result, () => renderTable(result.artifacts as unknown as Record<string, unknown>[], ["artifact_id", "byte_length", "kinds", "registration_count"]));
+      },
+    }),
+    show: defineCommand({
+      meta: { name: "show", description: "Show one artifact's metadata and registrations." },
+      args: { artifact_id: { type: "positional", required: true, description: "Artifact id (sha256:…)." } },
+      run({ args }) {
+        const result = cliServices().runs.getArtifact(String(args.artifact_id));
+        emit(cliOptions(), result, () =>
+          [
+            renderKeyValues(result, ["artifact_id", "byte_length", "kinds", "effective_sensitivity"]),
+            ...result.registrations.map((registration) => `  ${registration.run_id}  ${registration.kind}/${registration.role}  ${registration.display_name}`),
+          ].join("\n"),
+        );
+      },
+    }),
+  },
+});

@@ -1,0 +1,38 @@
+import { readFileSync } from "node:fs";
+import { FlameoxError } from "../domain/errors.ts";
+
+/** JSON text or `@path/to/file.json`; anything else is a usage error naming the option. */
+export function parseStructuredInput(value: string | undefined, option: string): Record<string, unknown> {
+  if (value === undefined || value === "") return {};
+  let text = value;
+  if (value.startsWith("@")) {
+    try {
+      text = readFileSync(value.slice(1), "utf8");
+    } catch {
+      throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `Structured input is invalid: cannot read ${value.slice(1)} for ${option}.`, remediation: [`Pass ${option} as JSON text or @file.json.`] });
+    }
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new FlameoxError({
+      code: "INVALID_ARGUMENTS",
+      message: `Structured input is invalid for ${option}: ${error instanceof Error ? error.message : String(error)}`,
+      remediation: [`Pass ${option} as a JSON object, e.g. ${option} '{"size": 10}'.`],
+    });
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `Structured input is invalid for ${option}: expected a JSON object.`, remediation: [`Pass ${option} as a JSON object.`] });
+  }
+  return parsed as Record<string, unknown>;
+}
+
+export function parseLimit(value: unknown, fallback: number, maximum = 1000): number {
+  if (value === undefined || value === null || value === "") return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > maximum) {
+    throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `--limit must be an integer between 1 and ${maximum}.`, remediation: [`Pass --limit between 1 and ${maximum}.`] });
+  }
+  return parsed;
+}

@@ -1,0 +1,84 @@
+import * as v from "valibot";
+import { artifactKinds } from "../../services/import-service.ts";
+import { additive, execute, readOnly } from "../annotations.ts";
+import { defineTool } from "../define-tool.ts";
+
+const scalar = v.union([v.pipe(v.string(), v.maxLength(4096)), v.number(), v.boolean()]);
+
+export const captureTools = [
+  defineTool({
+    name: "plan_capture",
+    description:
+      "Plan a capture of a declared workload with one adapter (command or py-spy; see get_declared_workflow). Read-only: resolves parameters, checks the executables and the adapter's permission (preflight_mode='auto' runs the bounded probes), and returns the exact command, collector argv, limits, warnings and a single-use plan_id that expires (default 300 s). It never runs the workload and takes no argv or cwd. capture_mode='auto' runs uncontained and records that limitation. Call execute_capture_plan with the plan_id next.",
+    input: v.strictObject({
+      workload_name: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
+      adapter: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
+      parameters: v.optional(v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), scalar), {}),
+      adapter_options: v.optional(v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), v.union([scalar, v.null()])), {}),
+      preflight_mode: v.optional(v.picklist(["auto", "passive", "active"]), "auto"),
+      capture_mode: v.optional(v.picklist(["auto", "managed", "trusted_local"]), "auto"),
+    }),
+    annotations: readOnly,
+    async handler(input, { services }) {
+      const result = await services.captures.plan({
+        workload_name: input.workload_name,
+        adapter: input.adapter,
+        parameters: input.parameters,
+        adapter_options: Object.fromEntries(Object.entries(input.adapter_options).filter(([, value]) => value !== null)),
+        preflight_mode: input.preflight_mode,
+        capture_mode: input.capture_mode,
+      });
+      return { result, text: `Planned ${result.adapter} capture with ${result.containment} containment; call execute_capture_plan with plan_id next.` };
+    },
+  }),
+  defineTool({
+    name: "execute_capture_plan",
+    description:
+      "Execute a plan from plan_capture: the plan_id is consumed atomically before any process starts (a consumed plan is never retryable; on a lost response inspect list_runs/get_run), every bound input is rechecked, progress is reported through 8 phases, and cancellation kills the whole process tree and records a cancelled run. Returns the run receipt; a non-zero exit is a recorded 'failed' run, a timeout is PROCESS_TIMEOUT with the run_id. Call analyze_hotspots (profiles) or get_run next.",
+    input: v.strictObject({ plan_id: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) }),
+    annotations: execute,
+    async handler(input, { services, signal, progress }) {
+      const result = await services.captures.execute(input.plan_id, { signal, progress: (step, total, message) => progress(step, total, message) });
+      return {
+        result,
+        text: `Capture run ${result.run_id} is ${result.execution_status}.`,
+        links: [{ uri: result.resource_uri, name: `Run ${result.run_id}`, description: "The captured run's manifest." }],
+      };
+    },
+  }),
+  defineTool({
+    name: "import_artifact",
+    description:
+      "Import an existing file as a new import run: profiles (speedscope, Brendan Gregg collapsed stacks, py-spy raw, pprof, V8 .cpuprofile) and Chrome/Torch trace JSON are detected and normalized into evidence at once; other kinds are kept for the matching extract_* tool. path is relative to source_root ('project' = the fixed project root, 'temp' = the system temporary folder) or absolute inside it; symbolic links out of the root, non-regular files, NUL bytes and files over the size limit are refused. kind and producer are auto-detected when omitted (use kind='execution_trace' for Chrome and Torch traces).",
+    input: v.strictObject({
+      path: v.pipe(v.string(), v.minLength(1), v.maxLength(4096)),
+      kind: v.optional(v.nullable(v.picklist(artifactKinds)), null),
+      sensitivity: v.optional(v.picklist(["normal", "internal", "sensitive"]), "internal"),
+      media_type: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200))), null),
+      source_root: v.optional(v.picklist(["project", "temp"]), "project"),
+      producer: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), "auto"),
+      producer_version: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(100))), null),
+    }),
+    annotations: additive,
+    async handler(input, { services }) {
+      const result = await services.imports.importArtifact({
+        path: input.path,
+        kind: input.kind ?? null,
+        sensitivity: input.sensitivity,
+        media_type: input.media_type ?? null,
+        source_root: input.source_root,
+        producer: input.producer,
+        producer_version: input.producer_version ?? null,
+      });
+      return {
+        result,
+        text: `Imported ${result.artifact_id} in run ${result.run_id}.`,
+        links: [
+          { uri: result.run_resource_uri, name: `Run ${result.run_id}`, description: "The import run." },
+          { uri: result.artifact_resource_uri, name: `Artifact ${result.artifact_id}`, description: "The imported artifact's metadata (no bytes)." },
+        ],
+      };
+    },
+  }),
+];
+

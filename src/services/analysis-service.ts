@@ -1,0 +1,260 @@
+import { digestOf } from "../domain/canonical-json.ts";
+import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
+import { FlameoxError } from "../domain/errors.ts";
+import type { StackUnit } from "../domain/evidence.ts";
+import {
+  chooseUnit,
+  queryCallEdges,
+  queryHotspots,
+  queryStackExamples,
+  resolveFrame,
+  stackUnits,
+  type CallEdge,
+  type FrameIdentity,
+  type Hotspot,
+  type HotspotGrouping,
+  type StackExample,
+  type UnitSummary,
+} from "../analysis/hotspots.ts";
+import { readRun } from "../store/run-store.ts";
+import { limitWithin, pinEvidenceScope, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
+import { loadPolicy } from "./workspace-service.ts";
+import type { Services } from "./services.ts";
+
+/** Extractors whose bundles are stack evidence even when the profile held no samples. */
+const stackExtractors = new Set(["profile", "py-spy", "perf", "memray"]);
+
+export type EvidenceStatus = {
+  status: "available" | "empty" | "unavailable" | "partial" | "unknown";
+  reason: string;
+  next_tool: string | null;
+  next_arguments: Record<string, unknown> | null;
+};
+
+export type HotspotResult = {
+  schema_version: 1;
+  run_or_artifact: string;
+  corpus_commit_id: string;
+  group_by: HotspotGrouping;
+  order_by: "self" | "total";
+  unit: StackUnit | null;
+  units_available: UnitSummary[];
+  thread: string | null;
+  per_thread: boolean;
+  total_weight: number;
+  hotspots: Hotspot[];
+  total: number;
+  returned: number;
+  truncated: boolean;
+  /** Share of all self weight that lies in hotspots this page and the earlier ones did not show. */
+  hidden_self_share: number;
+  next_cursor: string | null;
+  flamegraph_uri: string | null;
+  evidence: EvidenceStatus;
+};
+
+export type HotspotRequest = {
+  run_or_artifact: string;
+  limit: number;
+  group_by: HotspotGrouping;
+  order_by: "self" | "total";
+  unit: StackUnit | null;
+  thread: string | null;
+  per_thread: boolean;
+  cursor: string | null;
+};
+
+export type CallEdgeResult = {
+  schema_version: 1;
+  run_or_artifact: string;
+  corpus_commit_id: string;
+  frame: FrameIdentity;
+  direction: "callers" | "callees";
+  unit: StackUnit;
+  frame_weight: number;
+  edges: CallEdge[];
+  total: number;
+  returned: number;
+  truncated: boolean;
+  next_cursor: string | null;
+  evidence: EvidenceStatus;
+};
+
+export type StackExamplesResult = {
+  schema_version: 1;
+  run_or_artifact: string;
+  corpus_commit_id: string;
+  frame: FrameIdentity;
+  unit: StackUnit;
+  examples: StackExample[];
+  total: number;
+  returned: number;
+  truncated: boolean;
+  next_cursor: string | null;
+  evidence: EvidenceStatus;
+};
+
+export class AnalysisService {
+  constructor(private readonly services: Services) {}
+
+  private maximumRows(): number {
+    return loadPolicy(this.services.workspace()).limits.max_row_limit;
+  }
+
+  /** No stack evidence is a typed answer naming how to get it, never an empty success. */
+  private requireStacks(scope: EvidenceScope): void {
+    if (scope.bundles.some((bundle) => bundle.tables.stacks !== undefined || stackExtractors.has(bundle.extractor))) return;
+    const run = scope.kind === "run" ? readRun(this.services.workspace().state.database, scope.id) : null;
+    const nextArguments = run?.workload_name ? { workload_name: run.workload_name, adapter: "py-spy", parameters: run.parameters } : null;
+    throw new FlameoxError({
+      code: "CAPABILITY_UNAVAILABLE",
+      message: `${scope.kind === "run" ? "Run" : "Artifact"} ${scope.id} has no stack samples to rank.`,
+      details: { next_tool: nextArguments ? "plan_capture" : "import_artifact", run_or_artifact: scope.id, adapter: run?.adapter ?? null },
+      remediation: [
+        nextArguments
+          ? "Capture the workload with a sampling adapter (py-spy or perf): call plan_capture with the arguments in recovery."
+          : "Import a profile (speedscope, collapsed, pprof, .cpuprofile, Chrome trace) with import_artifact.",
+      ],
+      nextTool: nextArguments ? "plan_capture" : "import_artifact",
+      nextArguments,
+    });
+  }
+
+  async hotspots(request: HotspotRequest): Promise<HotspotResult> {
+    const limit = limitWithin(request.limit, this.maximumRows());
+    const scope = pinEvidenceScope(this.services, request.run_or_artifact);
+    this.requireStacks(scope);
+    const scopeDigest = digestOf({ query: "analyze_hotspots", ...request, cursor: null, limit });
+    const secret = this.services.workspace().cursorSecret();
+    const offset = request.cursor ? (decodeCursor(secret, request.cursor, { scope: scopeDigest, snapshot: scope.snapshot }) as number) : 0;
+    return withEvidence(this.services, scope, async (view) => {
+      const units = await stackUnits(view);
+      const unit = chooseUnit(units, request.unit);
+      const base = {
+        schema_version: 1 as const,
+        run_or_artifact: request.run_or_artifact,
+        corpus_commit_id: scope.corpusCommitId,
+        group_by: request.group_by,
+        order_by: request.order_by,
+        units_available: units,
+        thread: request.thread,
+        per_thread: request.per_thread,
+        flamegraph_uri: scope.kind === "run" ? `flameox://runs/${encodeURIComponent(scope.id)}/flamegraph.svg` : null,
+      };
+      if (!unit) {
+        const requestedMissing = request.unit !== null && units.length > 0;
+        return {
+          ...base,
+          unit: null,
+          total_weight: 0,
+          hotspots: [],
+          total: 0,
+          returned: 0,
+          truncated: false,
+          hidden_self_share: 0,
+          next_cursor: null,
+          evidence: requestedMissing
+            ? { status: "unavailable", reason: `No stacks in unit ${request.unit}; available: ${units.map((entry) => entry.unit).join(", ")}.`, next_tool: "analyze_hotspots", next_arguments: { run_or_artifact: request.run_or_artifact, unit: units[0]!.unit } }
+            : { status: "empty", reason: "The extracted profile holds no samples.", next_tool: null, next_arguments: null },
+        };
+      }
+      const page = await queryHotspots(view, { groupBy: request.group_by, unit, thread: request.thread, perThread: request.per_thread, orderBy: request.order_by }, { offset, limit });
+      const truncated = offset + page.hotspots.length < page.total;
+      return {
+        ...base,
+        unit,
+        total_weight: page.total_weight,
+        hotspots: page.hotspots,
+        total: page.total,
+        returned: page.hotspots.length,
+        truncated,
+        hidden_self_share: page.hidden_self_share,
+        next_cursor: truncated ? encodeCursor(secret, { scope: scopeDigest, snapshot: scope.snapshot, position: offset + page.hotspots.length }) : null,
+        evidence:
+          page.total === 0
+            ? { status: "empty", reason: request.thread ? `No samples on thread ${request.thread}.` : "The extracted profile holds no samples.", next_tool: null, next_arguments: null }
+            : { status: "available", reason: "Ranked from extracted stack samples.", next_tool: "get_frame_callers", next_arguments: { run_or_artifact: request.run_or_artifact, frame_id: page.hotspots[0]?.frame_id ?? null } },
+      };
+    });
+  }
+
+  async callEdges(request: { run_or_artifact: string; frame_id: string; limit: number; cursor: string | null; unit: StackUnit | null; thread: string | null }, direction: "callers" | "callees"): Promise<CallEdgeResult> {
+    const limit = limitWithin(request.limit, this.maximumRows());
+    const scope = pinEvidenceScope(this.services, request.run_or_artifact);
+    this.requireStacks(scope);
+    const scopeDigest = digestOf({ query: `get_frame_${direction}`, ...request, cursor: null, limit });
+    const secret = this.services.workspace().cursorSecret();
+    const offset = request.cursor ? (decodeCursor(secret, request.cursor, { scope: scopeDigest, snapshot: scope.snapshot }) as number) : 0;
+    return withEvidence(this.services, scope, async (view) => {
+      const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
+      const result = await queryCallEdges(view, { frameId: request.frame_id, groupBy: frame.groupBy, direction: direction === "callers" ? -1 : 1, unit, thread: request.thread }, { offset, limit });
+      const truncated = offset + result.edges.length < result.total;
+      return {
+        schema_version: 1,
+        run_or_artifact: request.run_or_artifact,
+        corpus_commit_id: scope.corpusCommitId,
+        frame: frame.identity,
+        direction,
+        unit,
+        frame_weight: result.frame_weight,
+        edges: result.edges,
+        total: result.total,
+        returned: result.edges.length,
+        truncated,
+        next_cursor: truncated ? encodeCursor(secret, { scope: scopeDigest, snapshot: scope.snapshot, position: offset + result.edges.length }) : null,
+        evidence: result.total === 0 ? { status: "empty", reason: "The frame has no samples in this unit or thread.", next_tool: null, next_arguments: null } : { status: "available", reason: "From extracted stack samples.", next_tool: null, next_arguments: null },
+      };
+    });
+  }
+
+  async stackExamples(request: { run_or_artifact: string; frame_id: string; limit: number; cursor: string | null; unit: StackUnit | null; thread: string | null }): Promise<StackExamplesResult> {
+    const limit = limitWithin(request.limit, this.maximumRows());
+    const scope = pinEvidenceScope(this.services, request.run_or_artifact);
+    this.requireStacks(scope);
+    const scopeDigest = digestOf({ query: "get_stack_examples", ...request, cursor: null, limit });
+    const secret = this.services.workspace().cursorSecret();
+    const offset = request.cursor ? (decodeCursor(secret, request.cursor, { scope: scopeDigest, snapshot: scope.snapshot }) as number) : 0;
+    return withEvidence(this.services, scope, async (view) => {
+      const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
+      const result = await queryStackExamples(view, { frameId: request.frame_id, groupBy: frame.groupBy, unit, thread: request.thread }, { offset, limit });
+      const truncated = offset + result.examples.length < result.total;
+      return {
+        schema_version: 1,
+        run_or_artifact: request.run_or_artifact,
+        corpus_commit_id: scope.corpusCommitId,
+        frame: frame.identity,
+        unit,
+        examples: result.examples,
+        total: result.total,
+        returned: result.examples.length,
+        truncated,
+        next_cursor: truncated ? encodeCursor(secret, { scope: scopeDigest, snapshot: scope.snapshot, position: offset + result.examples.length }) : null,
+        evidence: result.total === 0 ? { status: "empty", reason: "No stacks contain the frame in this unit or thread.", next_tool: null, next_arguments: null } : { status: "available", reason: "From extracted stack samples.", next_tool: null, next_arguments: null },
+      };
+    });
+  }
+
+  private async frameAndUnit(view: Parameters<typeof stackUnits>[0], frameId: string, requestedUnit: StackUnit | null, runOrArtifact: string) {
+    const frame = await resolveFrame(view, frameId);
+    if (!frame) {
+      throw new FlameoxError({
+        code: "WORKSPACE_INVALID",
+        message: `Frame ${frameId} does not occur in ${runOrArtifact}.`,
+        details: { next_tool: "analyze_hotspots", frame_id: frameId },
+        remediation: ["Take frame_id values from analyze_hotspots for the same run or artifact."],
+        nextTool: "analyze_hotspots",
+        nextArguments: { run_or_artifact: runOrArtifact, limit: 20 },
+      });
+    }
+    const unit = chooseUnit(await stackUnits(view), requestedUnit);
+    if (!unit) {
+      throw new FlameoxError({
+        code: "INVALID_ARGUMENTS",
+        message: `No stacks in unit ${requestedUnit ?? "(any)"} for ${runOrArtifact}.`,
+        details: { fields: [{ field: "unit", message: "No stacks in this unit.", type: "value_error" }] },
+        remediation: ["Omit unit, or pass one listed in analyze_hotspots' units_available."],
+      });
+    }
+    return { frame, unit };
+  }
+}

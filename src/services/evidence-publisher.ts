@@ -1,0 +1,76 @@
+import type { EvidenceSink } from "../domain/evidence.ts";
+import { advanceCorpus, type CorpusHead } from "../store/corpus.ts";
+import { EvidenceBundleWriter } from "../store/evidence-bundle.ts";
+import { registerBundle } from "../store/evidence-registry.ts";
+import type { Workspace } from "../store/workspace.ts";
+import { rmSync } from "node:fs";
+
+export type PreparedBundle = {
+  bundleId: string;
+  tables: Record<string, number>;
+  runId: string;
+  artifactId: string;
+  extractor: string;
+  extractorVersion: string;
+  /** Registers the bundle inside the caller's write transaction; until then nobody sees it. */
+  register(corpus: CorpusHead): void;
+  /** Removes the finished folder when the caller's transaction fails. */
+  discard(): void;
+};
+
+/**
+ * Runs an extractor into a staging bundle and finishes its Parquet files. On any failure the
+ * staging folder is removed and the error propagates, so a failed extraction leaves nothing.
+ */
+export async function prepareBundle(
+  workspace: Workspace,
+  context: { runId: string; artifactId: string; extractor: string; extractorVersion: string },
+  extract: (sink: EvidenceSink) => Promise<void>,
+): Promise<PreparedBundle> {
+  const writer = new EvidenceBundleWriter(workspace, { runId: context.runId, artifactId: context.artifactId });
+  let finished: { bundleId: string; tables: Record<string, number>; folder: string };
+  try {
+    await extract(writer);
+    finished = await writer.finish();
+  } catch (error) {
+    writer.abandon();
+    throw error;
+  }
+  return {
+    bundleId: finished.bundleId,
+    tables: finished.tables,
+    runId: context.runId,
+    artifactId: context.artifactId,
+    extractor: context.extractor,
+    extractorVersion: context.extractorVersion,
+    register(corpus) {
+      registerBundle(workspace.state.database, {
+        bundle_id: finished.bundleId,
+        run_id: context.runId,
+        artifact_id: context.artifactId,
+        extractor: context.extractor,
+        extractor_version: context.extractorVersion,
+        tables: finished.tables,
+        created_at: new Date().toISOString(),
+        corpus_sequence: corpus.sequence,
+      });
+    },
+    discard() {
+      rmSync(finished.folder, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Publishes bundles for an existing run in one transaction that also advances the corpus. */
+export function publishBundles(workspace: Workspace, bundles: PreparedBundle[], reason: string): CorpusHead {
+  try {
+    return workspace.state.write(() => {
+      const corpus = advanceCorpus(workspace.state.database, workspace.id, reason);
+      for (const bundle of bundles) bundle.register(corpus);
+      return corpus;
+    });
+  } catch (error) {
+    for (const bundle of bundles) bundle.discard();
+    throw error;
+  }
+}

@@ -1,0 +1,71 @@
+import { digestOf } from "../domain/canonical-json.ts";
+import { FlameoxError } from "../domain/errors.ts";
+import { corpusHead } from "../store/corpus.ts";
+import { EvidenceView } from "../store/evidence-query.ts";
+import { currentBundles, type BundleRecord } from "../store/evidence-registry.ts";
+import { readRun, runNotFound } from "../store/run-store.ts";
+import { artifactNotFound } from "./run-service.ts";
+import type { Services } from "./services.ts";
+
+export type EvidenceScope = {
+  kind: "run" | "artifact";
+  id: string;
+  runIds: string[];
+  bundles: BundleRecord[];
+  /** Digest of the exact bundle set: cursors bind to it, so a superseded input makes them stale. */
+  snapshot: string;
+  corpusCommitId: string;
+};
+
+/**
+ * Pins the evidence for `run_or_artifact` at the current corpus head: a run id selects the run's
+ * current bundles, a `sha256:` id selects the artifact's bundles across runs.
+ */
+export function pinEvidenceScope(services: Services, runOrArtifact: string): EvidenceScope {
+  const database = services.workspace().state.database;
+  const head = corpusHead(database);
+  if (runOrArtifact.startsWith("sha256:")) {
+    const exists = database.query("SELECT 1 FROM artifacts WHERE artifact_id = ?").get(runOrArtifact);
+    if (!exists) throw artifactNotFound(runOrArtifact);
+    const bundles = currentBundles(database, { artifactId: runOrArtifact, maxSequence: head.sequence });
+    return {
+      kind: "artifact",
+      id: runOrArtifact,
+      runIds: [...new Set(bundles.map((bundle) => bundle.run_id))],
+      bundles,
+      snapshot: digestOf(bundles.map((bundle) => bundle.bundle_id)),
+      corpusCommitId: head.commit_id,
+    };
+  }
+  if (!readRun(database, runOrArtifact)) throw runNotFound(runOrArtifact);
+  const bundles = currentBundles(database, { runId: runOrArtifact, maxSequence: head.sequence });
+  return {
+    kind: "run",
+    id: runOrArtifact,
+    runIds: [runOrArtifact],
+    bundles,
+    snapshot: digestOf(bundles.map((bundle) => bundle.bundle_id)),
+    corpusCommitId: head.commit_id,
+  };
+}
+
+export async function withEvidence<T>(services: Services, scope: EvidenceScope, body: (view: EvidenceView) => Promise<T>): Promise<T> {
+  const view = await EvidenceView.open(services.workspace(), scope.bundles.map((bundle) => bundle.bundle_id));
+  try {
+    return await body(view);
+  } finally {
+    view.close();
+  }
+}
+
+export function limitWithin(limit: number, maximum: number): number {
+  if (!Number.isInteger(limit) || limit < 1 || limit > maximum) {
+    throw new FlameoxError({
+      code: "QUERY_BUDGET_EXCEEDED",
+      message: `limit must be between 1 and ${maximum}.`,
+      details: { limit, max_row_limit: maximum },
+      remediation: [`Pass a limit between 1 and ${maximum} and page with the cursor.`],
+    });
+  }
+  return limit;
+}

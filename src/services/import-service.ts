@@ -1,0 +1,213 @@
+import { existsSync, lstatSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, isAbsolute, relative, resolve, sep } from "node:path";
+import { FlameoxError } from "../domain/errors.ts";
+import { detectProfileFormat, type ProfileFormat } from "../adapters/formats/detect.ts";
+import { extractProfile } from "../adapters/formats/extract-profile.ts";
+import { storeArtifactFile, type StoredArtifact } from "../store/artifact-store.ts";
+import { advanceCorpus } from "../store/corpus.ts";
+import { blankManifest, insertRun } from "../store/run-store.ts";
+import { registerArtifact } from "./artifact-registration.ts";
+import { prepareBundle, type PreparedBundle } from "./evidence-publisher.ts";
+import { artifactResourceUri, runResourceUri } from "./run-service.ts";
+import { loadPolicy } from "./workspace-service.ts";
+import type { Services } from "./services.ts";
+
+export const artifactKinds = [
+  "execution_trace",
+  "sample_profile",
+  "memory_profile",
+  "benchmark_samples",
+  "python_startup",
+  "test_execution",
+  "execution_coverage",
+  "semantic_observations",
+  "process_output",
+  "validation_output",
+  "collector_metadata",
+  "analysis_result",
+  "otlp_trace",
+  "core_dump",
+  "sanitizer_report",
+  "source_snapshot",
+  "process_tree_snapshot",
+  "experiment_configuration",
+] as const;
+export type ArtifactKind = (typeof artifactKinds)[number];
+
+/** Kinds that may hold secrets or source must be registered as sensitive. */
+const sensitiveFloor = new Set<string>(["core_dump", "source_snapshot"]);
+
+export type ImportRequest = {
+  path: string;
+  kind: ArtifactKind | null;
+  sensitivity: "normal" | "internal" | "sensitive";
+  media_type: string | null;
+  source_root: "project" | "temp";
+  producer: string;
+  producer_version: string | null;
+};
+
+export type ImportReceipt = {
+  schema_version: 1;
+  run_id: string;
+  artifact_id: string;
+  kind: string;
+  format: ProfileFormat | null;
+  producer: string | null;
+  producer_version: string | null;
+  byte_length: number;
+  evidence: { status: "available" | "not_extracted"; tables: Record<string, number>; next_tool: string | null; limitations: string[] };
+  corpus_commit_id: string;
+  run_resource_uri: string;
+  artifact_resource_uri: string;
+};
+
+const profileFormats: ProfileFormat[] = ["speedscope", "collapsed", "py_spy_raw", "v8_cpuprofile", "pprof", "chrome_trace"];
+
+export class ImportService {
+  constructor(private readonly services: Services) {}
+
+  /** Resolves an import path inside its root, refusing NUL bytes, escapes and non-regular files. */
+  resolveImportPath(path: string, sourceRoot: "project" | "temp"): string {
+    const refuse = (message: string, remedy: string) =>
+      new FlameoxError({ code: "EXECUTION_REFUSED", message, details: { next_tool: "import_artifact", source_root: sourceRoot }, remediation: [remedy] });
+    if (path.includes("\u0000")) throw refuse("The import path contains a NUL byte.", "Pass a path without NUL bytes.");
+    const root = realpathSync(sourceRoot === "project" ? this.services.projectRoot : tmpdir());
+    const candidate = isAbsolute(path) ? resolve(path) : resolve(root, path);
+    if (!existsSync(candidate)) throw refuse(`The file to import does not exist: ${relativeOrName(root, candidate)}.`, "Check the path; relative paths resolve against the source root.");
+    const real = realpathSync(candidate);
+    const inside = (child: string) => child === root || child.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
+    if (!inside(candidate) && !inside(resolve(realpathSync(resolve(candidate, "..")), basename(candidate)))) {
+      throw refuse(`The path is outside the ${sourceRoot} root.`, sourceRoot === "project" ? "Import files inside the project, or use source_root='temp' for files under the system temporary folder." : "Import files under the system temporary folder.");
+    }
+    if (!inside(real)) throw refuse("The path leads (through a symbolic link) outside its root.", "Import the real file inside the root, not a link to a file elsewhere.");
+    if (!lstatSync(real).isFile()) throw refuse("Only regular files can be imported.", "Pass the path of a regular file.");
+    return real;
+  }
+
+  async importArtifact(request: ImportRequest): Promise<ImportReceipt> {
+    const workspace = this.services.workspace();
+    if (request.kind !== null && !(artifactKinds as readonly string[]).includes(request.kind)) {
+      throw new FlameoxError({
+        code: "INVALID_ARGUMENTS",
+        message: `Unknown artifact kind '${request.kind}'.`,
+        details: { fields: [{ field: "kind", message: `Input should be one of ${artifactKinds.join(", ")}`, type: "literal_error" }] },
+        remediation: ["Use kind='execution_trace' for Chrome and Torch traces and 'sample_profile' for profiles, or omit kind to detect it."],
+      });
+    }
+    if (request.kind && sensitiveFloor.has(request.kind) && request.sensitivity !== "sensitive") {
+      throw new FlameoxError({
+        code: "SENSITIVE_ARTIFACT_REFUSED",
+        message: `Artifacts of kind ${request.kind} must be imported with sensitivity 'sensitive'.`,
+        remediation: ["Repeat the import with sensitivity='sensitive'."],
+      });
+    }
+    const source = this.resolveImportPath(request.path, request.source_root);
+    const policy = loadPolicy(workspace);
+    const detected = await detectProfileFormat(source);
+    const isProfile = profileFormats.includes(detected.format);
+    const kind: string = request.kind ?? (detected.format === "chrome_trace" ? "execution_trace" : isProfile ? "sample_profile" : "collector_metadata");
+    const stored: StoredArtifact = storeArtifactFile(workspace, source, { maxBytes: policy.limits.max_artifact_bytes });
+    const runId = crypto.randomUUID();
+    const producer = request.producer !== "auto" ? request.producer : (detected.producer ?? null);
+    const producerVersion = request.producer_version ?? detected.producer_version ?? null;
+    let bundle: PreparedBundle | null = null;
+    let limitations: string[] = [];
+    const extractable = isProfile && (kind === "sample_profile" || kind === "execution_trace" || kind === "memory_profile");
+    try {
+      if (extractable) {
+        bundle = await prepareBundle(workspace, { runId, artifactId: stored.artifact_id, extractor: "profile", extractorVersion: "1" }, async (sink) => {
+          const result = await extractProfile(workspace.path(stored.stored_path), sink, { projectRoot: this.services.projectRoot, format: detected.format as Exclude<ProfileFormat, "unknown"> });
+          limitations = result.limitations;
+        });
+      }
+      const createdAt = new Date().toISOString();
+      const corpus = workspace.state.write(() => {
+        const database = workspace.state.database;
+        const manifest = blankManifest(runId, "import", createdAt);
+        manifest.capture_status = "registered";
+        manifest.limitations = limitations;
+        const reference = registerArtifactFor(database, runId, stored, source, kind, request, producer, producerVersion, isProfile ? detected.format : null);
+        manifest.artifacts = [reference];
+        insertRun(database, manifest, "import");
+        const head = advanceCorpus(database, workspace.id, `import ${runId}`);
+        bundle?.register(head);
+        return head;
+      });
+      return {
+        schema_version: 1,
+        run_id: runId,
+        artifact_id: stored.artifact_id,
+        kind,
+        format: detected.format === "unknown" ? null : detected.format,
+        producer,
+        producer_version: producerVersion,
+        byte_length: stored.byte_length,
+        evidence: bundle
+          ? { status: "available", tables: bundle.tables, next_tool: "analyze_hotspots", limitations }
+          : { status: "not_extracted", tables: {}, next_tool: extractToolFor(kind), limitations: [] },
+        corpus_commit_id: corpus.commit_id,
+        run_resource_uri: runResourceUri(runId),
+        artifact_resource_uri: artifactResourceUri(stored.artifact_id),
+      };
+    } catch (error) {
+      bundle?.discard();
+      if (!stored.already_present) rmSync(workspace.path(stored.stored_path), { force: true });
+      throw error;
+    }
+  }
+}
+
+function registerArtifactFor(
+  database: import("bun:sqlite").Database,
+  runId: string,
+  stored: StoredArtifact,
+  source: string,
+  kind: string,
+  request: ImportRequest,
+  producer: string | null,
+  producerVersion: string | null,
+  format: string | null,
+) {
+  return registerArtifact(database, {
+    runId,
+    artifact: stored,
+    displayName: basename(source),
+    kind,
+    role: "imported",
+    mediaType: request.media_type,
+    sensitivity: request.sensitivity,
+    producer,
+    producerVersion,
+    format,
+  });
+}
+
+function relativeOrName(root: string, path: string): string {
+  const rel = relative(root, path);
+  return rel.startsWith("..") ? basename(path) : rel;
+}
+
+/** The extraction tool that turns a non-profile artifact kind into evidence. */
+export function extractToolFor(kind: string): string | null {
+  switch (kind) {
+    case "benchmark_samples":
+      return "extract_pyperf";
+    case "test_execution":
+      return "extract_pytest";
+    case "execution_coverage":
+      return "extract_coverage";
+    case "memory_profile":
+      return "extract_memray";
+    case "python_startup":
+      return "extract_python_startup";
+    case "semantic_observations":
+      return "extract_observations";
+    case "execution_trace":
+      return "extract_perfetto";
+    default:
+      return null;
+  }
+}
+

@@ -1,0 +1,50 @@
+import type { Database } from "bun:sqlite";
+
+export type BundleRecord = {
+  bundle_id: string;
+  run_id: string;
+  artifact_id: string;
+  extractor: string;
+  extractor_version: string;
+  tables: Record<string, number>;
+  created_at: string;
+  corpus_sequence: number;
+};
+
+/**
+ * Registers a finished bundle; must run inside the publishing transaction. Re-extraction of the
+ * same artifact by the same extractor supersedes the earlier bundle instead of duplicating rows.
+ */
+export function registerBundle(database: Database, bundle: BundleRecord): void {
+  database
+    .query("UPDATE evidence_bundles SET superseded_by = ? WHERE run_id = ? AND artifact_id = ? AND extractor = ? AND superseded_by IS NULL")
+    .run(bundle.bundle_id, bundle.run_id, bundle.artifact_id, bundle.extractor);
+  database
+    .query(
+      "INSERT INTO evidence_bundles (bundle_id, run_id, artifact_id, extractor, extractor_version, tables, created_at, corpus_sequence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .run(bundle.bundle_id, bundle.run_id, bundle.artifact_id, bundle.extractor, bundle.extractor_version, JSON.stringify(bundle.tables), bundle.created_at, bundle.corpus_sequence);
+}
+
+export function currentBundles(database: Database, filter: { runId?: string; artifactId?: string; maxSequence?: number }): BundleRecord[] {
+  const clauses = ["superseded_by IS NULL"];
+  const values: (string | number)[] = [];
+  if (filter.runId) {
+    clauses.push("run_id = ?");
+    values.push(filter.runId);
+  }
+  if (filter.artifactId) {
+    clauses.push("artifact_id = ?");
+    values.push(filter.artifactId);
+  }
+  if (filter.maxSequence !== undefined) {
+    clauses.push("corpus_sequence <= ?");
+    values.push(filter.maxSequence);
+  }
+  return database
+    .query<{ bundle_id: string; run_id: string; artifact_id: string; extractor: string; extractor_version: string; tables: string; created_at: string; corpus_sequence: number }, (string | number)[]>(
+      `SELECT * FROM evidence_bundles WHERE ${clauses.join(" AND ")} ORDER BY corpus_sequence, bundle_id`,
+    )
+    .all(...values)
+    .map((row) => ({ ...row, tables: JSON.parse(row.tables) as Record<string, number> }));
+}
