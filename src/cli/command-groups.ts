@@ -1,7 +1,8 @@
 import type { CommandDef } from "citty";
 import { captureCommand, importCommand } from "./capture.ts";
-import { artifactsCommand, runsCommand } from "./runs.ts";
+import { artifactsCommand, recoverCommand, runsCommand } from "./runs.ts";
 import { analyzeCommand, stacksCommand } from "./analyze.ts";
+import { setupCommand } from "./setup.ts";
 
 /** Command groups beyond the workspace basics, one file each. */
 export const cliCommandGroups: Record<string, CommandDef> = {
@@ -11,4 +12,6 @@ export const cliCommandGroups: Record<string, CommandDef> = {
   artifacts: artifactsCommand as CommandDef,
   analyze: analyzeCommand as CommandDef,
   stacks: stacksCommand as CommandDef,
+  recover: recoverCommand as CommandDef,
+  setup: setupCommand as CommandDef,
 };

@@ -86,3 +86,15 @@ export const artifactsCommand = defineCommand({
     }),
   },
 });
+
+export const recoverCommand = defineCommand({
+  meta: { name: "recover", description: "Close runs whose owning flameox process died (kill -9, crash, reboot): kill leftovers, quarantine partial outputs." },
+  async run() {
+    const result = await cliServices().recovery.recover();
+    emit(cliOptions(), result, () =>
+      result.recovered.length === 0
+        ? `Nothing to recover${result.still_running.length > 0 ? ` (${result.still_running.length} runs still owned by live processes)` : ""}.`
+        : result.recovered.map((run) => `recovered ${run.run_id}: cancelled, cleanup_complete=${run.cleanup_complete}${run.workload_killed ? ", leftover workload killed" : ""}`).join("\n"),
+    );
+  },
+});

@@ -10,6 +10,7 @@ import { RunService } from "./run-service.ts";
 import { ImportService } from "./import-service.ts";
 import { CaptureService } from "./capture-service.ts";
 import { AnalysisService } from "./analysis-service.ts";
+import { RecoveryService } from "./recovery-service.ts";
 
 export type ServicesOptions = {
   projectRoot: string;
@@ -87,6 +88,10 @@ export class Services {
 
   get analysis(): AnalysisService {
     return this.service("analysis", () => new AnalysisService(this));
+  }
+
+  get recovery(): RecoveryService {
+    return this.service("recovery", () => new RecoveryService(this));
   }
 
   close(): void {

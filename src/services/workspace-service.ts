@@ -123,7 +123,7 @@ export class WorkspaceService {
       artifact_object_count: counts.artifacts,
       storage_bytes: folderBytes(workspace.root),
       active_captures: counts.activeCaptures,
-      stale_run_ids: counts.staleRuns,
+      stale_run_ids: this.services.recovery.staleRunIds(),
       evidence_engine: await evidenceEngine(),
       warnings,
     };
