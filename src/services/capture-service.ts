@@ -6,7 +6,10 @@ import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
 import { FlameoxError, invalidArguments, toFlameoxError } from "../domain/errors.ts";
 import { resolveWorkloadInvocation } from "../config/workload-template.ts";
 import { adapterDescriptor } from "../adapters/registry.ts";
-import { extractPySpyProfile, pySpyCollectorArgv, PySpyOptionsSchema, pySpyProfileFileName } from "../adapters/py-spy/py-spy-capture.ts";
+import { captureAdapters } from "../adapters/capture-adapters.ts";
+import type { CaptureAdapter, CollectorOutput } from "../adapters/capture-adapter.ts";
+import { flameoxVersion } from "../version.ts";
+import { brokerCommandRunner } from "./command-runner.ts";
 import { runProcess, type ProcessResult } from "../exec/broker.ts";
 import { executableDigest, resolveExecutable } from "../exec/executable.ts";
 import { bootId, environmentIdentity, processStartTime, sourceIdentity } from "../exec/identity.ts";
@@ -45,6 +48,10 @@ type BoundIntent = {
   workload_executable_digest: string;
   argv: string[];
   collector_argv: string[];
+  trusted_environment: Record<string, string>;
+  outputs: CollectorOutput[];
+  expected_overhead: string;
+  collector_directory: string;
   cwd: string;
   environment: Record<string, string>;
   timeout_seconds: number;
@@ -98,7 +105,6 @@ export type CaptureReceipt = {
 
 export type ProgressReporter = (progress: number, total: number, message: string) => Promise<void> | void;
 
-const captureAdapters = new Set(["command", "py-spy"]);
 let activeCaptures = 0;
 
 const trustedLocalWarning =
@@ -123,12 +129,13 @@ export class CaptureService {
     }
     const descriptor = adapterDescriptor(request.adapter);
     if (!descriptor) throw unknownAdapter(request.adapter);
-    if (!captureAdapters.has(descriptor.name)) {
+    const adapter = captureAdapters.get(descriptor.name);
+    if (!adapter) {
       throw new FlameoxError({
         code: "CAPABILITY_UNAVAILABLE",
-        message: `The ${descriptor.name} adapter cannot be planned as a capture yet.`,
-        details: { adapter: descriptor.name, allowed_adapters: [...captureAdapters], next_tool: "get_declared_workflow" },
-        remediation: [`Choose one of: ${[...captureAdapters].join(", ")}.`],
+        message: `The ${descriptor.name} adapter is import-only; it cannot be planned as a capture.`,
+        details: { adapter: descriptor.name, allowed_adapters: [...captureAdapters.keys()], next_tool: "get_declared_workflow" },
+        remediation: [`Choose one of: ${[...captureAdapters.keys()].join(", ")}.`],
         nextTool: "get_declared_workflow",
       });
     }
@@ -139,7 +146,7 @@ export class CaptureService {
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
       throw new FlameoxError({ code: "EXECUTION_REFUSED", message: `The workload's cwd '${invocation.cwd}' is not an existing folder.`, remediation: ["Fix the workload's cwd with configure_workload."], details: { next_tool: "configure_workload" } });
     }
-    const adapterOptions = parseAdapterOptions(descriptor.name, request.adapter_options);
+    const adapterOptions = parseAdapterOptions(adapter, request.adapter_options);
     const childPath = invocation.environment.PATH ?? process.env.PATH ?? "";
     const checks: { name: string; status: string; detail: string }[] = [];
     let workloadExecutable: string;
@@ -178,10 +185,18 @@ export class CaptureService {
     }
     const runId = crypto.randomUUID();
     const artifactDirectory = workspace.path("staging", `run-${runId}`);
-    const collectorArgv =
-      descriptor.name === "py-spy"
-        ? pySpyCollectorArgv(adapterExecutable!, v.parse(PySpyOptionsSchema, adapterOptions), join(artifactDirectory, pySpyProfileFileName), [workloadExecutable, ...invocation.argv.slice(1)])
-        : [workloadExecutable, ...invocation.argv.slice(1)];
+    const collectorDirectory = workspace.path("tools", "collectors", flameoxVersion);
+    const collector = await adapter.planCollector({
+      workloadArgv: [workloadExecutable, ...invocation.argv.slice(1)],
+      cwd,
+      environment: invocation.environment,
+      artifactDirectory,
+      adapterExecutable,
+      options: adapterOptions,
+      collectorDirectory,
+      projectRoot: this.services.projectRoot,
+    });
+    const collectorArgv = collector.argv;
     const intent: BoundIntent = {
       workspace_id: workspace.id,
       run_id: runId,
@@ -196,6 +211,10 @@ export class CaptureService {
       workload_executable_digest: await executableDigest(workloadExecutable),
       argv: invocation.argv,
       collector_argv: collectorArgv,
+      trusted_environment: collector.trustedEnvironment,
+      outputs: collector.outputs,
+      expected_overhead: collector.expectedOverhead,
+      collector_directory: collectorDirectory,
       cwd,
       environment: invocation.environment,
       timeout_seconds: workload.timeout_seconds,
@@ -225,7 +244,7 @@ export class CaptureService {
       command: { argv: invocation.argv, cwd: relative(this.services.projectRoot, cwd) || ".", timeout_seconds: workload.timeout_seconds, environment_names: Object.keys(invocation.environment).sort() },
       collector_argv: collectorArgv.map((argument) => argument.replace(workspace.root, ".diagnostics")),
       expected_artifact_kinds: descriptor.artifactKinds,
-      expected_overhead: descriptor.name === "py-spy" ? `sampling at ${String(adapterOptions.rate ?? 100)} Hz; the workload is paused briefly for each sample` : "none",
+      expected_overhead: collector.expectedOverhead,
       execution_policy: "trusted_local",
       containment: "uncontained",
       preflight: { mode: request.preflight_mode, disposition: "ready", checks },
@@ -303,6 +322,7 @@ export class CaptureService {
           stderrPath: join(intent.artifact_directory, "stderr.txt"),
           outputBudgetBytes: policy.limits.max_output_bytes,
           environment: intent.environment,
+          trustedEnvironment: intent.trusted_environment,
         },
         {
           signal: options.signal,
@@ -338,19 +358,20 @@ export class CaptureService {
     const executionStatus = result.cancelled && !result.timed_out ? "cancelled" : result.timed_out ? "timed_out" : result.exit_code === 0 ? "succeeded" : "failed";
     const limitations = [...result.limitations];
     const bundles: PreparedBundle[] = [];
-    const stored: { path: string; kind: string; role: string; name: string; mediaType: string; format: string | null; producer: string | null }[] = [
+    const stored: { path: string; kind: string; role: string; name: string; mediaType: string; format: string | null; producer: string | null; output?: CollectorOutput }[] = [
       { path: join(intent.artifact_directory, "stdout.txt"), kind: "process_output", role: "stdout", name: "stdout.txt", mediaType: "text/plain", format: "text", producer: null },
       { path: join(intent.artifact_directory, "stderr.txt"), kind: "process_output", role: "stderr", name: "stderr.txt", mediaType: "text/plain", format: "text", producer: null },
     ];
-    let validation: RunManifest["validation_status"] = "not_requested";
+    let validation: RunManifest["validation_status"] = intent.outputs.length > 0 ? "passed" : "not_requested";
     let captureStatus: RunManifest["capture_status"] = "registered";
-    const profilePath = join(intent.artifact_directory, pySpyProfileFileName);
-    if (intent.adapter === "py-spy") {
-      if (existsSync(profilePath) && statSync(profilePath).size > 0) {
-        stored.push({ path: profilePath, kind: "sample_profile", role: "profile", name: pySpyProfileFileName, mediaType: "application/json", format: "speedscope", producer: "py-spy" });
-      } else {
+    const adapter = captureAdapters.get(intent.adapter)!;
+    for (const output of intent.outputs) {
+      const path = join(intent.artifact_directory, output.file);
+      if (existsSync(path) && statSync(path).size > 0) {
+        stored.push({ path, kind: output.kind, role: output.role, name: output.file, mediaType: output.mediaType, format: output.format, producer: output.producer, output });
+      } else if (output.required) {
         validation = "failed";
-        limitations.push("py-spy wrote no profile; see the stderr artifact.");
+        limitations.push(`${intent.adapter} wrote no ${output.file}; see the stderr artifact.`);
       }
     }
     if (executionStatus === "cancelled") captureStatus = "cancelled";
@@ -358,20 +379,29 @@ export class CaptureService {
     const storedArtifacts = stored
       .filter((entry) => existsSync(entry.path))
       .map((entry) => ({ entry, artifact: storeArtifactFile(workspace, entry.path, { maxBytes: policy.limits.max_artifact_bytes }) }));
-    const profile = storedArtifacts.find((item) => item.entry.role === "profile");
-    if (profile && executionStatus !== "cancelled") {
-      try {
-        bundles.push(
-          await prepareBundle(workspace, { runId: intent.run_id, artifactId: profile.artifact.artifact_id, extractor: "py-spy", extractorVersion: "1" }, async (sink) => {
-            const extracted = await extractPySpyProfile(workspace.path(profile.artifact.stored_path), sink, this.services.projectRoot);
-            limitations.push(...extracted.limitations);
-          }),
-        );
-        validation = "passed";
-      } catch (error) {
-        validation = "failed";
-        captureStatus = "failed";
-        limitations.push(`The profile could not be parsed: ${toFlameoxError(error).message}`);
+    if (executionStatus !== "cancelled" && adapter.extract) {
+      const extractionContext = {
+        projectRoot: this.services.projectRoot,
+        workloadExecutable: intent.workload_executable,
+        collectorDirectory: intent.collector_directory,
+        run: brokerCommandRunner(join(intent.artifact_directory, "extraction")),
+        scratchDirectory: join(intent.artifact_directory, "extraction"),
+      };
+      for (const item of storedArtifacts) {
+        const output = item.entry.output;
+        if (!output?.extract) continue;
+        try {
+          bundles.push(
+            await prepareBundle(workspace, { runId: intent.run_id, artifactId: item.artifact.artifact_id, extractor: adapter.extractor.name, extractorVersion: adapter.extractor.version }, async (sink) => {
+              const extracted = await adapter.extract!(output, workspace.path(item.artifact.stored_path), sink, extractionContext);
+              limitations.push(...extracted.limitations);
+            }),
+          );
+        } catch (error) {
+          validation = "failed";
+          captureStatus = "failed";
+          limitations.push(`${output.file} could not be extracted: ${toFlameoxError(error).message}`);
+        }
       }
     }
     await report(6, "Validation complete");
@@ -445,7 +475,7 @@ export class CaptureService {
       exit_code: result.exit_code,
       source_state_id: readRun(workspace.state.database, intent.run_id)?.source_state_id ?? null,
       environment_id: readRun(workspace.state.database, intent.run_id)?.environment_id ?? null,
-      artifact_ids: references.map((reference) => reference.artifact_id),
+      artifact_ids: [...new Set(references.map((reference) => reference.artifact_id))],
       evidence_tables: Object.assign({}, ...bundles.map((bundle) => bundle.tables)) as Record<string, number>,
       limitations,
       limitation_details: [{ source: "plan", code: "trusted_local_execution", message: trustedLocalWarning }],
@@ -554,29 +584,17 @@ export class CaptureService {
 
 const defaultInherited = ["PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR", "TERM", "USER", "LOGNAME"];
 
-function parseAdapterOptions(adapter: string, options: Record<string, unknown>): Record<string, unknown> {
-  if (adapter === "py-spy") {
-    const parsed = v.safeParse(PySpyOptionsSchema, options);
-    if (!parsed.success) {
-      const error = invalidArguments(
-        "plan_capture",
-        parsed.issues.map((issue) => ({ field: `adapter_options.${(issue.path ?? []).map((item) => String(item.key)).join(".")}`, message: issue.message, type: issue.type })),
-        ["Use only the py-spy options listed by list_capabilities(adapter='py-spy'): rate, native, subprocesses, idle, gil."],
-      );
-      throw new FlameoxError({ code: "INVALID_CAPTURE_PLAN", message: error.message, details: error.details, remediation: error.remediation, nextTool: "plan_capture" });
-    }
-    return parsed.output;
-  }
-  if (Object.keys(options).length > 0) {
-    throw new FlameoxError({
-      code: "INVALID_CAPTURE_PLAN",
-      message: `The ${adapter} adapter takes no adapter_options.`,
-      details: { adapter, received: Object.keys(options) },
-      remediation: ["Omit adapter_options for this adapter."],
-      nextTool: "plan_capture",
-    });
-  }
-  return {};
+/** adapter_options are checked against the adapter's own strict schema; unknown options are refused. */
+function parseAdapterOptions(adapter: CaptureAdapter, options: Record<string, unknown>): Record<string, unknown> {
+  const parsed = v.safeParse(adapter.optionsSchema, options);
+  if (parsed.success) return parsed.output;
+  const allowed = Object.keys(adapter.descriptor.options);
+  const error = invalidArguments(
+    "plan_capture",
+    parsed.issues.map((issue) => ({ field: `adapter_options.${(issue.path ?? []).map((item) => String(item.key)).join(".")}`, message: issue.message, type: issue.type })),
+    [allowed.length > 0 ? `Use only the ${adapter.descriptor.name} options listed by list_capabilities: ${allowed.join(", ")}.` : `The ${adapter.descriptor.name} adapter takes no adapter_options.`],
+  );
+  throw new FlameoxError({ code: "INVALID_CAPTURE_PLAN", message: error.message, details: error.details, remediation: error.remediation, nextTool: "plan_capture" });
 }
 
 function refuseEscape(projectRoot: string, path: string): void {

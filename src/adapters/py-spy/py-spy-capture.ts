@@ -1,6 +1,7 @@
 import * as v from "valibot";
-import type { EvidenceSink } from "../../domain/evidence.ts";
+import type { CaptureAdapter } from "../capture-adapter.ts";
 import { extractSpeedscope } from "../formats/speedscope.ts";
+import { adapterDescriptor } from "../registry.ts";
 
 /** Typed py-spy options an agent may set; anything else is refused at planning. */
 export const PySpyOptionsSchema = v.strictObject({
@@ -26,6 +27,21 @@ export function pySpyCollectorArgv(executable: string, options: PySpyOptions, pr
   return argv;
 }
 
-export async function extractPySpyProfile(path: string, sink: EvidenceSink, projectRoot: string) {
-  return extractSpeedscope(path, sink, { projectRoot, language: "python" });
-}
+export const pySpyAdapter: CaptureAdapter = {
+  descriptor: adapterDescriptor("py-spy")!,
+  optionsSchema: PySpyOptionsSchema as unknown as CaptureAdapter["optionsSchema"],
+  extractor: { name: "py-spy", version: "1" },
+  planCollector(context) {
+    const options = v.parse(PySpyOptionsSchema, context.options);
+    return {
+      argv: pySpyCollectorArgv(context.adapterExecutable!, options, `${context.artifactDirectory}/${pySpyProfileFileName}`, context.workloadArgv),
+      trustedEnvironment: {},
+      outputs: [{ file: pySpyProfileFileName, kind: "sample_profile", role: "profile", mediaType: "application/json", format: "speedscope", producer: "py-spy", required: true, extract: true }],
+      expectedOverhead: `sampling at ${options.rate} Hz; the workload is paused briefly for each sample`,
+    };
+  },
+  async extract(_output, path, sink, context) {
+    const result = await extractSpeedscope(path, sink, { projectRoot: context.projectRoot, language: "python" });
+    return { limitations: result.limitations };
+  },
+};

@@ -1,0 +1,66 @@
+import type * as v from "valibot";
+import type { EvidenceSink } from "../domain/evidence.ts";
+import type { AdapterDescriptor } from "./registry.ts";
+
+/** Runs a helper command (extraction helpers, probes) and returns its output; services supply the broker-backed one. */
+export type CommandRunner = (
+  argv: string[],
+  options: { cwd?: string; env?: Record<string, string>; timeoutMs: number },
+) => Promise<{ exitCode: number | null; stdout: string; stderr: string }>;
+
+/** What a capture adapter gets at planning time; everything here is already resolved and checked. */
+export type CollectorContext = {
+  /** The workload argv with argv[0] resolved to an absolute executable. */
+  workloadArgv: string[];
+  cwd: string;
+  environment: Record<string, string>;
+  /** Where the collector writes its outputs; becomes the run's artifacts. */
+  artifactDirectory: string;
+  /** The adapter's own executable found on PATH (py-spy, perf …), or null. */
+  adapterExecutable: string | null;
+  options: Record<string, unknown>;
+  /** A version-addressed folder where embedded collector scripts may be written. */
+  collectorDirectory: string;
+  projectRoot: string;
+};
+
+export type CollectorOutput = {
+  /** File name inside the artifact directory. */
+  file: string;
+  kind: string;
+  role: string;
+  mediaType: string;
+  format: string | null;
+  producer: string | null;
+  /** A required output that is missing fails validation. */
+  required: boolean;
+  /** Whether `extract` turns this output into evidence. */
+  extract: boolean;
+};
+
+export type CollectorPlan = {
+  argv: string[];
+  /** flameox's own variables for the collector; they bypass the workload environment policy. */
+  trustedEnvironment: Record<string, string>;
+  outputs: CollectorOutput[];
+  expectedOverhead: string;
+};
+
+export type ExtractionContext = {
+  projectRoot: string;
+  /** The interpreter that ran the workload, for extractors that need the tool's own Python. */
+  workloadExecutable: string;
+  collectorDirectory: string;
+  run: CommandRunner;
+  scratchDirectory: string;
+};
+
+export interface CaptureAdapter {
+  descriptor: AdapterDescriptor;
+  /** Typed adapter_options; a strict valibot object. */
+  optionsSchema: v.GenericSchema<Record<string, unknown>, Record<string, unknown>>;
+  /** Extractor name recorded with each evidence bundle; bump its version when rows change. */
+  extractor: { name: string; version: string };
+  planCollector(context: CollectorContext): Promise<CollectorPlan> | CollectorPlan;
+  extract?(output: CollectorOutput, path: string, sink: EvidenceSink, context: ExtractionContext): Promise<{ limitations: string[] }>;
+}
