@@ -11,7 +11,7 @@ import {
   ReadResourceRequestSchema,
   type CallToolResult,
 } from "@modelcontextprotocol/sdk/types.js";
-import { toFlameoxError, type FlameoxError } from "../domain/errors.ts";
+import { invalidArguments, toFlameoxError, type FlameoxError } from "../domain/errors.ts";
 import { failureEnvelope, successEnvelope } from "../domain/envelope.ts";
 import { flameoxVersion } from "../version.ts";
 import type { Services } from "../services/services.ts";
@@ -55,6 +55,10 @@ export async function callTool(
   services: Services,
   options: { signal: AbortSignal; progress?: (progress: number, total: number | undefined, message: string) => Promise<void> },
 ): Promise<CallToolResult> {
+  const unknown = unknownRootFields(tool, rawArguments);
+  if (unknown.length > 0) {
+    return failureResult(invalidArguments(tool.name, unknown.map((field) => ({ field, message: "Unknown argument field.", type: "extra_forbidden" }))));
+  }
   const parsed = v.safeParse(tool.input, rawArguments ?? {});
   if (!parsed.success) return failureResult(invalidArgumentsFromIssues(tool.name, parsed.issues));
   try {
@@ -129,4 +133,11 @@ export async function serveStdio(services: Services): Promise<void> {
   process.stdin.on("end", () => void server.close());
   await closed;
   services.close();
+}
+
+/** Every unknown top-level field at once, sorted, so an agent fixes them in one retry. */
+function unknownRootFields(tool: ToolDefinition, rawArguments: unknown): string[] {
+  const entries = (tool.input as { entries?: Record<string, unknown> }).entries;
+  if (!entries || rawArguments === null || typeof rawArguments !== "object" || Array.isArray(rawArguments)) return [];
+  return Object.keys(rawArguments).filter((key) => !Object.hasOwn(entries, key)).sort();
 }

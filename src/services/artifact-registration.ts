@@ -15,13 +15,12 @@ export type RegistrationInput = {
   format: string | null;
 };
 
-/** Inside a write transaction: the artifact object (once) and this run's registration of it. */
-export function registerArtifact(database: Database, input: RegistrationInput): RunArtifactReference {
+/** Inside a write transaction, after the run row exists: the artifact object (once) and this run's registration of it. */
+export function registerArtifact(database: Database, input: RegistrationInput, registrationId = `reg-${crypto.randomUUID()}`): RunArtifactReference {
   const now = new Date().toISOString();
   database
     .query("INSERT OR IGNORE INTO artifacts (artifact_id, byte_length, payload_name, stored_path, hashed_at) VALUES (?, ?, ?, ?, ?)")
     .run(input.artifact.artifact_id, input.artifact.byte_length, input.artifact.payload_name, input.artifact.stored_path, now);
-  const registrationId = `reg-${crypto.randomUUID()}`;
   database
     .query(
       `INSERT INTO artifact_registrations (registration_id, artifact_id, run_id, display_name, kind, media_type, sensitivity, role, producer, producer_version, format, registered_at)
@@ -41,6 +40,20 @@ export function registerArtifact(database: Database, input: RegistrationInput): 
       input.format,
       now,
     );
+  return {
+    artifact_id: input.artifact.artifact_id,
+    registration_id: registrationId,
+    kind: input.kind,
+    role: input.role,
+    display_name: input.displayName,
+    byte_length: input.artifact.byte_length,
+    producer: input.producer,
+    format: input.format,
+  };
+}
+
+/** The manifest's view of a registration, known before the rows are written. */
+export function artifactReference(input: RegistrationInput, registrationId: string): RunArtifactReference {
   return {
     artifact_id: input.artifact.artifact_id,
     registration_id: registrationId,

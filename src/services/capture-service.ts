@@ -107,6 +107,8 @@ export type ProgressReporter = (progress: number, total: number, message: string
 
 let activeCaptures = 0;
 
+export const runMarkerVariable = "FLAMEOX_RUN_ID";
+
 const trustedLocalWarning =
   "Trusted-local execution selected: the workload runs directly as this user with no enforced containment; it may modify files or use the network.";
 
@@ -322,7 +324,8 @@ export class CaptureService {
           stderrPath: join(intent.artifact_directory, "stderr.txt"),
           outputBudgetBytes: policy.limits.max_output_bytes,
           environment: intent.environment,
-          trustedEnvironment: intent.trusted_environment,
+          // Descendants inherit this marker even after setsid, so crash recovery can find them.
+          trustedEnvironment: { ...intent.trusted_environment, [runMarkerVariable]: intent.run_id },
         },
         {
           signal: options.signal,

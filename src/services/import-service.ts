@@ -7,7 +7,7 @@ import { extractProfile } from "../adapters/formats/extract-profile.ts";
 import { storeArtifactFile, type StoredArtifact } from "../store/artifact-store.ts";
 import { advanceCorpus } from "../store/corpus.ts";
 import { blankManifest, insertRun } from "../store/run-store.ts";
-import { registerArtifact } from "./artifact-registration.ts";
+import { artifactReference, registerArtifact } from "./artifact-registration.ts";
 import { prepareBundle, type PreparedBundle } from "./evidence-publisher.ts";
 import { artifactResourceUri, runResourceUri } from "./run-service.ts";
 import { loadPolicy } from "./workspace-service.ts";
@@ -128,9 +128,22 @@ export class ImportService {
         const manifest = blankManifest(runId, "import", createdAt);
         manifest.capture_status = "registered";
         manifest.limitations = limitations;
-        const reference = registerArtifactFor(database, runId, stored, source, kind, request, producer, producerVersion, isProfile ? detected.format : null);
-        manifest.artifacts = [reference];
+        const registration = {
+          runId,
+          artifact: stored,
+          displayName: basename(source),
+          kind,
+          role: "imported",
+          mediaType: request.media_type,
+          sensitivity: request.sensitivity,
+          producer,
+          producerVersion,
+          format: isProfile ? detected.format : null,
+        };
+        const registrationId = `reg-${crypto.randomUUID()}`;
+        manifest.artifacts = [artifactReference(registration, registrationId)];
         insertRun(database, manifest, "import");
+        registerArtifact(database, registration, registrationId);
         const head = advanceCorpus(database, workspace.id, `import ${runId}`);
         bundle?.register(head);
         return head;
@@ -154,34 +167,9 @@ export class ImportService {
     } catch (error) {
       bundle?.discard();
       if (!stored.already_present) rmSync(workspace.path(stored.stored_path), { force: true });
-      throw error;
+      throw withoutStorePath(error, workspace.path(stored.stored_path), basename(source));
     }
   }
-}
-
-function registerArtifactFor(
-  database: import("bun:sqlite").Database,
-  runId: string,
-  stored: StoredArtifact,
-  source: string,
-  kind: string,
-  request: ImportRequest,
-  producer: string | null,
-  producerVersion: string | null,
-  format: string | null,
-) {
-  return registerArtifact(database, {
-    runId,
-    artifact: stored,
-    displayName: basename(source),
-    kind,
-    role: "imported",
-    mediaType: request.media_type,
-    sensitivity: request.sensitivity,
-    producer,
-    producerVersion,
-    format,
-  });
 }
 
 function relativeOrName(root: string, path: string): string {
@@ -211,3 +199,19 @@ export function extractToolFor(kind: string): string | null {
   }
 }
 
+
+/** Agents see the name they imported, never the workspace's internal storage path. */
+function withoutStorePath(error: unknown, storedPath: string, displayName: string): unknown {
+  if (!(error instanceof FlameoxError) || !error.message.includes(storedPath)) return error;
+  return new FlameoxError({
+    code: error.code,
+    message: error.message.replaceAll(storedPath, displayName),
+    details: JSON.parse(JSON.stringify(error.details).replaceAll(JSON.stringify(storedPath).slice(1, -1), displayName)) as Record<string, unknown>,
+    remediation: error.remediation,
+    retryable: error.retryable,
+    runId: error.runId,
+    nextTool: error.nextTool,
+    nextArguments: error.nextArguments,
+    cause: error,
+  });
+}

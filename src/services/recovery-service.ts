@@ -1,5 +1,7 @@
 import { existsSync, mkdirSync, renameSync } from "node:fs";
 import { bootId, processLiveness } from "../exec/identity.ts";
+import { processesWithEnvironment } from "../exec/environment-scan.ts";
+import { runMarkerVariable } from "./capture-service.ts";
 import { advanceCorpus } from "../store/corpus.ts";
 import { reviseRun, type RunManifest } from "../store/run-store.ts";
 import type { Services } from "./services.ts";
@@ -49,17 +51,18 @@ export class RecoveryService {
         continue;
       }
       const processInfo = (run.process ?? {}) as { pid?: number; process_start_time?: string | null };
-      let killed = false;
-      let workloadGone = true;
-      if (typeof processInfo.pid === "number") {
-        if (processLiveness(processInfo.pid, processInfo.process_start_time ?? null) === "alive") {
-          killTree(processInfo.pid);
-          killed = true;
-          const deadline = Date.now() + 5000;
-          while (Date.now() < deadline && processLiveness(processInfo.pid, processInfo.process_start_time ?? null) === "alive") await Bun.sleep(50);
-          workloadGone = processLiveness(processInfo.pid, processInfo.process_start_time ?? null) !== "alive";
-        }
+      const targets = processesWithEnvironment(runMarkerVariable, run.run_id);
+      if (typeof processInfo.pid === "number" && processLiveness(processInfo.pid, processInfo.process_start_time ?? null) === "alive") {
+        const root = { pid: processInfo.pid, startTime: processInfo.process_start_time ?? "" };
+        if (!targets.some((target) => target.pid === root.pid)) targets.push(root);
+        killGroup(processInfo.pid);
       }
+      for (const target of targets) killProcess(target.pid);
+      const killed = targets.length > 0;
+      const deadline = Date.now() + 5000;
+      const survivors = () => targets.filter((target) => processLiveness(target.pid, target.startTime || null) === "alive");
+      while (Date.now() < deadline && survivors().length > 0) await Bun.sleep(50);
+      const workloadGone = survivors().length === 0;
       const staging = workspace.path("staging", `run-${run.run_id}`);
       let quarantined = false;
       if (existsSync(staging)) {
@@ -103,12 +106,18 @@ function ownerIsGone(run: RunManifest): boolean {
 }
 
 /** The workload leads its own process group (the broker starts it with setsid). */
-function killTree(pid: number): void {
-  for (const target of [-pid, pid]) {
-    try {
-      process.kill(target, "SIGKILL");
-    } catch {
-      // Already gone.
-    }
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // The group is already gone.
+  }
+}
+
+function killProcess(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // Already gone.
   }
 }

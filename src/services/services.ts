@@ -11,6 +11,7 @@ import { ImportService } from "./import-service.ts";
 import { CaptureService } from "./capture-service.ts";
 import { AnalysisService } from "./analysis-service.ts";
 import { RecoveryService } from "./recovery-service.ts";
+import { ReportService } from "./report-service.ts";
 
 export type ServicesOptions = {
   projectRoot: string;
@@ -92,6 +93,10 @@ export class Services {
 
   get recovery(): RecoveryService {
     return this.service("recovery", () => new RecoveryService(this));
+  }
+
+  get reports(): ReportService {
+    return this.service("reports", () => new ReportService(this));
   }
 
   close(): void {

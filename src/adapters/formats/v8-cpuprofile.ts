@@ -45,6 +45,9 @@ export async function extractV8CpuProfile(path: string, sink: EvidenceSink, opti
     if (!record || typeof record !== "object" || typeof record.id !== "number") {
       throw artifactParseFailed(path, "a profile node has no numeric id");
     }
+    if (record.callFrame !== undefined && (record.callFrame === null || typeof record.callFrame !== "object")) {
+      throw artifactParseFailed(path, `profile node ${record.id} has a callFrame that is not an object`);
+    }
     const children: number[] = [];
     const rawChildren = Array.isArray(record.children) ? (record.children as unknown[]) : [];
     for (const child of rawChildren) {
@@ -68,7 +71,9 @@ export async function extractV8CpuProfile(path: string, sink: EvidenceSink, opti
       if (p.length === 0) return "enter";
       const key = p[0];
       if (p.length === 1) {
-        if (key === "nodes" || key === "samples" || key === "timeDeltas") return "enter";
+        if (key === "nodes") return "enter";
+        // Numeric arrays are captured whole (a few MB even for 1M samples) so their type can be checked.
+        if (key === "samples" || key === "timeDeltas") return "capture";
         if (key === "head") return "capture";
         return key === "startTime" || key === "endTime" ? "capture" : "skip";
       }
@@ -76,14 +81,19 @@ export async function extractV8CpuProfile(path: string, sink: EvidenceSink, opti
     },
     value(p, value) {
       const key = p[0];
+      if (p.length === 1 && (key === "nodes" || key === "samples" || key === "timeDeltas") && !Array.isArray(value)) {
+        throw artifactParseFailed(path, `\`${String(key)}\` is not an array`);
+      }
       if (key === "nodes" || key === "head") {
         sawNodes = true;
         addNode(value, null);
       } else if (key === "samples") {
-        if (typeof value !== "number") throw artifactParseFailed(path, `samples[${String(p[1])}] is not a node id`);
-        samples.push(value);
+        for (const [index, id] of (value as unknown[]).entries()) {
+          if (typeof id !== "number") throw artifactParseFailed(path, `samples[${index}] is not a node id`);
+          samples.push(id);
+        }
       } else if (key === "timeDeltas") {
-        deltas.push(typeof value === "number" ? value : 0);
+        for (const delta of value as unknown[]) deltas.push(typeof delta === "number" ? delta : 0);
       } else if (key === "startTime" && typeof value === "number") times.start = value;
       else if (key === "endTime" && typeof value === "number") times.end = value;
     },

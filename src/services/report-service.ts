@@ -1,0 +1,592 @@
+/**
+ * Pictures of stored evidence: the self-contained HTML report, the bounded SVG flame graph, the
+ * standard export files, and the plan naming which viewer opens what. Stacks are merged in DuckDB
+ * (one row per distinct path) before any of them reach JavaScript, so a million samples cost what
+ * their few thousand distinct stacks cost.
+ */
+import { existsSync, lstatSync } from "node:fs";
+import { basename, delimiter, dirname, join, resolve } from "node:path";
+import { digestOf } from "../domain/canonical-json.ts";
+import { FlameoxError, invalidArguments } from "../domain/errors.ts";
+import type { FrameRow, StackRow, StackUnit, TraceEventRow } from "../domain/evidence.ts";
+import { chooseUnit, stackUnits, type UnitSummary } from "../analysis/hotspots.ts";
+import { sqlString, toNumber, toNullableNumber } from "../analysis/evidence-query.ts";
+import { buildCallTree } from "../analysis/flamegraph/tree.ts";
+import { renderFlameGraphSvg } from "../analysis/flamegraph/svg.ts";
+import { renderReport, type SlowTest, type TopAllocator } from "../analysis/report/html.ts";
+import { writeSpeedscope } from "../adapters/export/speedscope.ts";
+import { writeCollapsed } from "../adapters/export/collapsed.ts";
+import { writeChromeTrace } from "../adapters/export/chrome-trace.ts";
+import { writePprof } from "../adapters/export/pprof.ts";
+import type { EvidenceView } from "../store/evidence-query.ts";
+import type { BundleRecord } from "../store/evidence-registry.ts";
+import { writeFileAtomically } from "../store/atomic-file.ts";
+import { pinEvidenceScope, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
+import type { Services } from "./services.ts";
+
+export const exportFormats = ["speedscope", "pprof", "collapsed", "chrome"] as const;
+export type ExportFormat = (typeof exportFormats)[number];
+
+/** One or several runs, artifacts or run sets whose evidence is pooled. */
+export type EvidenceSelection = {
+  /** What the caller typed, for titles and error messages. */
+  label: string;
+  ids: string[];
+  runIds: string[];
+  bundles: BundleRecord[];
+  snapshot: string;
+};
+
+export type ReportRequest = {
+  /** Run ids, artifact ids (sha256:…) or run set ids; several are pooled into one profile. */
+  targets: string[];
+  baseline: string[] | null;
+  unit: StackUnit | null;
+  title: string | null;
+};
+
+export type ReportSummary = {
+  schema_version: 1;
+  path: string;
+  bytes: number;
+  targets: string[];
+  baseline: string[] | null;
+  run_ids: string[];
+  baseline_run_ids: string[] | null;
+  unit: StackUnit | null;
+  sections: string[];
+  distinct_stacks: number;
+  total_weight: number;
+};
+
+export type ExportRequest = { target: string; format: ExportFormat; unit: StackUnit | null };
+
+export type ExportResult = {
+  schema_version: 1;
+  path: string;
+  bytes: number;
+  format: ExportFormat;
+  target: string;
+  run_ids: string[];
+  unit: StackUnit | null;
+  source: "stacks" | "trace_events";
+};
+
+export type ViewerEntry = {
+  viewer: "report" | "speedscope" | "pprof" | "perfetto" | "firefox_profiler";
+  name: string;
+  format: "html" | ExportFormat;
+  /** argv that writes the file the viewer opens; run it from the project root. */
+  prepare_command: string[];
+  output: string;
+  /** argv that opens the file where a local viewer is installed, else null (open it by hand). */
+  open_command: string[] | null;
+  installed: boolean;
+  how_to_open: string;
+};
+
+export type ViewerPlan = {
+  schema_version: 1;
+  run_or_artifact: string;
+  run_ids: string[];
+  evidence: { stacks: boolean; trace_events: boolean; units: StackUnit[] };
+  report_command: string[];
+  viewers: ViewerEntry[];
+  notes: string[];
+};
+
+const stackExtractors = new Set(["profile", "py-spy", "perf", "memray"]);
+
+function hasStacks(bundles: BundleRecord[]): boolean {
+  return bundles.some((bundle) => (bundle.tables.stacks ?? 0) > 0 || (bundle.tables.stacks === undefined && stackExtractors.has(bundle.extractor)));
+}
+
+function hasTraceEvents(bundles: BundleRecord[]): boolean {
+  return bundles.some((bundle) => (bundle.tables.trace_events ?? 0) > 0);
+}
+
+/** "a,b" and repeated arguments both name several targets. */
+export function splitTargets(values: Iterable<string>): string[] {
+  const ids: string[] = [];
+  for (const value of values) for (const part of value.split(",")) if (part.trim() && !ids.includes(part.trim())) ids.push(part.trim());
+  return ids;
+}
+
+/** Refuses to replace anything but a regular file, and a folder that does not exist. */
+export function checkOutputPath(path: string, subject: string): string {
+  const absolute = resolve(path);
+  if (absolute.includes("\u0000")) throw invalidArguments(subject, [{ field: "output", message: "contains a NUL byte", type: "value_error" }]);
+  if (!existsSync(dirname(absolute)) || !lstatSync(dirname(absolute)).isDirectory()) {
+    throw new FlameoxError({
+      code: "INVALID_ARGUMENTS",
+      message: `The folder of the output file does not exist: ${dirname(absolute)}.`,
+      details: { fields: [{ field: "output", message: "folder does not exist", type: "value_error" }] },
+      remediation: ["Create the folder first, or name an output file in an existing folder."],
+    });
+  }
+  if (existsSync(absolute) || isDanglingLink(absolute)) {
+    const stat = lstatSync(absolute);
+    if (!stat.isFile()) {
+      throw new FlameoxError({
+        code: "EXECUTION_REFUSED",
+        message: `${absolute} exists and is not a regular file (${stat.isDirectory() ? "a folder" : stat.isSymbolicLink() ? "a symbolic link" : "a special file"}); it is not overwritten.`,
+        details: { output: absolute },
+        remediation: ["Name a new file, or an existing regular file to replace."],
+      });
+    }
+  }
+  return absolute;
+}
+
+function isDanglingLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+function onPath(command: string): string | null {
+  for (const folder of (process.env.PATH ?? "").split(delimiter)) {
+    if (!folder) continue;
+    const candidate = join(folder, command);
+    try {
+      if (lstatSync(candidate).isFile() || lstatSync(candidate).isSymbolicLink()) return candidate;
+    } catch {
+      // Not in this folder.
+    }
+  }
+  return null;
+}
+
+/** A file name from an id: no colons or slashes, short enough for any file system. */
+function fileStem(id: string): string {
+  return id.replace(/^sha256:/, "").replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 40);
+}
+
+export class ReportService {
+  constructor(private readonly services: Services) {}
+
+  /**
+   * Pins the evidence of every target at the current corpus head and pools their bundles. A run set
+   * (when that service exists) contributes its frozen runs.
+   */
+  select(targets: string[]): EvidenceSelection {
+    if (targets.length === 0) throw invalidArguments("report", [{ field: "target", message: "name at least one run, artifact or run set", type: "missing" }]);
+    const scopes: EvidenceScope[] = [];
+    for (const target of targets) {
+      const runSetRuns = this.runSetMembers(target);
+      if (runSetRuns) for (const runId of runSetRuns) scopes.push(pinEvidenceScope(this.services, runId));
+      else scopes.push(pinEvidenceScope(this.services, target));
+    }
+    const bundles = new Map<string, BundleRecord>();
+    for (const scope of scopes) for (const bundle of scope.bundles) bundles.set(bundle.bundle_id, bundle);
+    const list = [...bundles.values()];
+    return {
+      label: targets.join(","),
+      ids: targets,
+      runIds: [...new Set(scopes.flatMap((scope) => scope.runIds))],
+      bundles: list,
+      snapshot: digestOf(list.map((bundle) => bundle.bundle_id).sort()),
+    };
+  }
+
+  /** Run ids of a frozen run set, or null when `id` is not one (or run sets are not available). */
+  private runSetMembers(id: string): string[] | null {
+    if (id.startsWith("sha256:")) return null;
+    const runSets = (this.services as unknown as { runSets?: unknown }).runSets as
+      | { getRunSet?: (id: string) => unknown; members?: (id: string) => unknown }
+      | undefined;
+    if (!runSets || typeof runSets.getRunSet !== "function") return null;
+    const database = this.services.workspace().state.database;
+    if (database.query("SELECT 1 FROM runs WHERE run_id = ?").get(id)) return null;
+    let runSet: unknown;
+    try {
+      runSet = runSets.getRunSet(id);
+    } catch {
+      return null;
+    }
+    const record = runSet as { run_ids?: unknown; members?: unknown } | null;
+    if (record && Array.isArray(record.run_ids)) return record.run_ids.map(String);
+    if (record && Array.isArray(record.members)) return record.members.map((member) => String((member as { run_id?: unknown }).run_id ?? member));
+    return null;
+  }
+
+  private async withSelection<T>(selection: EvidenceSelection, body: (view: EvidenceView) => Promise<T>): Promise<T> {
+    const scope: EvidenceScope = {
+      kind: "run",
+      id: selection.label,
+      runIds: selection.runIds,
+      bundles: selection.bundles,
+      snapshot: selection.snapshot,
+      corpusCommitId: "",
+    };
+    return withEvidence(this.services, scope, body);
+  }
+
+  private noStacks(selection: EvidenceSelection, what: string): FlameoxError {
+    return new FlameoxError({
+      code: "CAPABILITY_UNAVAILABLE",
+      message: `${selection.label} has no stack samples to draw ${what} from.`,
+      details: { next_tool: "plan_capture", run_or_artifact: selection.label },
+      remediation: [
+        "Capture the workload with a sampling adapter (py-spy or perf) via plan_capture, or import a profile (speedscope, collapsed, pprof, .cpuprofile, Chrome trace) with flameox import.",
+      ],
+      nextTool: "plan_capture",
+    });
+  }
+
+  /** Renders the report for `request` and writes it to `output` (a new or regular file). */
+  async writeReport(request: ReportRequest, output: string): Promise<ReportSummary> {
+    const path = checkOutputPath(output, "report");
+    const { html, summary } = await this.renderReport(request);
+    writeFileAtomically(path, html);
+    return { ...summary, path, bytes: Buffer.byteLength(html) };
+  }
+
+  async renderReport(request: ReportRequest): Promise<{ html: string; summary: Omit<ReportSummary, "path" | "bytes"> }> {
+    const candidate = this.select(request.targets);
+    const baseline = request.baseline && request.baseline.length > 0 ? this.select(request.baseline) : null;
+    const loaded = await this.withSelection(candidate, async (view) => {
+      const units = await stackUnits(view);
+      const unit = chooseUnit(units, request.unit);
+      if (request.unit !== null && unit === null && units.length > 0) {
+        throw invalidArguments("report", [{ field: "unit", message: `no stacks in ${request.unit}; available: ${units.map((entry) => entry.unit).join(", ")}`, type: "value_error" }]);
+      }
+      const stacks = unit ? await loadMergedStacks(view, { unit, byThread: false }) : [];
+      const frames = stacks.length > 0 ? await loadFrames(view) : new Map<string, FrameRow>();
+      const traceEvents = await loadTraceEvents(view);
+      const slowest = await loadSlowestTests(view);
+      const allocators = units.some((entry) => entry.unit === "bytes") ? await loadTopAllocators(view) : [];
+      return { unit, units, stacks, frames, traceEvents, slowest, allocators };
+    });
+    let baselineStacks: { frames: Map<string, FrameRow>; stacks: StackRow[] } | null = null;
+    if (baseline && loaded.unit) {
+      const unit = loaded.unit;
+      baselineStacks = await this.withSelection(baseline, async (view) => {
+        const stacks = await loadMergedStacks(view, { unit, byThread: false });
+        if (stacks.length === 0) {
+          const units = await stackUnits(view);
+          throw new FlameoxError({
+            code: "COMPARISON_INVALID",
+            message: `The baseline ${baseline.label} has no stacks in ${unit}${units.length > 0 ? ` (it has ${units.map((entry) => entry.unit).join(", ")})` : ""}; a differential flame graph needs both sides in one unit.`,
+            remediation: ["Pick a baseline profiled the same way, or pass --unit with a unit both sides have."],
+          });
+        }
+        return { frames: await loadFrames(view), stacks };
+      });
+    }
+    const nothing = loaded.stacks.length === 0 && loaded.traceEvents.length === 0 && loaded.slowest.length === 0 && loaded.allocators.length === 0;
+    if (nothing) throw this.noStacks(candidate, "a report");
+    const profile = loaded.stacks.length > 0 ? { frames: loaded.frames, stacks: loaded.stacks } : undefined;
+    const sections: string[] = [];
+    if (profile) sections.push("flame_graph");
+    if (profile && baselineStacks) sections.push("differential_flame_graph");
+    if (loaded.traceEvents.length > 0) sections.push("timeline");
+    if (profile) sections.push("top_functions");
+    if (loaded.slowest.length > 0) sections.push("slowest_tests");
+    if (loaded.allocators.length > 0) sections.push("top_allocators");
+    const html = renderReport({
+      title: request.title ?? `flameox report · ${candidate.label}`,
+      subtitle: [
+        `runs ${candidate.runIds.join(", ")}`,
+        baseline ? `baseline ${baseline.label} (runs ${baseline.runIds.join(", ")})` : null,
+        loaded.unit ? `unit ${loaded.unit}` : null,
+      ]
+        .filter(Boolean)
+        .join(" · "),
+      generated_at: new Date().toISOString(),
+      ...(profile ? { profile } : {}),
+      ...(profile && baselineStacks ? { baseline: baselineStacks } : {}),
+      ...(loaded.unit ? { unit: loaded.unit } : {}),
+      ...(loaded.traceEvents.length > 0 ? { trace_events: loaded.traceEvents } : {}),
+      ...(loaded.slowest.length > 0 ? { slowest_tests: loaded.slowest } : {}),
+      ...(loaded.allocators.length > 0 ? { top_allocators: loaded.allocators } : {}),
+    });
+    return {
+      html,
+      summary: {
+        schema_version: 1,
+        targets: request.targets,
+        baseline: request.baseline,
+        run_ids: candidate.runIds,
+        baseline_run_ids: baseline?.runIds ?? null,
+        unit: loaded.unit,
+        sections,
+        // Merged in DuckDB per path and unit, so every row is one distinct stack.
+        distinct_stacks: loaded.stacks.length,
+        total_weight: loaded.stacks.reduce((sum, stack) => sum + stack.weight, 0),
+      },
+    };
+  }
+
+  /** The bounded static SVG flame graph of a run's (or artifact's) stacks. */
+  async flameGraphSvg(runOrArtifact: string, options: { unit?: StackUnit | null; maxNodes?: number; width?: number } = {}): Promise<string> {
+    const selection = this.select([runOrArtifact]);
+    if (!hasStacks(selection.bundles)) throw this.noStacks(selection, "a flame graph");
+    return this.withSelection(selection, async (view) => {
+      const units = await stackUnits(view);
+      const unit = chooseUnit(units, options.unit ?? null);
+      if (!unit) throw this.noStacks(selection, "a flame graph");
+      const stacks = await loadMergedStacks(view, { unit, byThread: false });
+      const frames = await loadFrames(view);
+      const tree = buildCallTree({ frames, stacks }, { unit });
+      return renderFlameGraphSvg(tree, {
+        title: `Flame graph · ${runOrArtifact} · ${unit}`,
+        maxNodes: options.maxNodes ?? 1500,
+        minFrameWidth: 1,
+        width: options.width ?? 1200,
+      }).svg;
+    });
+  }
+
+  /** Writes one standard file of a run's or artifact's evidence. */
+  async export(request: ExportRequest, output: string): Promise<ExportResult> {
+    if (!exportFormats.includes(request.format)) {
+      throw invalidArguments("export", [{ field: "format", message: `must be one of ${exportFormats.join(", ")}`, type: "value_error" }]);
+    }
+    const path = checkOutputPath(output, "export");
+    const selection = this.select([request.target]);
+    return this.withSelection(selection, async (view) => {
+      const units = await stackUnits(view);
+      const base = { schema_version: 1 as const, format: request.format, target: request.target, run_ids: selection.runIds };
+      if (request.format === "chrome" && units.length === 0 && hasTraceEvents(selection.bundles)) {
+        const events = await loadTraceEvents(view, false);
+        const summary = await writeChromeTrace(path, { trace_events: events });
+        return { ...base, path: summary.path, bytes: summary.bytes, unit: null, source: "trace_events" as const };
+      }
+      if (units.length === 0) throw this.noStacks(selection, `a ${request.format} export`);
+      const singleUnitFormat = request.format !== "speedscope";
+      // Formats with one unit per file take the preferred one unless told; speedscope keeps every unit as its own profile.
+      const unit = request.unit ?? (singleUnitFormat || units.length === 1 ? chooseUnit(units, null) : null);
+      if (request.unit !== null && !units.some((entry) => entry.unit === request.unit)) {
+        throw invalidArguments("export", [{ field: "unit", message: `no stacks in ${request.unit}; available: ${units.map((entry) => entry.unit).join(", ")}`, type: "value_error" }]);
+      }
+      if (request.format === "chrome" && unit === "bytes") {
+        throw invalidArguments("export", [{ field: "format", message: "byte-weighted stacks have no duration to lay out on a timeline", type: "unsupported_unit" }], ["Export memory profiles as speedscope or pprof."]);
+      }
+      const stacks = await loadMergedStacks(view, { unit, byThread: true });
+      const frames = await loadFrames(view);
+      const name = `flameox ${request.target}`;
+      let summary: { path: string; bytes: number };
+      switch (request.format) {
+        case "speedscope":
+          summary = await writeSpeedscope(path, frames, stacks, { name });
+          break;
+        case "collapsed":
+          summary = await writeCollapsed(path, frames, stacks, unit ? { unit } : {});
+          break;
+        case "pprof":
+          summary = await writePprof(path, frames, stacks, unit ? { unit } : {});
+          break;
+        case "chrome":
+          summary = await writeChromeTrace(path, { frames, stacks });
+          break;
+      }
+      return { ...base, path: summary.path, bytes: summary.bytes, unit, source: "stacks" as const };
+    });
+  }
+
+  /**
+   * Which viewers open this evidence and the exact commands that prepare their files. Read-only:
+   * it looks at what is stored and at PATH, and never starts anything.
+   */
+  async viewerPlan(runOrArtifact: string): Promise<ViewerPlan> {
+    const selection = this.select([runOrArtifact]);
+    const stacks = hasStacks(selection.bundles);
+    const traces = hasTraceEvents(selection.bundles);
+    const units: UnitSummary[] = stacks ? await this.withSelection(selection, (view) => stackUnits(view)) : [];
+    const stem = fileStem(runOrArtifact);
+    const id = runOrArtifact;
+    const reportOutput = `flameox-${stem}-report.html`;
+    const browser = onPath("xdg-open") ?? onPath("open");
+    const viewers: ViewerEntry[] = [];
+    const entry = (value: ViewerEntry) => viewers.push(value);
+    const report: ViewerEntry = {
+      viewer: "report",
+      name: "flameox report (self-contained HTML, any browser, offline)",
+      format: "html",
+      prepare_command: ["flameox", "report", id, "--output", reportOutput],
+      output: reportOutput,
+      open_command: browser ? [basename(browser), reportOutput] : null,
+      installed: browser !== null,
+      how_to_open: "Open the HTML file in any browser; it needs no network.",
+    };
+    if (stacks || traces) entry(report);
+    const onlyBytes = units.length > 0 && units.every((unit) => unit.unit === "bytes");
+    if (stacks) {
+      const speedscope = onPath("speedscope");
+      entry({
+        viewer: "speedscope",
+        name: "speedscope",
+        format: "speedscope",
+        prepare_command: ["flameox", "export", id, "--format", "speedscope", "--output", `flameox-${stem}.speedscope.json`],
+        output: `flameox-${stem}.speedscope.json`,
+        open_command: speedscope ? ["speedscope", `flameox-${stem}.speedscope.json`] : null,
+        installed: speedscope !== null,
+        how_to_open: "Run `speedscope FILE` where the speedscope CLI is installed, or load the file into the speedscope web app (it stays in the browser).",
+      });
+      const pprof = onPath("pprof");
+      const go = onPath("go");
+      entry({
+        viewer: "pprof",
+        name: "pprof",
+        format: "pprof",
+        prepare_command: ["flameox", "export", id, "--format", "pprof", "--output", `flameox-${stem}.pb.gz`],
+        output: `flameox-${stem}.pb.gz`,
+        open_command: pprof
+          ? ["pprof", "-http=127.0.0.1:0", `flameox-${stem}.pb.gz`]
+          : go
+            ? ["go", "tool", "pprof", "-http=127.0.0.1:0", `flameox-${stem}.pb.gz`]
+            : null,
+        installed: pprof !== null || go !== null,
+        how_to_open: "Run `pprof -http=127.0.0.1:0 FILE` (or `go tool pprof -http=127.0.0.1:0 FILE`).",
+      });
+    }
+    if (traces || (stacks && !onlyBytes)) {
+      const output = `flameox-${stem}.trace.json`;
+      const prepare = ["flameox", "export", id, "--format", "chrome", "--output", output];
+      const source = traces && !stacks ? "the trace events" : "a flame chart synthesized from the stacks (durations are weights, not wall-clock times)";
+      entry({
+        viewer: "perfetto",
+        name: "Perfetto UI",
+        format: "chrome",
+        prepare_command: prepare,
+        output,
+        open_command: null,
+        installed: false,
+        how_to_open: `Open the Perfetto UI in a browser and load the file (Open trace file); it shows ${source}.`,
+      });
+      entry({
+        viewer: "firefox_profiler",
+        name: "Firefox Profiler",
+        format: "chrome",
+        prepare_command: prepare,
+        output,
+        open_command: null,
+        installed: false,
+        how_to_open: `Open the Firefox Profiler in a browser and load the file (Load a profile from file); it shows ${source}.`,
+      });
+    }
+    const notes: string[] = [];
+    if (!stacks && !traces) notes.push("No stack samples or trace events are stored for this run or artifact; capture with py-spy or perf, or import a profile, first.");
+    if (traces && stacks) notes.push("The chrome export of a run with both stacks and trace events writes the stacks; export an artifact id to get its trace events.");
+    notes.push("Commands write files relative to the current folder; nothing is launched unless you run `flameox open ID --launch`.");
+    return {
+      schema_version: 1,
+      run_or_artifact: runOrArtifact,
+      run_ids: selection.runIds,
+      evidence: { stacks, trace_events: traces, units: units.map((unit) => unit.unit) },
+      report_command: report.prepare_command,
+      viewers,
+      notes,
+    };
+  }
+}
+
+/** Identical paths merged in DuckDB; per (process, thread) only when the caller keeps threads apart. */
+export async function loadMergedStacks(view: EvidenceView, options: { unit: StackUnit | null; byThread: boolean }): Promise<StackRow[]> {
+  const where = [`len(frame_keys) > 0`, `weight > 0`];
+  if (options.unit) where.push(`unit = ${sqlString(options.unit)}`);
+  const threadColumns = options.byThread ? "process, thread," : "";
+  const rows = await view.rows<{ frame_keys: string[]; process: string | null; thread: string | null; unit: StackUnit; weight: unknown; sample_count: unknown }>(
+    `SELECT frame_keys, ${options.byThread ? "process, thread" : "NULL AS process, NULL AS thread"}, unit, sum(weight) AS weight, sum(sample_count) AS sample_count
+     FROM stacks WHERE ${where.join(" AND ")}
+     GROUP BY frame_keys, ${threadColumns} unit
+     ORDER BY ${options.byThread ? "process NULLS FIRST, thread NULLS FIRST, " : ""}unit, weight DESC, array_to_string(frame_keys, ',')`,
+  );
+  return rows.map((row) => ({
+    frame_keys: row.frame_keys,
+    process: row.process,
+    thread: row.thread,
+    unit: row.unit,
+    weight: toNumber(row.weight),
+    sample_count: toNumber(row.sample_count),
+  }));
+}
+
+export async function loadFrames(view: EvidenceView): Promise<Map<string, FrameRow>> {
+  const rows = await view.rows<{ frame_key: string; function: string | null; file: string | null; line: unknown; module: string | null; language: string | null }>(
+    "SELECT frame_key, any_value(function) AS function, any_value(file) AS file, any_value(line) AS line, any_value(module) AS module, any_value(language) AS language FROM frames GROUP BY frame_key",
+  );
+  const frames = new Map<string, FrameRow>();
+  for (const row of rows) {
+    frames.set(row.frame_key, {
+      frame_key: row.frame_key,
+      function: row.function ?? row.frame_key,
+      file: row.file,
+      line: toNullableNumber(row.line),
+      module: row.module,
+      language: row.language ?? "unknown",
+    });
+  }
+  return frames;
+}
+
+/**
+ * Trace events for the timeline, bounded in DuckDB: the busiest 64 lanes and each lane's longest
+ * 20,000 events, which is all the timeline can draw anyway.
+ */
+export async function loadTraceEvents(view: EvidenceView, bounded = true): Promise<TraceEventRow[]> {
+  const sql = bounded
+    ? `WITH lanes AS (
+         SELECT pid, tid FROM trace_events WHERE phase <> 'M' GROUP BY pid, tid
+         ORDER BY sum(greatest(coalesce(dur_ns, 0), 1)) DESC, pid, tid LIMIT 64
+       )
+       SELECT e.* FROM trace_events e SEMI JOIN lanes l ON e.pid IS NOT DISTINCT FROM l.pid AND e.tid IS NOT DISTINCT FROM l.tid
+       WHERE e.phase <> 'M'
+       QUALIFY row_number() OVER (PARTITION BY e.pid, e.tid ORDER BY e.dur_ns DESC NULLS LAST, e.ts_ns) <= 20000
+       ORDER BY e.ts_ns, e.event_id`
+    : "SELECT * FROM trace_events ORDER BY ts_ns, event_id";
+  const rows = await view.rows<Record<string, unknown>>(sql);
+  return rows.map((row) => ({
+    event_id: toNumber(row.event_id),
+    parent_id: toNullableNumber(row.parent_id),
+    depth: toNumber(row.depth),
+    name: String(row.name ?? ""),
+    category: (row.category as string | null) ?? null,
+    ts_ns: toNumber(row.ts_ns),
+    dur_ns: toNullableNumber(row.dur_ns),
+    pid: (row.pid as string | null) ?? null,
+    tid: (row.tid as string | null) ?? null,
+    args: (row.args as string | null) ?? null,
+    correlation: (row.correlation as string | null) ?? null,
+    device: (row.device as string | null) ?? null,
+    stream: (row.stream as string | null) ?? null,
+    phase: String(row.phase ?? "X"),
+  }));
+}
+
+/** Per-test total durations (pytest's `test.duration_ns` sums), averaged over pooled runs. */
+export async function loadSlowestTests(view: EvidenceView, limit = 50): Promise<SlowTest[]> {
+  const rows = await view.rows<{ name: string | null; outcome: string | null; duration: unknown }>(
+    `SELECT coalesce(json_extract_string(dimensions, '$.nodeid'), name) AS name, any_value(json_extract_string(dimensions, '$.outcome')) AS outcome, avg(value) AS duration
+     FROM measurements WHERE name = 'test.duration_ns' AND coalesce(aggregation, 'sum') = 'sum' AND NOT coalesce(is_warmup, false)
+     GROUP BY 1 ORDER BY duration DESC, name LIMIT ${limit}`,
+  );
+  return rows.map((row) => {
+    const name = row.name ?? "(unnamed test)";
+    return { name, outcome: row.outcome, duration_ns: toNumber(row.duration), file: name.split("::")[0] ?? null };
+  });
+}
+
+/** Functions whose own frames allocated the most bytes (self bytes of memory stacks). */
+export async function loadTopAllocators(view: EvidenceView, limit = 50): Promise<TopAllocator[]> {
+  const rows = await view.rows<{ function: string | null; file: string | null; line: unknown; bytes: unknown; allocations: unknown }>(
+    `WITH leaves AS (
+       SELECT frame_keys[len(frame_keys)] AS leaf, sum(weight) AS bytes, sum(sample_count) AS allocations
+       FROM stacks WHERE unit = 'bytes' AND len(frame_keys) > 0 GROUP BY leaf
+     ),
+     identity AS (SELECT frame_key, any_value(function) AS function, any_value(file) AS file, any_value(line) AS line FROM frames GROUP BY frame_key)
+     SELECT coalesce(i.function, l.leaf) AS function, i.file, i.line, l.bytes, l.allocations
+     FROM leaves l LEFT JOIN identity i ON i.frame_key = l.leaf
+     ORDER BY l.bytes DESC, function LIMIT ${limit}`,
+  );
+  return rows.map((row) => ({
+    function: row.function ?? "<unknown>",
+    file: row.file,
+    line: toNullableNumber(row.line),
+    bytes: toNumber(row.bytes),
+    allocations: toNullableNumber(row.allocations),
+  }));
+}
