@@ -64,3 +64,48 @@ export interface CaptureAdapter {
   planCollector(context: CollectorContext): Promise<CollectorPlan> | CollectorPlan;
   extract?(output: CollectorOutput, path: string, sink: EvidenceSink, context: ExtractionContext): Promise<{ limitations: string[] }>;
 }
+
+export type CommandResult = Awaited<ReturnType<CommandRunner>>;
+
+/** A Python workload as the per-tool command builders see it: argv, cwd, environment and its interpreter. */
+export type PythonWorkloadInvocation = { argv: string[]; cwd: string; env: Record<string, string>; python: string };
+export type WorkloadInvocation = { argv: string[]; cwd: string; env: Record<string, string> };
+
+export type CaptureArtifact = { name: string; path: string; role: string; mediaType: string };
+
+/** What a per-tool command builder returns; the adapter turns it into a CollectorPlan. */
+export type CaptureCommand = {
+  argv: string[];
+  cwd: string;
+  /** Variables flameox itself adds on top of the workload's environment; trusted, never from the workload. */
+  environment: Record<string, string>;
+  artifacts: CaptureArtifact[];
+};
+
+/** A capability probe's answer: what is installed, whether it may run, and the exact remedy when not. */
+export type ProbeResult = {
+  status: "available" | "unavailable" | "permission_required";
+  version: string | null;
+  remediation: string[];
+  limitations: string[];
+  details: Record<string, unknown>;
+};
+
+export type ProbeContext = {
+  /** The workload argv (argv[0] resolved) at planning time; empty when probing outside a plan. */
+  workloadArgv: string[];
+  /** The adapter's own executable found on PATH, or null. */
+  adapterExecutable: string | null;
+  /** PATH the workload (and so the tool) will see. */
+  pathValue: string;
+  run: CommandRunner;
+};
+
+/** Adapters whose readiness only running something can tell (an interpreter with a module, a permission). */
+export interface ProbingCaptureAdapter extends CaptureAdapter {
+  probe(context: ProbeContext): Promise<ProbeResult>;
+}
+
+export function hasProbe(adapter: CaptureAdapter): adapter is ProbingCaptureAdapter {
+  return typeof (adapter as Partial<ProbingCaptureAdapter>).probe === "function";
+}

@@ -2,6 +2,9 @@ import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { adapterDescriptor, adapterDescriptors, type AdapterDescriptor } from "../adapters/registry.ts";
 import { FlameoxError } from "../domain/errors.ts";
+import { captureAdapters } from "../adapters/capture-adapters.ts";
+import { hasProbe } from "../adapters/capture-adapter.ts";
+import { probeRunner } from "../adapters/adapter-support.ts";
 import type { Services } from "./services.ts";
 
 export type CapabilityMode = "passive" | "active_cached" | "active_refresh";
@@ -77,7 +80,16 @@ export class CapabilityService {
     if (cached && !refresh) return cached;
     const report = passiveReport(descriptor, process.env.PATH ?? "");
     report.probe_kind = "active";
-    if (report.executable) {
+    const adapter = captureAdapters.get(descriptor.name);
+    if (adapter && hasProbe(adapter) && (report.executable || !descriptor.executable)) {
+      // The adapter's own probe runs the tool for real (an interpreter with its module, a permission).
+      const probe = await adapter.probe({ workloadArgv: [], adapterExecutable: report.executable, pathValue: process.env.PATH ?? "", run: probeRunner() });
+      report.version = probe.version;
+      report.status = probe.status;
+      report.remediation = probe.remediation;
+      report.limitations = [...descriptor.limitations, ...probe.limitations];
+      if (descriptor.permissions.length > 0) report.permission_status = probe.status === "permission_required" ? "denied" : probe.status === "available" ? "granted" : "unknown";
+    } else if (report.executable) {
       const version = await probeVersion(report.executable, descriptor.versionArguments);
       report.version = version.version;
       if (!version.ok) {
@@ -126,10 +138,12 @@ export function findOnPath(name: string, pathValue: string): string | null {
 export function passiveReport(descriptor: AdapterDescriptor, pathValue: string): CapabilityReport {
   const executable = descriptor.executable ? findOnPath(descriptor.executable, pathValue) : null;
   const missing = descriptor.executable !== null && executable === null;
+  // A Python-module tool is only known by asking the interpreter; passive discovery cannot say.
+  const needsInterpreter = descriptor.executable === null && descriptor.provisioning !== "bundled" && descriptor.name !== "command";
   return {
     adapter: descriptor.name,
     summary: descriptor.summary,
-    status: missing ? "unavailable" : descriptor.needsActivePermissionProbe ? "unknown" : "available",
+    status: missing ? "unavailable" : descriptor.needsActivePermissionProbe || needsInterpreter ? "unknown" : "available",
     provisioning: descriptor.provisioning,
     executable,
     version: null,
@@ -146,7 +160,9 @@ export function passiveReport(descriptor: AdapterDescriptor, pathValue: string):
       ? [`${descriptor.executable} was not found on PATH. ${descriptor.installRemedy}`]
       : descriptor.needsActivePermissionProbe
         ? [`Call list_capabilities(mode='active_refresh', adapter='${descriptor.name}') to check the ${descriptor.permissions.join(", ")} permission; plan_capture checks it too.`]
-        : [],
+        : needsInterpreter
+          ? [`Call list_capabilities(mode='active_refresh', adapter='${descriptor.name}') to ask python3 on PATH; plan_capture asks the workload's own interpreter. If missing: ${descriptor.installRemedy}`]
+          : [],
     options: descriptor.options,
     probe_kind: "passive",
     probed_at: new Date().toISOString(),

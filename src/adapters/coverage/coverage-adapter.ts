@@ -1,21 +1,12 @@
 import { Database } from "bun:sqlite";
-import { existsSync, openSync, readSync, closeSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, openSync, readSync, closeSync, renameSync, writeFileSync } from "node:fs";
+import { sha256Hex } from "../../domain/canonical-json.ts";
 import { basename, join } from "node:path";
 import { FlameoxError } from "../../domain/errors.ts";
 import { projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts";
+import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
+export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 
-export type PythonWorkloadInvocation = { argv: string[]; cwd: string; env: Record<string, string>; python: string };
-export type CaptureArtifact = { name: string; path: string; role: string; mediaType: string };
-export type CaptureCommand = { argv: string[]; cwd: string; environment: Record<string, string>; artifacts: CaptureArtifact[] };
-export type CommandResult = { exitCode: number | null; stdout: string; stderr: string };
-export type CommandRunner = (argv: string[], options: { cwd?: string; env?: Record<string, string>; timeoutMs: number }) => Promise<CommandResult>;
-export type ProbeResult = {
-  status: "available" | "unavailable" | "permission_required";
-  version: string | null;
-  remediation: string[];
-  limitations: string[];
-  details: Record<string, unknown>;
-};
 
 export const coverageRequirement = "coverage==7.17.5";
 export const coverageDataFileName = ".coverage";
@@ -57,25 +48,36 @@ export function coverageCaptureCommand(input: {
   workload: PythonWorkloadInvocation;
   artifactDirectory: string;
   options?: CoverageCaptureOptions;
+  /**
+   * Where to write the rc file. Planning happens before the artifact folder exists, so the adapter
+   * passes the version-addressed collector folder; the file is then named by its content.
+   */
+  rcDirectory?: string;
 }): CaptureCommand {
   const target = pythonTarget(input.workload.argv);
   const dataFile = join(input.artifactDirectory, coverageDataFileName);
-  const rcFile = join(input.artifactDirectory, coverageRcFileName);
   // The rc file is ours, so a project's own .coveragerc cannot switch branch mode or the data file away.
-  const rc = ["[run]", "branch = True", `data_file = ${dataFile}`];
+  const rc = ["[run]", "branch = True"];
   if (input.options?.dynamicContext) rc.push(`dynamic_context = ${input.options.dynamicContext}`);
-  writeFileSync(rcFile, `${rc.join("\n")}\n`);
+  let rcFile: string;
+  const artifacts: CaptureCommand["artifacts"] = [{ name: coverageDataFileName, path: dataFile, role: "primary", mediaType: "application/vnd.sqlite3" }];
+  if (input.rcDirectory) {
+    const text = `${rc.join("\n")}\n`;
+    rcFile = join(input.rcDirectory, `coveragerc-${sha256Hex(text).slice(0, 16)}`);
+    if (!existsSync(rcFile)) {
+      mkdirSync(input.rcDirectory, { recursive: true });
+      const temporary = `${rcFile}.${process.pid}.${crypto.randomUUID()}.tmp`;
+      writeFileSync(temporary, text);
+      renameSync(temporary, rcFile);
+    }
+  } else {
+    rcFile = join(input.artifactDirectory, coverageRcFileName);
+    writeFileSync(rcFile, `${[...rc, `data_file = ${dataFile}`].join("\n")}\n`);
+    artifacts.push({ name: coverageRcFileName, path: rcFile, role: "configuration", mediaType: "text/plain" });
+  }
   const argv = [input.workload.python, "-m", "coverage", "run", "--branch", `--rcfile=${rcFile}`, `--data-file=${dataFile}`];
   if (input.options?.context) argv.push(`--context=${input.options.context}`);
-  return {
-    argv: [...argv, ...target],
-    cwd: input.workload.cwd,
-    environment: {},
-    artifacts: [
-      { name: coverageDataFileName, path: dataFile, role: "primary", mediaType: "application/vnd.sqlite3" },
-      { name: coverageRcFileName, path: rcFile, role: "configuration", mediaType: "text/plain" },
-    ],
-  };
+  return { argv: [...argv, ...target], cwd: input.workload.cwd, environment: {}, artifacts };
 }
 
 export async function probeCoverage(python: string, run: CommandRunner): Promise<ProbeResult> {

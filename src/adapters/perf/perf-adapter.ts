@@ -3,19 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FlameoxError } from "../../domain/errors.ts";
 import { frameKey, type EvidenceSink } from "../../domain/evidence.ts";
+import type { WorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
+export type { WorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 
-export type WorkloadInvocation = { argv: string[]; cwd: string; env: Record<string, string> };
-export type CaptureArtifact = { name: string; path: string; role: string; mediaType: string };
-export type CaptureCommand = { argv: string[]; cwd: string; environment: Record<string, string>; artifacts: CaptureArtifact[] };
-export type CommandResult = { exitCode: number | null; stdout: string; stderr: string };
-export type CommandRunner = (argv: string[], options: { cwd?: string; env?: Record<string, string>; timeoutMs: number }) => Promise<CommandResult>;
-export type ProbeResult = {
-  status: "available" | "unavailable" | "permission_required";
-  version: string | null;
-  remediation: string[];
-  limitations: string[];
-  details: Record<string, unknown>;
-};
 
 export const perfDataFileName = "perf.data";
 export const perfExtractorVersion = "flameox.perf-script@1";

@@ -2,19 +2,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { FlameoxError } from "../../domain/errors.ts";
 import type { EvidenceSink } from "../../domain/evidence.ts";
+import type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
+export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 
-export type PythonWorkloadInvocation = { argv: string[]; cwd: string; env: Record<string, string>; python: string };
-export type CaptureArtifact = { name: string; path: string; role: string; mediaType: string };
-export type CaptureCommand = { argv: string[]; cwd: string; environment: Record<string, string>; artifacts: CaptureArtifact[] };
-export type CommandResult = { exitCode: number | null; stdout: string; stderr: string };
-export type CommandRunner = (argv: string[], options: { cwd?: string; env?: Record<string, string>; timeoutMs: number }) => Promise<CommandResult>;
-export type ProbeResult = {
-  status: "available" | "unavailable" | "permission_required";
-  version: string | null;
-  remediation: string[];
-  limitations: string[];
-  details: Record<string, unknown>;
-};
 
 export const pyperfRequirement = "pyperf==2.11.0";
 export const pyperfOutputFileName = "benchmark.json";

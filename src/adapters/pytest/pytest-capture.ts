@@ -4,25 +4,11 @@ import { sha256Hex } from "../../domain/canonical-json.ts";
 import { FlameoxError } from "../../domain/errors.ts";
 import launcherSource from "./flameox_pytest_launcher.py" with { type: "text" };
 import pluginSource from "./flameox_pytest_plugin.py" with { type: "text" };
+import type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand } from "../capture-adapter.ts";
+export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand } from "../capture-adapter.ts";
 
-/** What the capture service resolved from the declared workload before any adapter wraps it. */
-export type PythonWorkloadInvocation = {
-  argv: string[];
-  cwd: string;
-  env: Record<string, string>;
-  /** The workload's own interpreter; collectors run in it. */
-  python: string;
-};
 
-export type CaptureArtifact = { name: string; path: string; role: string; mediaType: string };
 
-export type CaptureCommand = {
-  argv: string[];
-  cwd: string;
-  /** Variables flameox itself adds on top of the workload's environment; trusted, never from the workload. */
-  environment: Record<string, string>;
-  artifacts: CaptureArtifact[];
-};
 
 export const pytestEventsFileName = "pytest-events.jsonl";
 export const pytestRequirements = ["pytest==9.2.0", "pytest-xdist==3.8.0"];

@@ -1,18 +1,6 @@
-export type CommandResult = { exitCode: number | null; stdout: string; stderr: string };
-/** Runs one argv (no shell) within a deadline; the process broker supplies it in production. */
-export type CommandRunner = (
-  argv: string[],
-  options: { cwd?: string; env?: Record<string, string>; timeoutMs: number },
-) => Promise<CommandResult>;
+import type { CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
+export type { CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 
-export type ProbeStatus = "available" | "unavailable" | "permission_required";
-export type ProbeResult = {
-  status: ProbeStatus;
-  version: string | null;
-  remediation: string[];
-  limitations: string[];
-  details: Record<string, unknown>;
-};
 
 const versionScript = [
   "import json, importlib.metadata as m",

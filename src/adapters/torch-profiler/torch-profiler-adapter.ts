@@ -4,19 +4,9 @@ import { sha256Hex } from "../../domain/canonical-json.ts";
 import { FlameoxError } from "../../domain/errors.ts";
 import launcherSource from "./flameox_torch_launcher.py" with { type: "text" };
 import sdkSource from "./flameox_torch.py" with { type: "text" };
+import type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
+export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 
-export type PythonWorkloadInvocation = { argv: string[]; cwd: string; env: Record<string, string>; python: string };
-export type CaptureArtifact = { name: string; path: string; role: string; mediaType: string };
-export type CaptureCommand = { argv: string[]; cwd: string; environment: Record<string, string>; artifacts: CaptureArtifact[] };
-export type CommandResult = { exitCode: number | null; stdout: string; stderr: string };
-export type CommandRunner = (argv: string[], options: { cwd?: string; env?: Record<string, string>; timeoutMs: number }) => Promise<CommandResult>;
-export type ProbeResult = {
-  status: "available" | "unavailable" | "permission_required";
-  version: string | null;
-  remediation: string[];
-  limitations: string[];
-  details: Record<string, unknown>;
-};
 
 export const torchRequirement = "torch==2.13.0";
 export const torchTraceFileName = "torch-trace.json";

@@ -1,0 +1,126 @@
+/**
+ * What the tool adapters share: finding the workload's interpreter, running probes through the
+ * broker, turning a probe into a typed refusal, and writing embedded collector files once.
+ */
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { FlameoxError } from "../domain/errors.ts";
+import { runProcess } from "../exec/broker.ts";
+import { resolveExecutable } from "../exec/executable.ts";
+import type { CaptureCommand, CollectorOutput, CollectorPlan, CommandRunner, ProbeResult } from "./capture-adapter.ts";
+
+export function isPythonExecutable(path: string): boolean {
+  return /^python(\d+(\.\d+)?)?$/.test(basename(path));
+}
+
+/** The interpreter named by a script's `#!` line (pytest, pyperf entry points), or null. */
+function shebangPython(path: string): string | null {
+  let descriptor: number | null = null;
+  try {
+    descriptor = openSync(path, "r");
+    const buffer = Buffer.alloc(256);
+    const read = readSync(descriptor, buffer, 0, buffer.length, 0);
+    const first = buffer.subarray(0, read).toString("utf8").split("\n")[0] ?? "";
+    if (!first.startsWith("#!")) return null;
+    const parts = first.slice(2).trim().split(/\s+/);
+    const interpreter = parts[0] === "/usr/bin/env" ? parts[1] : parts[0];
+    return interpreter && isPythonExecutable(interpreter) ? interpreter : null;
+  } catch {
+    return null;
+  } finally {
+    if (descriptor !== null) closeSync(descriptor);
+  }
+}
+
+/**
+ * Collectors run in the workload's own interpreter: argv[0] when it is a python, the interpreter
+ * of a Python entry-point script (`pytest`), else python3 on the workload's PATH.
+ */
+export function workloadPython(argv: readonly string[], pathValue: string): string | null {
+  const head = argv[0];
+  if (head && isPythonExecutable(head)) return head;
+  if (head) {
+    const fromShebang = shebangPython(head);
+    if (fromShebang) {
+      try {
+        return resolveExecutable(fromShebang, pathValue);
+      } catch {
+        return null;
+      }
+    }
+  }
+  for (const name of ["python3", "python"]) {
+    try {
+      return resolveExecutable(name, pathValue);
+    } catch {
+      // Try the next name.
+    }
+  }
+  return null;
+}
+
+/** Probes run through the one broker like every other process, with output in a scratch folder. */
+export function probeRunner(): CommandRunner {
+  return async (argv, options) => {
+    const scratch = mkdtempSync(join(tmpdir(), "flameox-probe-"));
+    try {
+      const stdoutPath = join(scratch, "stdout");
+      const stderrPath = join(scratch, "stderr");
+      const result = await runProcess(
+        { argv, cwd: options.cwd ?? scratch, deadline: Date.now() + options.timeoutMs, stdoutPath, stderrPath, trustedEnvironment: options.env ?? {}, outputBudgetBytes: 4 * 1024 * 1024 },
+        { sampling: false },
+      );
+      return { exitCode: result.exit_code, stdout: readFileSync(stdoutPath, "utf8"), stderr: readFileSync(stderrPath, "utf8") };
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  };
+}
+
+/** A probe that says no becomes CAPABILITY_UNAVAILABLE naming the exact remedy and how to re-check. */
+export function requireAvailable(adapter: string, result: ProbeResult): void {
+  if (result.status === "available") return;
+  throw new FlameoxError({
+    code: "CAPABILITY_UNAVAILABLE",
+    message: `${adapter} is ${result.status.replaceAll("_", " ")} for this workload${result.details.python ? ` (interpreter ${String(result.details.python)})` : ""}.`,
+    details: { adapter, status: result.status, next_tool: "list_capabilities", ...result.details },
+    remediation: result.remediation.length > 0 ? result.remediation : [`Install ${adapter} for the workload's interpreter, then plan again.`],
+    nextTool: "list_capabilities",
+    nextArguments: { mode: "active_refresh", adapter },
+  });
+}
+
+export function noPython(adapter: string, requirement: string): ProbeResult {
+  return {
+    status: "unavailable",
+    version: null,
+    remediation: [`No Python interpreter was found for the workload; declare the workload as \`python …\` and install ${requirement} into that interpreter.`],
+    limitations: [],
+    details: {},
+  };
+}
+
+/** Writes embedded files into `<collectorDirectory>/<name>` once; a version-addressed folder never changes. */
+export function writeCollectorFiles(directory: string, files: Record<string, string>): void {
+  mkdirSync(directory, { recursive: true });
+  for (const [name, text] of Object.entries(files)) {
+    const target = join(directory, name);
+    if (existsSync(target)) continue;
+    const temporary = join(directory, `.${name}.${process.pid}.${crypto.randomUUID()}.tmp`);
+    writeFileSync(temporary, text, { mode: 0o644 });
+    renameSync(temporary, target);
+  }
+}
+
+export type OutputDescription = Omit<CollectorOutput, "file" | "mediaType"> & { extract: boolean };
+
+/** Turns a per-tool CaptureCommand into the plan the capture service runs. */
+export function collectorPlan(command: CaptureCommand, describe: (artifact: CaptureCommand["artifacts"][number]) => OutputDescription, expectedOverhead: string): CollectorPlan {
+  return {
+    argv: command.argv,
+    trustedEnvironment: command.environment,
+    outputs: command.artifacts.map((artifact) => ({ file: artifact.name, mediaType: artifact.mediaType, ...describe(artifact) })),
+    expectedOverhead,
+  };
+}

@@ -1,0 +1,42 @@
+import * as v from "valibot";
+import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
+import { collectorPlan, noPython, probeRunner, requireAvailable, workloadPython } from "../adapter-support.ts";
+import { adapterDescriptor } from "../registry.ts";
+import { coverageCaptureCommand, coverageRequirement, extractCoverage, probeCoverage } from "./coverage-adapter.ts";
+
+export const CoverageOptionsSchema = v.strictObject({
+  context: v.optional(v.nullable(v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$/))), null),
+  dynamic_context: v.optional(v.nullable(v.picklist(["test_function"])), null),
+});
+
+/** coverage.py in branch mode; the .coverage SQLite becomes line and arc observations. */
+export const coverageAdapter: CaptureAdapter & { probe(context: ProbeContext): Promise<ProbeResult> } = {
+  descriptor: adapterDescriptor("coverage")!,
+  optionsSchema: CoverageOptionsSchema as unknown as CaptureAdapter["optionsSchema"],
+  extractor: { name: "coverage", version: "1" },
+  async probe(context) {
+    const python = workloadPython(context.workloadArgv, context.pathValue);
+    return python ? probeCoverage(python, context.run) : noPython("coverage", coverageRequirement);
+  },
+  async planCollector(context) {
+    const options = v.parse(CoverageOptionsSchema, context.options);
+    const pathValue = context.environment.PATH ?? process.env.PATH ?? "";
+    const python = workloadPython(context.workloadArgv, pathValue);
+    requireAvailable("coverage", await coverageAdapter.probe({ workloadArgv: context.workloadArgv, adapterExecutable: null, pathValue, run: probeRunner() }));
+    const command = coverageCaptureCommand({
+      workload: { argv: context.workloadArgv, cwd: context.cwd, env: context.environment, python: python! },
+      artifactDirectory: context.artifactDirectory,
+      options: { context: options.context, dynamicContext: options.dynamic_context },
+      rcDirectory: `${context.collectorDirectory}/coverage`,
+    });
+    return collectorPlan(
+      command,
+      () => ({ kind: "execution_coverage", role: "coverage_data", format: "coverage_sqlite", producer: "coverage", required: true, extract: true }),
+      "coverage.py line and branch tracing: typically 1.5–3x slower Python code",
+    );
+  },
+  async extract(_output, path, sink, context) {
+    const summary = extractCoverage(path, sink, { projectRoot: context.projectRoot, projectFilesOnly: true });
+    return { limitations: summary.skippedFiles.length > 0 ? [`${summary.skippedFiles.length} measured file(s) outside the project were skipped.`] : [] };
+  },
+};

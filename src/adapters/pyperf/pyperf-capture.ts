@@ -1,0 +1,45 @@
+import * as v from "valibot";
+import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
+import { collectorPlan, noPython, probeRunner, requireAvailable, workloadPython } from "../adapter-support.ts";
+import { adapterDescriptor } from "../registry.ts";
+import { extractPyperf, probePyperf, pyperfCaptureCommand, pyperfRequirement } from "./pyperf-adapter.ts";
+
+const count = (minimum: number, fallback: number) => v.optional(v.pipe(v.number(), v.integer(), v.minValue(minimum), v.maxValue(10_000)), fallback);
+
+export const PyperfOptionsSchema = v.strictObject({
+  processes: count(1, 3),
+  values: count(1, 3),
+  warmups: count(0, 1),
+  loops: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000))), null),
+  name: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/)), "workload"),
+});
+
+/** `pyperf command` around the whole workload: every value and warm-up becomes a measurement. */
+export const pyperfAdapter: CaptureAdapter & { probe(context: ProbeContext): Promise<ProbeResult> } = {
+  descriptor: adapterDescriptor("pyperf")!,
+  optionsSchema: PyperfOptionsSchema as unknown as CaptureAdapter["optionsSchema"],
+  extractor: { name: "pyperf", version: "1" },
+  async probe(context) {
+    const python = workloadPython(context.workloadArgv, context.pathValue);
+    return python ? probePyperf(python, context.run) : noPython("pyperf", pyperfRequirement);
+  },
+  async planCollector(context) {
+    const options = v.parse(PyperfOptionsSchema, context.options);
+    const pathValue = context.environment.PATH ?? process.env.PATH ?? "";
+    const python = workloadPython(context.workloadArgv, pathValue);
+    requireAvailable("pyperf", await pyperfAdapter.probe({ workloadArgv: context.workloadArgv, adapterExecutable: null, pathValue, run: probeRunner() }));
+    const command = pyperfCaptureCommand({
+      workload: { argv: context.workloadArgv, cwd: context.cwd, env: context.environment, python: python! },
+      artifactDirectory: context.artifactDirectory,
+      options: { processes: options.processes, values: options.values, warmups: options.warmups, loops: options.loops, name: options.name },
+    });
+    return collectorPlan(
+      command,
+      () => ({ kind: "benchmark_samples", role: "benchmark", format: "pyperf_json", producer: "pyperf", required: true, extract: true }),
+      `runs the workload ${options.processes} × (${options.warmups} warm-up + ${options.values} values) times in fresh processes`,
+    );
+  },
+  async extract(_output, path, sink) {
+    return { limitations: extractPyperf(path, sink).limitations };
+  },
+};

@@ -1,0 +1,42 @@
+// In-process harness for adapter integration tests: a temp project with a workspace, declared
+// workloads, and plan → execute through the real capture service (real tools, real broker).
+import { cpSync, mkdtempSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Services } from "../../../src/services/services.ts";
+import { FlameoxError } from "../../../src/domain/errors.ts";
+
+export const repositoryRoot = resolve(import.meta.dir, "../../..");
+export const venvBin = join(repositoryRoot, ".tools", "venv", "bin");
+export const venvPython = join(venvBin, "python");
+export const pythonFixtures = join(repositoryRoot, "test", "fixtures", "python");
+
+process.env.PATH = `${venvBin}:${process.env.PATH ?? ""}`;
+process.env.PYTHONDONTWRITEBYTECODE = "1";
+
+export async function project(prefix: string, fixtures: Record<string, string> = {}): Promise<{ root: string; services: Services }> {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), `flameox-${prefix}-`)));
+  for (const [target, source] of Object.entries(fixtures)) cpSync(source, join(root, target), { recursive: true });
+  const services = new Services({ projectRoot: root });
+  await services.workspaces.initialize();
+  return { root, services };
+}
+
+export async function declare(services: Services, name: string, argv: string[], extra: Record<string, unknown> = {}): Promise<void> {
+  await services.workloads.configure({ name, operation: "create", argv, timeout_seconds: 120, ...extra } as never);
+}
+
+export async function capture(services: Services, workload: string, adapter: string, adapterOptions: Record<string, unknown> = {}) {
+  const plan = await services.captures.plan({ workload_name: workload, adapter, parameters: {}, adapter_options: adapterOptions, preflight_mode: "auto", capture_mode: "auto" });
+  return services.captures.execute(plan.plan_id);
+}
+
+export async function failure(action: () => Promise<unknown>): Promise<FlameoxError> {
+  try {
+    await action();
+  } catch (error) {
+    if (error instanceof FlameoxError) return error;
+    throw error;
+  }
+  throw new Error("expected a FlameoxError");
+}
