@@ -3,6 +3,9 @@ import { captureCommand, importCommand } from "./capture.ts";
 import { artifactsCommand, recoverCommand, runsCommand } from "./runs.ts";
 import { analyzeCommand, stacksCommand } from "./analyze.ts";
 import { setupCommand } from "./setup.ts";
+import { reportCommand } from "./report.ts";
+import { exportCommand } from "./export.ts";
+import { openCommand } from "./open.ts";
 
 /** Command groups beyond the workspace basics, one file each. */
 export const cliCommandGroups: Record<string, CommandDef> = {
@@ -14,4 +17,7 @@ export const cliCommandGroups: Record<string, CommandDef> = {
   stacks: stacksCommand as CommandDef,
   recover: recoverCommand as CommandDef,
   setup: setupCommand as CommandDef,
+  report: reportCommand as CommandDef,
+  export: exportCommand as CommandDef,
+  open: openCommand as CommandDef,
 };

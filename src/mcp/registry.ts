@@ -5,9 +5,10 @@ import { discoveryTools } from "./tools/discovery.ts";
 import { captureTools } from "./tools/capture.ts";
 import { runTools } from "./tools/runs.ts";
 import { analysisTools } from "./tools/analysis.ts";
+import { viewerTools } from "./tools/viewers.ts";
 
 /** Registration order is tools/list order and `mcp inspect` order. */
-export const allTools: ToolDefinition[] = [...workspaceTools, ...discoveryTools, ...captureTools, ...runTools, ...analysisTools];
+export const allTools: ToolDefinition[] = [...workspaceTools, ...discoveryTools, ...captureTools, ...runTools, ...analysisTools, ...viewerTools];
 
 let byName: Map<string, ToolDefinition> | undefined;
 export function toolsByName(): Map<string, ToolDefinition> {

@@ -16,4 +16,11 @@ export const resourceTemplateDefinitions: ResourceTemplate[] = [
     mimeType: "application/json",
     read: ({ artifact_id }, services) => services.runs.getArtifact(artifact_id!),
   },
+  {
+    uriTemplate: "flameox://runs/{run_id}/flamegraph.svg",
+    name: "flamegraph",
+    description: "A bounded static SVG flame graph of a run's stack samples (at most 1500 frames, none narrower than a pixel; each frame's <title> gives self, total and share). Units are never mixed: time beats samples beats bytes.",
+    mimeType: "image/svg+xml",
+    read: ({ run_id }, services) => services.reports.flameGraphSvg(run_id!),
+  },
 ];

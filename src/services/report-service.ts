@@ -43,6 +43,8 @@ export type ReportRequest = {
   baseline: string[] | null;
   unit: StackUnit | null;
   title: string | null;
+  /** Frames per function (default; lines of one function merge) or per source line. */
+  group_by?: "function" | "line";
 };
 
 export type ReportSummary = {
@@ -191,25 +193,26 @@ export class ReportService {
     };
   }
 
-  /** Run ids of a frozen run set, or null when `id` is not one (or run sets are not available). */
+  /**
+   * Included run ids of a frozen run set, or null when `id` is not one. Run sets come from
+   * `services.runSets` when that service is wired in; looked up structurally so this file does not
+   * depend on its module.
+   */
   private runSetMembers(id: string): string[] | null {
     if (id.startsWith("sha256:")) return null;
-    const runSets = (this.services as unknown as { runSets?: unknown }).runSets as
-      | { getRunSet?: (id: string) => unknown; members?: (id: string) => unknown }
-      | undefined;
-    if (!runSets || typeof runSets.getRunSet !== "function") return null;
-    const database = this.services.workspace().state.database;
-    if (database.query("SELECT 1 FROM runs WHERE run_id = ?").get(id)) return null;
-    let runSet: unknown;
-    try {
-      runSet = runSets.getRunSet(id);
-    } catch {
-      return null;
+    const runSets = (this.services as unknown as { runSets?: { find?: (runSetId: string) => unknown } }).runSets;
+    if (!runSets || typeof runSets.find !== "function") return null;
+    const record = runSets.find(id) as { members?: Array<{ run_id: string; included?: boolean }> } | null;
+    if (!record || !Array.isArray(record.members)) return null;
+    const included = record.members.filter((member) => member.included !== false).map((member) => member.run_id);
+    if (included.length === 0) {
+      throw new FlameoxError({
+        code: "COMPARISON_INVALID",
+        message: `Run set ${id} includes no runs.`,
+        remediation: ["Freeze a run set with at least one included run."],
+      });
     }
-    const record = runSet as { run_ids?: unknown; members?: unknown } | null;
-    if (record && Array.isArray(record.run_ids)) return record.run_ids.map(String);
-    if (record && Array.isArray(record.members)) return record.members.map((member) => String((member as { run_id?: unknown }).run_id ?? member));
-    return null;
+    return included;
   }
 
   private async withSelection<T>(selection: EvidenceSelection, body: (view: EvidenceView) => Promise<T>): Promise<T> {
@@ -245,6 +248,7 @@ export class ReportService {
   }
 
   async renderReport(request: ReportRequest): Promise<{ html: string; summary: Omit<ReportSummary, "path" | "bytes"> }> {
+    const groupBy = request.group_by ?? "function";
     const candidate = this.select(request.targets);
     const baseline = request.baseline && request.baseline.length > 0 ? this.select(request.baseline) : null;
     const loaded = await this.withSelection(candidate, async (view) => {
@@ -253,8 +257,8 @@ export class ReportService {
       if (request.unit !== null && unit === null && units.length > 0) {
         throw invalidArguments("report", [{ field: "unit", message: `no stacks in ${request.unit}; available: ${units.map((entry) => entry.unit).join(", ")}`, type: "value_error" }]);
       }
-      const stacks = unit ? await loadMergedStacks(view, { unit, byThread: false }) : [];
-      const frames = stacks.length > 0 ? await loadFrames(view) : new Map<string, FrameRow>();
+      const lineStacks = unit ? await loadMergedStacks(view, { unit, byThread: false }) : [];
+      const { frames, stacks } = regroup(lineStacks.length > 0 ? await loadFrames(view) : new Map<string, FrameRow>(), lineStacks, groupBy);
       const traceEvents = await loadTraceEvents(view);
       const slowest = await loadSlowestTests(view);
       const allocators = units.some((entry) => entry.unit === "bytes") ? await loadTopAllocators(view) : [];
@@ -273,7 +277,7 @@ export class ReportService {
             remediation: ["Pick a baseline profiled the same way, or pass --unit with a unit both sides have."],
           });
         }
-        return { frames: await loadFrames(view), stacks };
+        return regroup(await loadFrames(view), stacks, groupBy);
       });
     }
     const nothing = loaded.stacks.length === 0 && loaded.traceEvents.length === 0 && loaded.slowest.length === 0 && loaded.allocators.length === 0;
@@ -321,15 +325,14 @@ export class ReportService {
   }
 
   /** The bounded static SVG flame graph of a run's (or artifact's) stacks. */
-  async flameGraphSvg(runOrArtifact: string, options: { unit?: StackUnit | null; maxNodes?: number; width?: number } = {}): Promise<string> {
+  async flameGraphSvg(runOrArtifact: string, options: { unit?: StackUnit | null; maxNodes?: number; width?: number; groupBy?: "function" | "line" } = {}): Promise<string> {
     const selection = this.select([runOrArtifact]);
     if (!hasStacks(selection.bundles)) throw this.noStacks(selection, "a flame graph");
     return this.withSelection(selection, async (view) => {
       const units = await stackUnits(view);
       const unit = chooseUnit(units, options.unit ?? null);
       if (!unit) throw this.noStacks(selection, "a flame graph");
-      const stacks = await loadMergedStacks(view, { unit, byThread: false });
-      const frames = await loadFrames(view);
+      const { frames, stacks } = regroup(await loadFrames(view), await loadMergedStacks(view, { unit, byThread: false }), options.groupBy ?? "function");
       const tree = buildCallTree({ frames, stacks }, { unit });
       return renderFlameGraphSvg(tree, {
         title: `Flame graph · ${runOrArtifact} · ${unit}`,
@@ -482,6 +485,38 @@ export class ReportService {
       notes,
     };
   }
+}
+
+/**
+ * Profilers such as py-spy key frames by the line executing, so one function shows as several
+ * siblings; pictures usually want one box per function (its first line), as hotspots rank them.
+ */
+export function regroup(frames: Map<string, FrameRow>, stacks: StackRow[], groupBy: "function" | "line"): { frames: Map<string, FrameRow>; stacks: StackRow[] } {
+  if (groupBy === "line") return { frames, stacks };
+  const keyOf = new Map<string, string>();
+  const grouped = new Map<string, FrameRow>();
+  const functionKey = (key: string): string => {
+    let mapped = keyOf.get(key);
+    if (mapped !== undefined) return mapped;
+    const frame = frames.get(key);
+    mapped = frame ? `fn\u0000${frame.language}\u0000${frame.function}\u0000${frame.file ?? ""}` : key;
+    keyOf.set(key, mapped);
+    const known = grouped.get(mapped);
+    if (!known) grouped.set(mapped, frame ? { ...frame, frame_key: mapped } : { frame_key: key, function: key, file: null, line: null, module: null, language: "unknown" });
+    else if (frame && frame.line !== null && (known.line === null || frame.line < known.line)) known.line = frame.line;
+    return mapped;
+  };
+  const merged = new Map<string, StackRow>();
+  for (const stack of stacks) {
+    const keys = stack.frame_keys.map(functionKey);
+    const path = `${stack.process ?? ""}\u0001${stack.thread ?? ""}\u0001${stack.unit}\u0001${keys.join("\u0001")}`;
+    const existing = merged.get(path);
+    if (existing) {
+      existing.weight += stack.weight;
+      existing.sample_count += stack.sample_count;
+    } else merged.set(path, { ...stack, frame_keys: keys });
+  }
+  return { frames: grouped, stacks: [...merged.values()] };
 }
 
 /** Identical paths merged in DuckDB; per (process, thread) only when the caller keeps threads apart. */
