@@ -353,7 +353,8 @@ export class ReportService {
     return this.withSelection(selection, async (view) => {
       const units = await stackUnits(view);
       const base = { schema_version: 1 as const, format: request.format, target: request.target, run_ids: selection.runIds };
-      if (request.format === "chrome" && units.length === 0 && hasTraceEvents(selection.bundles)) {
+      // Recorded trace events are the real timeline; a flame chart synthesized from stacks is the fallback.
+      if (request.format === "chrome" && hasTraceEvents(selection.bundles) && (request.unit === null || units.length === 0)) {
         const events = await loadTraceEvents(view, false);
         const summary = await writeChromeTrace(path, { trace_events: events });
         return { ...base, path: summary.path, bytes: summary.bytes, unit: null, source: "trace_events" as const };
@@ -449,7 +450,7 @@ export class ReportService {
     if (traces || (stacks && !onlyBytes)) {
       const output = `flameox-${stem}.trace.json`;
       const prepare = ["flameox", "export", id, "--format", "chrome", "--output", output];
-      const source = traces && !stacks ? "the trace events" : "a flame chart synthesized from the stacks (durations are weights, not wall-clock times)";
+      const source = traces ? "the recorded trace events" : "a flame chart synthesized from the stacks (durations are weights, not wall-clock times)";
       entry({
         viewer: "perfetto",
         name: "Perfetto UI",
@@ -473,7 +474,7 @@ export class ReportService {
     }
     const notes: string[] = [];
     if (!stacks && !traces) notes.push("No stack samples or trace events are stored for this run or artifact; capture with py-spy or perf, or import a profile, first.");
-    if (traces && stacks) notes.push("The chrome export of a run with both stacks and trace events writes the stacks; export an artifact id to get its trace events.");
+    if (traces && stacks) notes.push("The chrome export writes the recorded trace events; pass --unit to export a flame chart synthesized from the stacks instead.");
     notes.push("Commands write files relative to the current folder; nothing is launched unless you run `flameox open ID --launch`.");
     return {
       schema_version: 1,

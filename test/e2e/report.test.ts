@@ -4,7 +4,7 @@
  * with the same hotspots, the SVG flame graph read over MCP, and the viewer plan / `flameox open`.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
@@ -242,6 +242,22 @@ describe("flameox export", () => {
       }
     });
   }
+
+  test("a recorded Chrome trace exports as its trace events and re-imports with the same hotspots; its report draws the timeline", () => {
+    copyFileSync(join(repositoryRoot, "test", "fixtures", "formats", "py-spy.chrometrace.json"), join(project, "recorded.trace.json"));
+    const original = cli(["import", "recorded.trace.json", "--json"]);
+    expect(original.exitCode).toBe(0);
+    const exported = cli(["export", original.json.run_id, "--format", "chrome", "--output", "recorded-again.json", "--json"]);
+    expect(exported.json.source).toBe("trace_events");
+    const imported = cli(["import", "recorded-again.json", "--json"]);
+    expect(imported.json.evidence.limitations).toEqual([]);
+    const before = hotspotsOf(original.json.run_id);
+    const after = hotspotsOf(imported.json.run_id);
+    expect(after.map((hotspot) => [hotspot.function, hotspot.self_share.toFixed(4)])).toEqual(before.map((hotspot) => [hotspot.function, hotspot.self_share.toFixed(4)]));
+    expect(before.slice(0, 2).map((hotspot) => hotspot.function)).toEqual(["hot_loop", "background"]);
+    const report = cli(["report", original.json.run_id, "--output", "recorded.html", "--json"]);
+    expect(report.json.sections).toContain("timeline");
+  });
 
   test("an unknown format is a usage error and writes nothing", () => {
     const result = cli(["export", runId, "--format", "svg", "--output", "out.svg", "--json"]);

@@ -87,7 +87,10 @@ function* fromTraceEvents(events: Iterable<TraceEventRow>): Generator<string> {
   let first = true;
   for (const row of events) {
     const pid = identifiers.process(row.pid);
-    const event: ChromeTraceEvent = { name: row.name, ph: row.phase || "X", ts: row.ts_ns / 1000, pid, tid: identifiers.thread(pid, row.tid) };
+    // A begin event whose end was matched at import carries its duration: write it as one complete
+    // event, since a lone "B" without its "E" would stay open to the end of the thread.
+    const phase = row.phase === "B" && row.dur_ns !== null ? "X" : row.phase || "X";
+    const event: ChromeTraceEvent = { name: row.name, ph: phase, ts: row.ts_ns / 1000, pid, tid: identifiers.thread(pid, row.tid) };
     if (row.category !== null) event.cat = row.category;
     if (row.dur_ns !== null && (event.ph === "X" || row.dur_ns > 0)) event.dur = row.dur_ns / 1000;
     if (row.correlation !== null) event.id = row.correlation;
