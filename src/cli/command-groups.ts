@@ -6,6 +6,7 @@ import { setupCommand } from "./setup.ts";
 import { reportCommand } from "./report.ts";
 import { exportCommand } from "./export.ts";
 import { openCommand } from "./open.ts";
+import { extractCommandGroup } from "./extract.ts";
 
 /** Command groups beyond the workspace basics, one file each. */
 export const cliCommandGroups: Record<string, CommandDef> = {
@@ -20,4 +21,5 @@ export const cliCommandGroups: Record<string, CommandDef> = {
   report: reportCommand as CommandDef,
   export: exportCommand as CommandDef,
   open: openCommand as CommandDef,
+  extract: extractCommandGroup as CommandDef,
 };

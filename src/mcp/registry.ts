@@ -6,9 +6,12 @@ import { captureTools } from "./tools/capture.ts";
 import { runTools } from "./tools/runs.ts";
 import { analysisTools } from "./tools/analysis.ts";
 import { viewerTools } from "./tools/viewers.ts";
+import { extractionTools } from "./tools/extraction.ts";
 
 /** Registration order is tools/list order and `mcp inspect` order. */
 export const allTools: ToolDefinition[] = [...workspaceTools, ...discoveryTools, ...captureTools, ...runTools, ...analysisTools, ...viewerTools];
+// Extraction tools come last, as in the spec's registration order.
+allTools.push(...extractionTools);
 
 let byName: Map<string, ToolDefinition> | undefined;
 export function toolsByName(): Map<string, ToolDefinition> {

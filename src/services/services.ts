@@ -11,6 +11,7 @@ import { ImportService } from "./import-service.ts";
 import { CaptureService } from "./capture-service.ts";
 import { AnalysisService } from "./analysis-service.ts";
 import { RecoveryService } from "./recovery-service.ts";
+import { ExtractionService } from "./extraction-service.ts";
 import { ReportService } from "./report-service.ts";
 
 export type ServicesOptions = {
@@ -97,6 +98,10 @@ export class Services {
 
   get reports(): ReportService {
     return this.service("reports", () => new ReportService(this));
+  }
+
+  get extraction(): ExtractionService {
+    return this.service("extraction", () => new ExtractionService(this));
   }
 
   close(): void {
