@@ -65,9 +65,9 @@ export class WorkspaceService {
   async validate(request: { mode: "standard" | "full" }): Promise<IntegrityResult> {
     const workspace = this.services.workspace();
     const issues: IntegrityIssue[] = [];
-    const integrity = workspace.state.database.query<{ integrity_check: string }, []>("PRAGMA quick_check").all();
-    if (integrity.length !== 1 || integrity[0]!.integrity_check !== "ok") {
-      issues.push({ severity: "error", code: "state_database_corrupt", path: ".diagnostics/state.sqlite", message: integrity.map((row) => row.integrity_check).join("; ").slice(0, 500) });
+    const integrity = workspace.state.database.query<{ quick_check: string }, []>("PRAGMA quick_check").all();
+    if (integrity.length !== 1 || integrity[0]!.quick_check !== "ok") {
+      issues.push({ severity: "error", code: "state_database_corrupt", path: ".diagnostics/state.sqlite", message: integrity.map((row) => row.quick_check).join("; ").slice(0, 500) });
     }
     try {
       loadPolicy(workspace);

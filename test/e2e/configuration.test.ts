@@ -1,0 +1,118 @@
+import { afterEach, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { callTool, connectMcp, runCli, temporaryFolder, type McpSession } from "../support/binary.ts";
+
+let session: McpSession | undefined;
+afterEach(async () => {
+  await session?.close();
+  session = undefined;
+});
+
+const handWritten = `# Team workloads — keep this comment.
+schema_version = 1
+
+[workloads.existing]   # trailing comment
+argv = [ "python3",  "existing.py" ]   # odd spacing stays
+timeout_seconds = 30
+
+# A table flameox does not own.
+[experiments.speed]
+workload = "existing"
+factors = { variant = ["a", "b"] }
+treatment_factor = "variant"
+primary_metric = "runtime.wall_time_ns"
+polarity = "lower_is_better"
+practical_threshold = 0.05
+`;
+
+test("configure_workload keeps a hand-written file's comments and other tables byte-for-byte", async () => {
+  const project = temporaryFolder("handwritten");
+  writeFileSync(join(project, "flameox.toml"), handWritten);
+  session = await connectMcp(project, ["--init"]);
+  const status = await callTool(session, "workload_configuration_status");
+  expect(status.envelope.result.diagnostics).toEqual(status.envelope.result.status === "valid" ? [] : status.envelope.result.diagnostics);
+  if (status.envelope.result.status !== "valid") throw new Error(`hand-written file rejected: ${status.envelope.result.diagnostics.join("; ")}`);
+  const created = await callTool(session, "configure_workload", { name: "added", operation: "create", argv: ["python3", "added.py"] });
+  expect(created.envelope.result.action).toBe("created");
+  const after = readFileSync(join(project, "flameox.toml"), "utf8");
+  expect(after.startsWith(handWritten)).toBe(true);
+  expect(after).toContain("[workloads.added]");
+  const listed = await callTool(session, "list_declared_workflows");
+  expect(listed.envelope.result.workflows.map((workflow: any) => workflow.name)).toEqual(["added", "existing"]);
+  const experiments = await callTool(session, "list_declared_workflows", { kind: "experiment" });
+  expect(experiments.envelope.result.workflows.map((workflow: any) => workflow.name)).toEqual(["speed"]);
+});
+
+test("malformed TOML, non-UTF-8 bytes and schema violations are refused and the file is untouched", async () => {
+  const cases: [string, Uint8Array][] = [
+    ["malformed", new TextEncoder().encode("[workloads.broken\nargv = [\"x\"]\n")],
+    ["non-utf8", new Uint8Array([0x5b, 0x77, 0x5d, 0x0a, 0xff, 0xfe, 0x0a])],
+    ["schema", new TextEncoder().encode('[workloads.bad]\nargv = ["x"]\nshell = "rm -rf /"\n')],
+  ];
+  for (const [name, bytes] of cases) {
+    const project = temporaryFolder(`invalid-${name}`);
+    writeFileSync(join(project, "flameox.toml"), bytes);
+    session = await connectMcp(project, ["--init"]);
+    const status = await callTool(session, "workload_configuration_status");
+    expect(status.isError).toBe(false);
+    expect(status.envelope.result.status).toBe("invalid");
+    expect(status.envelope.result.diagnostics.length).toBeGreaterThan(0);
+    const listed = await callTool(session, "list_declared_workflows");
+    expect(listed.envelope.error.code).toBe("WORKSPACE_INVALID");
+    expect(listed.envelope.error.recovery.next_tool).toBe("configure_workload");
+    const replace = await callTool(session, "configure_workload", {
+      name: "bad",
+      operation: "replace",
+      argv: ["python3", "fixed.py"],
+      expected_configuration_id: status.envelope.result.configuration_id,
+    });
+    expect(replace.isError).toBe(true);
+    expect(readFileSync(join(project, "flameox.toml"))).toEqual(Buffer.from(bytes));
+    await session.close();
+    session = undefined;
+  }
+});
+
+test("mcp serve --workspace binds an explicit external workspace without creating .diagnostics in the project", async () => {
+  const project = temporaryFolder("external-project");
+  const workspace = join(temporaryFolder("external-workspace"), "ws");
+  session = await connectMcp(project, ["--init", "--workspace", workspace]);
+  const status = await callTool(session, "workspace_status");
+  expect(status.envelope.ok).toBe(true);
+  expect(status.envelope.result.project_root).toBe(project);
+  expect(existsSync(join(project, ".diagnostics"))).toBe(false);
+  expect(existsSync(join(workspace, "workspace.json"))).toBe(true);
+});
+
+test("CLI global options work before the command, --quiet prints nothing, errors keep their exit codes", () => {
+  const project = temporaryFolder("cli-globals");
+  expect(runCli(["--project-root", project, "init"]).exitCode).toBe(0);
+  const workspace = join(project, ".diagnostics");
+  const json = runCli(["--workspace", workspace, "--project-root", project, "--json", "status"]);
+  expect(json.exitCode).toBe(0);
+  expect(json.json.workspace_id).toBeString();
+  const quiet = runCli(["--workspace", workspace, "--quiet", "status"]);
+  expect(quiet.exitCode).toBe(0);
+  expect(quiet.stdout).toBe("");
+  const missing = runCli(["--project-root", temporaryFolder("no-workspace"), "status", "--json"]);
+  expect(missing.exitCode).toBe(2);
+  expect(missing.json.error.code).toBe("WORKSPACE_NOT_FOUND");
+  const help = runCli(["--help"]);
+  expect(help.exitCode).toBe(0);
+  expect(help.stdout).toContain("runtime evidence");
+  const captureHelp = runCli(["capture", "plan", "--help"]);
+  expect(captureHelp.stdout).toContain("--workload");
+  expect(captureHelp.stdout).not.toContain("argv");
+  const inspect = runCli(["mcp", "inspect", "--json"]);
+  expect(inspect.json.tools.length).toBeGreaterThan(10);
+  expect(inspect.json.instructions).toContain("initialize_workspace");
+  const version = runCli(["--version"]);
+  expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  const capabilities = runCli(["capabilities", "--json"]);
+  expect(capabilities.exitCode).toBe(0);
+  expect(capabilities.json.capabilities.map((capability: any) => capability.adapter)).toContain("py-spy");
+  const validate = runCli(["--project-root", project, "validate", "--json"]);
+  expect(validate.exitCode).toBe(0);
+  expect(validate.json.valid).toBe(true);
+});
