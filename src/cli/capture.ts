@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { cliOptions, cliServices } from "./context.ts";
 import { emit, renderKeyValues } from "./output.ts";
 import { parseStructuredInput } from "./structured-input.ts";
+import { cliLog } from "./log.ts";
 import type { PlanCaptureRequest } from "../services/capture-service.ts";
 
 const planArguments = {
@@ -42,7 +43,8 @@ export const captureCommand = defineCommand({
         const services = cliServices();
         const options = cliOptions();
         const plan = await services.captures.plan(planRequest(args));
-        if (!options.json && !options.quiet) process.stderr.write(`${renderPlan(plan)}\n`);
+        const log = cliLog(options);
+        if (!options.json) log.info(renderPlan(plan));
         const controller = new AbortController();
         const cancel = () => controller.abort();
         process.once("SIGINT", cancel);
@@ -51,7 +53,7 @@ export const captureCommand = defineCommand({
           const receipt = await services.captures.execute(plan.plan_id, {
             signal: controller.signal,
             progress: (step, total, message) => {
-              if (!options.quiet) process.stderr.write(`[${step}/${total}] ${message}\n`);
+              log.info(`[${step}/${total}] ${message}`);
             },
           });
           emit(options, { plan, receipt }, () =>

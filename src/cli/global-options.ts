@@ -14,7 +14,7 @@ const valueOptions = new Set(["--workspace", "--project-root", "--log-level", "-
 const flagOptions = new Set(["--json", "--quiet"]);
 
 export function splitGlobalOptions(argv: string[]): { options: GlobalOptions; rest: string[] } {
-  const options: GlobalOptions = { workspace: null, projectRoot: null, json: false, quiet: false, logLevel: "warning", timeoutSeconds: null };
+  const options: GlobalOptions = { workspace: null, projectRoot: null, json: false, quiet: false, logLevel: "info", timeoutSeconds: null };
   const rest: string[] = [];
   for (let index = 0; index < argv.length; index += 1) {
     const argument = argv[index]!;
