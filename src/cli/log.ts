@@ -1,4 +1,4 @@
-import { createConsola, type ConsolaInstance } from "consola";
+import { createConsola, type ConsolaInstance } from "consola/basic";
 import type { GlobalOptions } from "./global-options.ts";
 
 const levels: Record<GlobalOptions["logLevel"], number> = { error: 0, warning: 1, info: 3, debug: 4 };
