@@ -101,6 +101,18 @@ export class AnalysisService {
     return loadPolicy(this.services.workspace()).limits.max_row_limit;
   }
 
+  /** Pins the evidence, checks the limit and decodes the cursor, which binds the exact query and bundle set. */
+  private pinPage(query: string, request: { run_or_artifact: string; limit: number; cursor: string | null }) {
+    const limit = limitWithin(request.limit, this.maximumRows());
+    const scope = pinEvidenceScope(this.services, request.run_or_artifact);
+    this.requireStacks(scope);
+    const scopeDigest = digestOf({ query, ...request, cursor: null, limit });
+    const secret = this.services.workspace().cursorSecret();
+    const offset = request.cursor ? (decodeCursor(secret, request.cursor, { scope: scopeDigest, snapshot: scope.snapshot }) as number) : 0;
+    const nextCursor = (position: number) => encodeCursor(secret, { scope: scopeDigest, snapshot: scope.snapshot, position });
+    return { limit, scope, offset, nextCursor };
+  }
+
   /** No stack evidence is a typed answer naming how to get it, never an empty success. */
   private requireStacks(scope: EvidenceScope): void {
     if (scope.bundles.some((bundle) => bundle.tables.stacks !== undefined || stackExtractors.has(bundle.extractor))) return;
@@ -121,12 +133,7 @@ export class AnalysisService {
   }
 
   async hotspots(request: HotspotRequest): Promise<HotspotResult> {
-    const limit = limitWithin(request.limit, this.maximumRows());
-    const scope = pinEvidenceScope(this.services, request.run_or_artifact);
-    this.requireStacks(scope);
-    const scopeDigest = digestOf({ query: "analyze_hotspots", ...request, cursor: null, limit });
-    const secret = this.services.workspace().cursorSecret();
-    const offset = request.cursor ? (decodeCursor(secret, request.cursor, { scope: scopeDigest, snapshot: scope.snapshot }) as number) : 0;
+    const { limit, scope, offset, nextCursor } = this.pinPage("analyze_hotspots", request);
     return withEvidence(this.services, scope, async (view) => {
       const units = await stackUnits(view);
       const unit = chooseUnit(units, request.unit);
@@ -169,7 +176,7 @@ export class AnalysisService {
         returned: page.hotspots.length,
         truncated,
         hidden_self_share: page.hidden_self_share,
-        next_cursor: truncated ? encodeCursor(secret, { scope: scopeDigest, snapshot: scope.snapshot, position: offset + page.hotspots.length }) : null,
+        next_cursor: truncated ? nextCursor(offset + page.hotspots.length) : null,
         evidence:
           page.total === 0
             ? { status: "empty", reason: request.thread ? `No samples on thread ${request.thread}.` : "The extracted profile holds no samples.", next_tool: null, next_arguments: null }
@@ -179,12 +186,7 @@ export class AnalysisService {
   }
 
   async callEdges(request: { run_or_artifact: string; frame_id: string; limit: number; cursor: string | null; unit: StackUnit | null; thread: string | null }, direction: "callers" | "callees"): Promise<CallEdgeResult> {
-    const limit = limitWithin(request.limit, this.maximumRows());
-    const scope = pinEvidenceScope(this.services, request.run_or_artifact);
-    this.requireStacks(scope);
-    const scopeDigest = digestOf({ query: `get_frame_${direction}`, ...request, cursor: null, limit });
-    const secret = this.services.workspace().cursorSecret();
-    const offset = request.cursor ? (decodeCursor(secret, request.cursor, { scope: scopeDigest, snapshot: scope.snapshot }) as number) : 0;
+    const { limit, scope, offset, nextCursor } = this.pinPage(`get_frame_${direction}`, request);
     return withEvidence(this.services, scope, async (view) => {
       const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
       const result = await queryCallEdges(view, { frameId: request.frame_id, groupBy: frame.groupBy, direction: direction === "callers" ? -1 : 1, unit, thread: request.thread }, { offset, limit });
@@ -201,19 +203,14 @@ export class AnalysisService {
         total: result.total,
         returned: result.edges.length,
         truncated,
-        next_cursor: truncated ? encodeCursor(secret, { scope: scopeDigest, snapshot: scope.snapshot, position: offset + result.edges.length }) : null,
+        next_cursor: truncated ? nextCursor(offset + result.edges.length) : null,
         evidence: result.total === 0 ? { status: "empty", reason: "The frame has no samples in this unit or thread.", next_tool: null, next_arguments: null } : { status: "available", reason: "From extracted stack samples.", next_tool: null, next_arguments: null },
       };
     });
   }
 
   async stackExamples(request: { run_or_artifact: string; frame_id: string; limit: number; cursor: string | null; unit: StackUnit | null; thread: string | null }): Promise<StackExamplesResult> {
-    const limit = limitWithin(request.limit, this.maximumRows());
-    const scope = pinEvidenceScope(this.services, request.run_or_artifact);
-    this.requireStacks(scope);
-    const scopeDigest = digestOf({ query: "get_stack_examples", ...request, cursor: null, limit });
-    const secret = this.services.workspace().cursorSecret();
-    const offset = request.cursor ? (decodeCursor(secret, request.cursor, { scope: scopeDigest, snapshot: scope.snapshot }) as number) : 0;
+    const { limit, scope, offset, nextCursor } = this.pinPage("get_stack_examples", request);
     return withEvidence(this.services, scope, async (view) => {
       const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
       const result = await queryStackExamples(view, { frameId: request.frame_id, groupBy: frame.groupBy, unit, thread: request.thread }, { offset, limit });
@@ -228,7 +225,7 @@ export class AnalysisService {
         total: result.total,
         returned: result.examples.length,
         truncated,
-        next_cursor: truncated ? encodeCursor(secret, { scope: scopeDigest, snapshot: scope.snapshot, position: offset + result.examples.length }) : null,
+        next_cursor: truncated ? nextCursor(offset + result.examples.length) : null,
         evidence: result.total === 0 ? { status: "empty", reason: "No stacks contain the frame in this unit or thread.", next_tool: null, next_arguments: null } : { status: "available", reason: "From extracted stack samples.", next_tool: null, next_arguments: null },
       };
     });

@@ -40,16 +40,7 @@ export function registerArtifact(database: Database, input: RegistrationInput, r
       input.format,
       now,
     );
-  return {
-    artifact_id: input.artifact.artifact_id,
-    registration_id: registrationId,
-    kind: input.kind,
-    role: input.role,
-    display_name: input.displayName,
-    byte_length: input.artifact.byte_length,
-    producer: input.producer,
-    format: input.format,
-  };
+  return artifactReference(input, registrationId);
 }
 
 /** The manifest's view of a registration, known before the rows are written. */
