@@ -2,7 +2,7 @@
  * Cold MCP handshake of the compiled binary: spawn → initialize → tools/list, median of N runs;
  * plus tools/list size, binary size and first-run DuckDB extraction time.
  */
-import { mkdtempSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -46,8 +46,18 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-export async function benchHandshake(): Promise<Record<string, number>> {
+export async function run(): Promise<Record<string, number>> {
+  const folders: string[] = [];
+  try {
+    return await measureHandshake(folders);
+  } finally {
+    for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+async function measureHandshake(folders: string[]): Promise<Record<string, number>> {
   const project = mkdtempSync(join(tmpdir(), "flameox-bench-"));
+  folders.push(project);
   await handshakeOnce(project);
   const times: number[] = [];
   let bytes = 0;
@@ -57,9 +67,11 @@ export async function benchHandshake(): Promise<Record<string, number>> {
     bytes = result.toolsListBytes;
   }
   const cache = mkdtempSync(join(tmpdir(), "flameox-bench-cache-"));
+  folders.push(cache);
   const init = Bun.spawnSync([binary, "init", project, "--json"], { env: { ...process.env, FLAMEOX_CACHE_DIR: cache } });
   if (init.exitCode !== 0) throw new Error("init failed");
   const coldCache = mkdtempSync(join(tmpdir(), "flameox-bench-cache-"));
+  folders.push(coldCache);
   let started = performance.now();
   Bun.spawnSync([binary, "status", "--json", "--project-root", project], { env: { ...process.env, FLAMEOX_CACHE_DIR: coldCache } });
   const coldStatus = performance.now() - started;
@@ -78,4 +90,4 @@ export async function benchHandshake(): Promise<Record<string, number>> {
   };
 }
 
-if (import.meta.main) console.log(JSON.stringify(await benchHandshake(), null, 2));
+if (import.meta.main) console.log(JSON.stringify(await run(), null, 2));

@@ -1,0 +1,178 @@
+/**
+ * Streamed generators of large benchmark inputs, cached under .test-output/bench/ (git-ignored) by
+ * size and generator version. Text is written in ~4 MiB chunks; no file is ever built in memory.
+ * A file appears under its final name only when complete (written to .partial, then renamed).
+ */
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { benchOutput } from "./measure.ts";
+
+const generatorVersion = 2;
+const chunkBytes = 4 << 20;
+
+class ChunkedWriter {
+  private parts: string[] = [];
+  private pending = 0;
+  written = 0;
+  constructor(private readonly handle: number) {}
+  write(text: string): void {
+    this.parts.push(text);
+    this.pending += text.length;
+    if (this.pending >= chunkBytes) this.flush();
+  }
+  flush(): void {
+    if (this.parts.length === 0) return;
+    this.written += writeSync(this.handle, this.parts.join(""));
+    this.parts = [];
+    this.pending = 0;
+  }
+  get total(): number {
+    return this.written + this.pending;
+  }
+}
+
+/** Small deterministic PRNG (mulberry32), so the cached files are the same on every machine. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function cached(name: string, generate: (writer: ChunkedWriter) => Record<string, number>): { path: string; bytes: number; generated_ms: number | null } {
+  mkdirSync(benchOutput, { recursive: true });
+  const path = join(benchOutput, name);
+  if (existsSync(path)) return { path, bytes: statSync(path).size, generated_ms: null };
+  const partial = `${path}.partial`;
+  const started = performance.now();
+  const handle = openSync(partial, "w");
+  try {
+    const writer = new ChunkedWriter(handle);
+    generate(writer);
+    writer.flush();
+  } catch (error) {
+    closeSync(handle);
+    rmSync(partial, { force: true });
+    throw error;
+  }
+  closeSync(handle);
+  renameSync(partial, path);
+  return { path, bytes: statSync(path).size, generated_ms: Math.round(performance.now() - started) };
+}
+
+const operators: { name: string; children: string[]; inputs: number }[] = [
+  { name: "aten::linear", children: ["aten::t", "aten::addmm"], inputs: 3 },
+  { name: "aten::conv2d", children: ["aten::convolution", "aten::_convolution", "aten::mkldnn_convolution"], inputs: 3 },
+  { name: "aten::relu", children: ["aten::clamp_min"], inputs: 1 },
+  { name: "aten::layer_norm", children: ["aten::native_layer_norm"], inputs: 4 },
+  { name: "aten::softmax", children: ["aten::_softmax"], inputs: 1 },
+  { name: "aten::matmul", children: ["aten::bmm"], inputs: 2 },
+  { name: "aten::add", children: [], inputs: 2 },
+  { name: "aten::copy_", children: [], inputs: 2 },
+  { name: "aten::empty", children: [], inputs: 1 },
+  { name: "aten::to", children: ["aten::_to_copy", "aten::empty_strided", "aten::copy_"], inputs: 1 },
+];
+
+/**
+ * A torch.profiler-like Chrome trace of about `megabytes` MiB: `{"schemaVersion":1,…,"traceEvents":[…]}`
+ * with nested `cpu_op` X events named `aten::*` carrying `Input Dims`/`Input type`/`External id` args,
+ * on two threads, interleaved with `[memory]` instant events.
+ */
+export function chromeTrace(megabytes: number): { path: string; bytes: number; generated_ms: number | null; events: number | null } {
+  let events = 0;
+  const file = cached(`chrome-trace-${megabytes}MB-v${generatorVersion}.json`, (writer) => {
+    const target = megabytes * (1 << 20);
+    const next = random(megabytes);
+    const pid = 4242;
+    const threads = [4242, 4250];
+    const clocks = threads.map(() => 1_700_000_000_000);
+    let externalId = 0;
+    let first = true;
+    const emit = (event: string) => {
+      writer.write(first ? `\n${event}` : `,\n${event}`);
+      first = false;
+      events += 1;
+    };
+    writer.write('{"schemaVersion":1,"deviceProperties":[],"distributedInfo":{"backend":"gloo","rank":0,"world_size":1},"traceEvents":[');
+    while (writer.total < target) {
+      const threadIndex = next() < 0.8 ? 0 : 1;
+      const tid = threads[threadIndex]!;
+      const operator = operators[Math.floor(next() * operators.length)]!;
+      const batch = 1 << Math.floor(next() * 6);
+      const width = 64 << Math.floor(next() * 5);
+      const dims = Array.from({ length: operator.inputs }, (_, index) => (index === 0 ? [batch, width] : index === 1 ? [width, width] : [width]));
+      const childDurations = operator.children.map(() => 2 + Math.floor(next() * 40));
+      const duration = childDurations.reduce((sum, value) => sum + value + 1, 0) + 3 + Math.floor(next() * 20);
+      let ts = clocks[threadIndex]!;
+      externalId += 1;
+      const args = (id: number, inputs: number[][]) =>
+        `{"External id":${id},"Record function id":0,"Ev Idx":${id},"Input Dims":${JSON.stringify(inputs)},"Input type":${JSON.stringify(inputs.map(() => "float"))},"Input Strides":${JSON.stringify(inputs.map((shape) => (shape.length === 2 ? [shape[1], 1] : [1])))},"Concrete Inputs":${JSON.stringify(inputs.map(() => ""))}}`;
+      emit(`{"ph":"X","cat":"cpu_op","name":"${operator.name}","pid":${pid},"tid":${tid},"ts":${ts}.${Math.floor(next() * 1000)},"dur":${duration}.5,"args":${args(externalId, dims)}}`);
+      let childStart = ts + 1;
+      operator.children.forEach((child, index) => {
+        externalId += 1;
+        emit(`{"ph":"X","cat":"cpu_op","name":"${child}","pid":${pid},"tid":${tid},"ts":${childStart}.${Math.floor(next() * 1000)},"dur":${childDurations[index]},"args":${args(externalId, dims.slice(0, 2))}}`);
+        if (next() < 0.5) {
+          const bytes = batch * width * 4;
+          emit(`{"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":${pid},"tid":${tid},"ts":${childStart + 1},"args":{"Total Reserved":${1 << 30},"Total Allocated":${(1 << 28) + externalId * 64},"Bytes":${next() < 0.5 ? bytes : -bytes},"Addr":${94_000_000_000_000 + externalId * 4096},"Device Type":0,"Device Id":-1}}`);
+        }
+        childStart += childDurations[index]! + 1;
+      });
+      ts += duration + 2 + Math.floor(next() * 10);
+      clocks[threadIndex] = ts;
+    }
+    writer.write('\n],"traceName":"bench","baseTimeNanoseconds":1700000000000000000}\n');
+    return { events };
+  });
+  return { ...file, events: file.generated_ms === null ? null : events };
+}
+
+/**
+ * A py-spy-like sampled speedscope profile with `samples` samples over two threads (60/40), stacks of
+ * depth 6–30 drawn (skewed) from 5000 stacks per thread over 4000 frames, so stacks repeat like a real program's.
+ */
+export function speedscopeProfile(samples: number): { path: string; bytes: number; generated_ms: number | null } {
+  return cached(`speedscope-${samples}-samples-v${generatorVersion}.json`, (writer) => {
+    const next = random(samples);
+    const frameCount = 4000;
+    writer.write('{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[');
+    for (let index = 0; index < frameCount; index += 1) {
+      writer.write(`${index ? "," : ""}{"name":"function_${index}","file":"/srv/app/package_${index % 97}/module_${index % 389}.py","line":${10 + (index % 700)}}`);
+    }
+    writer.write("]},\"profiles\":[");
+    const threads = [
+      { name: 'Thread 100 "MainThread"', count: Math.round(samples * 0.6) },
+      { name: 'Thread 101 "worker"', count: samples - Math.round(samples * 0.6) },
+    ];
+    const stacksPerThread = 5000;
+    const stacks = threads.map((_, threadIndex) =>
+      Array.from({ length: stacksPerThread }, () => {
+        const depth = 6 + Math.floor(next() * 25);
+        const frames: number[] = [threadIndex];
+        let node = threadIndex;
+        for (let level = 1; level < depth; level += 1) {
+          node = (node * 31 + 7 + Math.floor(next() ** 2 * 5) * 613) % frameCount;
+          frames.push(node);
+        }
+        return `[${frames.join(",")}]`;
+      }),
+    );
+    threads.forEach((thread, threadIndex) => {
+      writer.write(`${threadIndex ? "," : ""}{"type":"sampled","name":${JSON.stringify(thread.name)},"unit":"seconds","startValue":0,"endValue":${thread.count / 100},"samples":[`);
+      for (let sample = 0; sample < thread.count; sample += 1) {
+        // Skewed choice among the thread's stacks: a few are hot, most are rare, like a real program.
+        const stack = stacks[threadIndex]![Math.floor(next() ** 3 * stacksPerThread)]!;
+        writer.write(sample ? `,${stack}` : stack);
+      }
+      writer.write('],"weights":[');
+      for (let sample = 0; sample < thread.count; sample += 1) writer.write(sample ? ",0.01" : "0.01");
+      writer.write("]}");
+    });
+    writer.write('],"name":"bench","activeProfileIndex":0,"exporter":"flameox-bench-generator"}\n');
+    return { samples };
+  });
+}

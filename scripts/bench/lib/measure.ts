@@ -1,0 +1,137 @@
+/**
+ * Shared helpers of the benchmark modules: medians, load average, a child runner that reports wall
+ * time and peak RSS (from the child's rusage) and stops a child that outgrows a memory guard, and
+ * temp folders that are always removed. Not a benchmark module itself (no `.bench.ts` suffix).
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export const repositoryRoot = resolve(import.meta.dir, "../../..");
+export const binary = process.env.FLAMEOX_BINARY || join(repositoryRoot, "dist", "flameox");
+export const benchOutput = join(repositoryRoot, ".test-output", "bench");
+export const toolsBin = join(repositoryRoot, ".tools", "venv", "bin");
+
+export function median(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+export function round(value: number, digits = 1): number {
+  return Number.isFinite(value) ? Number(value.toFixed(digits)) : value;
+}
+
+/** 1-minute load average, so every figure can be read against what else the machine was doing. */
+export function load1(): number {
+  return round(loadavg()[0] ?? 0, 2);
+}
+
+export function mebibytes(bytes: number): number {
+  return round(bytes / (1 << 20), 1);
+}
+
+/** Runs `body` with a fresh temp folder (under `parent`, default the system temp folder) and removes it afterwards. */
+export async function withTempFolder<T>(prefix: string, body: (folder: string) => Promise<T>, parent = tmpdir()): Promise<T> {
+  mkdirSync(parent, { recursive: true });
+  const folder = mkdtempSync(join(parent, prefix));
+  try {
+    return await body(folder);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+export type Measured = {
+  exitCode: number | null;
+  signal: string | null;
+  wallMs: number;
+  /** Peak resident set of the child process (rusage maxrss), bytes. */
+  maxRssBytes: number;
+  /** True when the guard killed the child for outgrowing `rssGuardBytes`. */
+  killedByGuard: boolean;
+  stdout: string;
+  stderrTail: string;
+};
+
+function residentBytes(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const match = /VmRSS:\s+(\d+) kB/.exec(status);
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Spawns argv, waits, and reports wall time and peak RSS. A child whose RSS passes `rssGuardBytes`
+ * is killed (SIGKILL) so a baseline that would swap the shared machine fails fast instead.
+ */
+export async function measure(
+  argv: string[],
+  options: {
+    cwd?: string;
+    env?: Record<string, string | undefined>;
+    rssGuardBytes?: number;
+    timeoutMs?: number;
+    /** Called with each stderr line and the ms since spawn it arrived at (phase timing from progress lines). */
+    onStderrLine?: (line: string, atMs: number) => void;
+  } = {},
+): Promise<Measured> {
+  const started = performance.now();
+  const child = Bun.spawn(argv, { cwd: options.cwd, env: options.env ?? process.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  let killedByGuard = false;
+  const guard = options.rssGuardBytes;
+  const poll = guard
+    ? setInterval(() => {
+        if (residentBytes(child.pid) > guard) {
+          killedByGuard = true;
+          child.kill("SIGKILL");
+        }
+      }, 100)
+    : undefined;
+  const timer = options.timeoutMs ? setTimeout(() => child.kill("SIGKILL"), options.timeoutMs) : undefined;
+  const [stdout, stderr] = await Promise.all([new Response(child.stdout).text(), readLines(child.stderr, started, options.onStderrLine), child.exited]);
+  const wallMs = performance.now() - started;
+  if (poll) clearInterval(poll);
+  if (timer) clearTimeout(timer);
+  return {
+    exitCode: child.exitCode,
+    signal: child.signalCode ? String(child.signalCode) : null,
+    wallMs,
+    maxRssBytes: child.resourceUsage()?.maxRSS ?? 0,
+    killedByGuard,
+    stdout,
+    stderrTail: stderr.slice(-2000),
+  };
+}
+
+/** `flameox init` of a fresh project folder; throws with the binary's output when it fails. */
+export function initProject(project: string): void {
+  const init = Bun.spawnSync([binary, "init", project, "--json"], { stdout: "pipe", stderr: "pipe" });
+  if (init.exitCode !== 0) throw new Error(`flameox init failed: ${init.stdout.toString()}${init.stderr.toString()}`);
+}
+
+export function requireBinary(): void {
+  if (!existsSync(binary)) throw new Error(`${binary} is missing; run 'npm run build' (npm run bench builds it).`);
+}
+
+async function readLines(stream: ReadableStream<Uint8Array>, started: number, onLine?: (line: string, atMs: number) => void): Promise<string> {
+  if (!onLine) return new Response(stream).text();
+  const decoder = new TextDecoder();
+  let text = "";
+  let pending = "";
+  for await (const chunk of stream) {
+    const at = performance.now() - started;
+    const piece = decoder.decode(chunk, { stream: true });
+    text += piece;
+    pending += piece;
+    const lines = pending.split("\n");
+    pending = lines.pop() ?? "";
+    for (const line of lines) onLine(line, at);
+  }
+  if (pending) onLine(pending, performance.now() - started);
+  return text;
+}
