@@ -476,7 +476,15 @@ export async function runProcess(request: ProcessRequest, options: ProcessOption
   }
 
   // With every writer gone the pipes reach end of file; a process we could not see may still hold one.
-  const drained = await Promise.race([pumps.then(() => true), sleep(pipeDrainMs).then(() => false)]);
+  // The timer is cleared as soon as the pipes drain, so it never keeps flameox alive after the work is done.
+  let drainTimer: ReturnType<typeof setTimeout> | undefined;
+  const drained = await Promise.race([
+    pumps.then(() => true),
+    new Promise<boolean>((resolve) => {
+      drainTimer = setTimeout(() => resolve(false), pipeDrainMs);
+    }),
+  ]);
+  clearTimeout(drainTimer);
   if (!drained) {
     // Some process we never saw still holds a pipe: cleanup is provably incomplete.
     cleanupComplete = false;
