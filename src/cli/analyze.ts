@@ -3,6 +3,7 @@ import { cliOptions, cliServices } from "./context.ts";
 import { emit, renderTable } from "./output.ts";
 import { parseLimit } from "./structured-input.ts";
 import type { StackUnit } from "../domain/evidence.ts";
+import { moreAnalyzeCommands } from "./evidence.ts";
 
 function unitOf(value: unknown): StackUnit | null {
   return value === "ns" || value === "samples" || value === "bytes" ? value : null;
@@ -56,6 +57,7 @@ export const analyzeCommand = defineCommand({
         );
       },
     }),
+    ...moreAnalyzeCommands,
   },
 });
 

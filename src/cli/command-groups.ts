@@ -7,6 +7,7 @@ import { reportCommand } from "./report.ts";
 import { exportCommand } from "./export.ts";
 import { openCommand } from "./open.ts";
 import { extractCommandGroup } from "./extract.ts";
+import { evidenceLookupCommand, measurementsCommand, traceCommand } from "./evidence.ts";
 
 /** Command groups beyond the workspace basics, one file each. */
 export const cliCommandGroups: Record<string, CommandDef> = {
@@ -22,4 +23,10 @@ export const cliCommandGroups: Record<string, CommandDef> = {
   export: exportCommand as CommandDef,
   open: openCommand as CommandDef,
   extract: extractCommandGroup as CommandDef,
+  trace: traceCommand as CommandDef,
+  measurements: measurementsCommand as CommandDef,
 };
+
+// evidence get (all eight ref types) and evidence summarize; they join an evidence group another file may define.
+if (cliCommandGroups.evidence) Object.assign(cliCommandGroups.evidence.subCommands as Record<string, CommandDef>, evidenceLookupCommand.subCommands);
+else cliCommandGroups.evidence = evidenceLookupCommand as CommandDef;

@@ -7,11 +7,17 @@ import { runTools } from "./tools/runs.ts";
 import { analysisTools } from "./tools/analysis.ts";
 import { viewerTools } from "./tools/viewers.ts";
 import { extractionTools } from "./tools/extraction.ts";
+import { evidenceAnalysisTools } from "./tools/evidence-analysis.ts";
 
 /** Registration order is tools/list order and `mcp inspect` order. */
 export const allTools: ToolDefinition[] = [...workspaceTools, ...discoveryTools, ...captureTools, ...runTools, ...analysisTools, ...viewerTools];
-// Extraction tools come last, as in the spec's registration order.
-allTools.push(...extractionTools);
+// Extraction tools come last, as in the spec's registration order. get_evidence here answers all eight ref types
+// (analysis and comparison records included), so it replaces a narrower tool of the same name.
+for (const tool of [...evidenceAnalysisTools, ...extractionTools]) {
+  const existing = allTools.findIndex((candidate) => candidate.name === tool.name);
+  if (existing >= 0) allTools.splice(existing, 1);
+  allTools.push(tool);
+}
 
 let byName: Map<string, ToolDefinition> | undefined;
 export function toolsByName(): Map<string, ToolDefinition> {

@@ -77,7 +77,9 @@ export class CapabilityService {
   /** Runs the tool's version command and, where one is needed, a real permission check. */
   async activeReport(descriptor: AdapterDescriptor, refresh: boolean): Promise<CapabilityReport> {
     const cached = activeCache.get(descriptor.name);
-    if (cached && !refresh) return cached;
+    // A cached answer is only good for the executable it probed; PATH may have changed since.
+    const current = descriptor.executable ? findOnPath(descriptor.executable, process.env.PATH ?? "") : null;
+    if (cached && !refresh && cached.executable === current) return cached;
     const report = passiveReport(descriptor, process.env.PATH ?? "");
     report.probe_kind = "active";
     const adapter = captureAdapters.get(descriptor.name);

@@ -12,6 +12,7 @@ import { CaptureService } from "./capture-service.ts";
 import { AnalysisService } from "./analysis-service.ts";
 import { RecoveryService } from "./recovery-service.ts";
 import { ExtractionService } from "./extraction-service.ts";
+import { EvidenceAnalysisService } from "./evidence-analysis-service.ts";
 import { ReportService } from "./report-service.ts";
 
 export type ServicesOptions = {
@@ -102,6 +103,10 @@ export class Services {
 
   get extraction(): ExtractionService {
     return this.service("extraction", () => new ExtractionService(this));
+  }
+
+  get evidenceAnalysis(): EvidenceAnalysisService {
+    return this.service("evidenceAnalysis", () => new EvidenceAnalysisService(this));
   }
 
   close(): void {

@@ -1,0 +1,177 @@
+// Every tool adapter end to end in-process: plan → execute with the real tool → extract → analysis.
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { capture, declare, failure, project, pythonFixtures, repositoryRoot, venvBin, venvPython } from "./harness.ts";
+
+const hotspots = (services: Awaited<ReturnType<typeof project>>["services"], runId: string) =>
+  services.analysis.hotspots({ run_or_artifact: runId, limit: 5, group_by: "function", order_by: "self", unit: null, thread: null, per_thread: false, cursor: null });
+
+describe("pytest adapter", () => {
+  for (const workers of [null, "2"]) {
+    test(`exact counts and the slowest test, ${workers ? "-n 2" : "serial"}`, async () => {
+      const { services } = await project("pytest", { suite: join(pythonFixtures, "pytest-suite") });
+      await declare(services, "tests", [venvPython, "-m", "pytest", "-q", "-p", "no:cacheprovider", "suite", ...(workers ? ["-n", workers] : [])]);
+      const run = await capture(services, "tests", "pytest");
+      expect(run.execution_status).toBe("failed");
+      const extracted = await services.extraction.extract("pytest", { run_id: run.run_id });
+      expect(extracted.counts).toEqual({ passed: 4, failed: 1, skipped: 1, xfailed: 1, xpassed: 1, error: 0, crashed: 0 });
+      expect(extracted.collected).toBe(8);
+      expect((extracted.slowest as { nodeid: string }[])[0]!.nodeid).toBe("suite/test_suite.py::test_slow");
+      if (workers) expect((extracted.workers as string[]).length).toBe(2);
+      expect(extracted.superseded_bundle_ids).toHaveLength(1);
+      const durations = await services.evidenceAnalysis.queryMeasurements({ run_id: run.run_id, artifact_id: null, name_prefix: "test.duration_ns", include_warmups: false, limit: 1000, cursor: null });
+      const totals = durations.measurements.filter((row) => row.phase === null).sort((left, right) => right.value - left.value);
+      expect(totals).toHaveLength(8);
+      expect(totals[0]!.dimensions!.nodeid).toBe("suite/test_suite.py::test_slow");
+      const again = await services.extraction.extract("pytest", { run_id: run.run_id });
+      const after = await services.evidenceAnalysis.queryMeasurements({ run_id: run.run_id, artifact_id: null, name_prefix: "test.duration_ns", include_warmups: false, limit: 1000, cursor: null });
+      expect(after.total).toBe(durations.total);
+      expect(again.superseded_bundle_ids).toEqual(extracted.bundle_ids);
+      const failures = await services.evidenceAnalysis.failures({ limit: 10, filter: null });
+      expect(failures.clusters.some((cluster) => cluster.source === "test" && cluster.signature.includes("assert") && cluster.examples[0]!.subject.endsWith("test_fails"))).toBe(true);
+    }, 60_000);
+  }
+
+  test("a killed xdist worker is reported, not hidden", async () => {
+    const { services } = await project("pytest-crash", { crash: join(pythonFixtures, "pytest-crash") });
+    await declare(services, "crash", [venvPython, "-m", "pytest", "-q", "-p", "no:cacheprovider", "crash", "-n", "2"]);
+    const run = await capture(services, "crash", "pytest");
+    const extracted = await services.extraction.extract("pytest", { run_id: run.run_id });
+    expect((extracted.counts as Record<string, number>).crashed).toBe(1);
+    expect((extracted.crashed_workers as { nodeids: string[] }[])[0]!.nodeids).toEqual(["crash/test_crash.py::test_kills_its_worker"]);
+    expect(extracted.complete).toBe(false);
+    expect(extracted.limitations.join(" ")).toContain("crashed");
+  }, 60_000);
+});
+
+test("coverage: exactly the executed lines and arcs", async () => {
+  const { services } = await project("coverage", { "app.py": join(pythonFixtures, "coverage", "branches.py") });
+  await declare(services, "cov", [venvPython, "app.py"]);
+  const run = await capture(services, "cov", "coverage");
+  const result = await services.evidenceAnalysis.execution({ run_or_artifact: run.run_id, limit: 10, comparison_run_or_artifact: null });
+  expect(result.files).toHaveLength(1);
+  expect(result.files[0]!.file).toBe("app.py");
+  expect(result.files[0]!.executed_lines).toEqual([1, 2, 4, 7, 11, 12]);
+  expect(result.files[0]!.arcs.sort()).toEqual(["-1->1", "-1->2", "1->7", "11->12", "12->-1", "2->4", "4->-1", "7->11"].sort());
+  const extracted = await services.extraction.extract("coverage", { run_id: run.run_id });
+  expect([extracted.line_count, extracted.arc_count]).toEqual([6, 8]);
+}, 60_000);
+
+test("memray: analyze_memory peak within 10% of a known 50 MiB allocation", async () => {
+  const { services } = await project("memray", { "mem.py": join(pythonFixtures, "memray", "allocate.py") });
+  await declare(services, "mem", [venvPython, "mem.py"]);
+  const run = await capture(services, "mem", "memray");
+  const result = await services.evidenceAnalysis.memory({ run_or_artifact: run.run_id, limit: 5 });
+  const known = 50 * 1024 * 1024;
+  expect(Math.abs(result.peak_bytes! - known) / known).toBeLessThan(0.1);
+  expect(result.top_allocations[0]!.function).toBe("hold_buffer");
+  const extracted = await services.extraction.extract("memray", { run_id: run.run_id });
+  expect(extracted.peak_bytes).toBe(result.peak_bytes);
+}, 60_000);
+
+test("torch.profiler: matmul is the top CPU operator, with shapes and [memory] allocations", async () => {
+  const { services } = await project("torch", { "mm.py": join(pythonFixtures, "torch", "matmul.py") });
+  await declare(services, "mm", [venvPython, "mm.py"]);
+  const run = await capture(services, "mm", "torch.profiler");
+  const result = await services.evidenceAnalysis.pytorch({ run_or_artifact: run.run_id, limit: 5, order_by: "self", cursor: null });
+  expect(result.operators[0]!.name).toBe("aten::mm");
+  expect(result.operators[0]!.calls).toBe(20);
+  expect(result.operators[0]!.shapes).toContain("[[512,512],[512,512]]");
+  expect(result.allocations.allocation_count).toBeGreaterThan(0);
+  const launches = await services.evidenceAnalysis.acceleratorLaunches({ run_or_artifact: run.run_id, limit: 5, comparison_run_or_artifact: null, phase: null });
+  expect(launches.evidence.status).toBe("empty");
+  const trace = run.artifact_ids.find((id) => services.runs.getArtifact(id).kinds.includes("execution_trace"))!;
+  const window = await services.evidenceAnalysis.traceWindow({ artifact_id: trace, start_ns: 0, end_ns: Number.MAX_SAFE_INTEGER, limit: 10, cursor: null });
+  expect(window.returned).toBe(10);
+  const next = await services.evidenceAnalysis.traceWindow({ artifact_id: trace, start_ns: 0, end_ns: Number.MAX_SAFE_INTEGER, limit: 10, cursor: window.next_cursor });
+  expect(next.events[0]!.ts_ns).toBeGreaterThanOrEqual(window.events[9]!.ts_ns);
+  const invalid = await failure(() => services.evidenceAnalysis.traceWindow({ artifact_id: trace, start_ns: 5, end_ns: 5, limit: 10, cursor: null }));
+  expect(invalid.code).toBe("INVALID_ARGUMENTS");
+  expect(invalid.details.fields).toEqual([{ field: "end_ns", message: "must be greater than start_ns", type: "greater_than" }]);
+}, 90_000);
+
+test("perf: the hot C function of a small compiled program", async () => {
+  const { root, services } = await project("perf", { "hot.c": join(pythonFixtures, "perf", "hot.c") });
+  expect(Bun.spawnSync(["gcc", "-O1", "-fno-omit-frame-pointer", "-fno-inline", "-o", join(root, "hot"), join(root, "hot.c")]).exitCode).toBe(0);
+  await declare(services, "hot", [join(root, "hot")]);
+  const run = await capture(services, "hot", "perf");
+  expect((await hotspots(services, run.run_id)).hotspots[0]!.function).toBe("hot_loop");
+}, 60_000);
+
+test("python-startup: the slow-importing package is the top package", async () => {
+  const { services } = await project("startup", { "entry.py": join(pythonFixtures, "startup", "entry.py"), slowpkg: join(pythonFixtures, "startup", "slowpkg") });
+  await declare(services, "start", [venvPython, "entry.py"]);
+  const run = await capture(services, "start", "python-startup", { samples: 2 });
+  const extracted = await services.extraction.extract("python_startup", { run_id: run.run_id });
+  expect(extracted.top_package).toBe("slowpkg");
+  expect(extracted.sample_count).toBe(2);
+}, 60_000);
+
+test("pyperf: every value and every warm-up", async () => {
+  const { services } = await project("pyperf", { "app.py": join(pythonFixtures, "coverage", "branches.py") });
+  await declare(services, "app", [venvPython, "app.py"]);
+  const run = await capture(services, "app", "pyperf", { processes: 2, values: 2, warmups: 1, loops: 1 });
+  const extracted = await services.extraction.extract("pyperf", { run_id: run.run_id });
+  expect(extracted.value_count).toBe(4);
+  expect(extracted.warmup_count).toBe(2);
+  const values = await services.evidenceAnalysis.queryMeasurements({ run_id: run.run_id, artifact_id: null, name_prefix: "pyperf.workload", include_warmups: false, limit: 100, cursor: null });
+  const all = await services.evidenceAnalysis.queryMeasurements({ run_id: run.run_id, artifact_id: null, name_prefix: "pyperf.workload", include_warmups: true, limit: 100, cursor: null });
+  expect(values.measurements.filter((row) => row.name === "pyperf.workload")).toHaveLength(4);
+  expect(all.measurements.filter((row) => row.name === "pyperf.workload" && row.is_warmup)).toHaveLength(2);
+}, 60_000);
+
+test("V8: the hot JS function of a node script", async () => {
+  const { services } = await project("v8", { "busy.js": join(repositoryRoot, "test", "fixtures", "formats", "busy.js") });
+  await declare(services, "js", ["node", "busy.js"]);
+  const run = await capture(services, "js", "v8");
+  expect((await hotspots(services, run.run_id)).hotspots[0]!.function).toBe("hotLoop");
+}, 60_000);
+
+describe("a missing tool is CAPABILITY_UNAVAILABLE with the exact remedy", () => {
+  test("perf not on PATH", async () => {
+    const { root, services } = await project("no-perf");
+    await declare(services, "true", ["/bin/true"]);
+    const saved = process.env.PATH;
+    process.env.PATH = venvBin;
+    try {
+      const error = await failure(() => services.captures.plan({ workload_name: "true", adapter: "perf", parameters: {}, adapter_options: {}, preflight_mode: "auto", capture_mode: "auto" }));
+      expect(error.code).toBe("CAPABILITY_UNAVAILABLE");
+      expect(error.remediation.join(" ")).toContain("apt-get install linux-perf");
+    } finally {
+      process.env.PATH = saved;
+    }
+    expect(root).toBeTruthy();
+  });
+
+  test("python modules missing from the workload's interpreter", async () => {
+    const bare = Bun.spawnSync([venvPython, "-c", "import sys; print(sys.base_prefix)"]).stdout.toString().trim();
+    const { root, services } = await project("no-modules", { "app.py": join(pythonFixtures, "coverage", "branches.py") });
+    const made = Bun.spawnSync([venvPython, "-m", "venv", "--without-pip", join(root, "bare")]);
+    expect(made.exitCode).toBe(0);
+    const python = join(root, "bare", "bin", "python");
+    await declare(services, "app", [python, "app.py"]);
+    await declare(services, "tests", [python, "-m", "pytest", "app.py"]);
+    const expected: Record<string, string> = {
+      pytest: `${python} -m pip install pytest==9.2.0 pytest-xdist==3.8.0`,
+      coverage: `${python} -m pip install coverage==7.17.5`,
+      memray: `${python} -m pip install memray==1.20.0`,
+      pyperf: `${python} -m pip install pyperf==2.11.0`,
+      "torch.profiler": `${python} -m pip install torch==2.13.0`,
+    };
+    for (const [adapter, remedy] of Object.entries(expected)) {
+      const error = await failure(() => services.captures.plan({ workload_name: adapter === "pytest" ? "tests" : "app", adapter, parameters: {}, adapter_options: {}, preflight_mode: "auto", capture_mode: "auto" }));
+      expect(error.code).toBe("CAPABILITY_UNAVAILABLE");
+      expect(error.remediation.join(" ")).toContain(remedy);
+      expect(error.nextTool).toBe("list_capabilities");
+    }
+    expect(bare).toBeTruthy();
+  }, 60_000);
+
+  test("v8 on a non-node workload", async () => {
+    const { services } = await project("no-node", { "app.py": join(pythonFixtures, "coverage", "branches.py") });
+    await declare(services, "app", [venvPython, "app.py"]);
+    const error = await failure(() => services.captures.plan({ workload_name: "app", adapter: "v8", parameters: {}, adapter_options: {}, preflight_mode: "auto", capture_mode: "auto" }));
+    expect(error.code).toBe("INVALID_CAPTURE_PLAN");
+    expect(error.remediation.join(" ")).toContain("node <script>");
+  });
+});
