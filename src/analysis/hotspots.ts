@@ -69,20 +69,24 @@ export type HotspotPage = { hotspots: Hotspot[]; total: number; total_weight: nu
 
 export async function queryHotspots(evidence: EvidenceQuery, query: HotspotQuery & { unit: StackUnit }, page: { offset: number; limit: number }): Promise<HotspotPage> {
   const threadColumn = query.perThread ? "thread" : "NULL";
+  // One map lookup per frame and list_distinct per stack: recursion counts once per stack without a
+  // DISTINCT over every (stack, frame) pair, which is what made 10M-sample profiles slow and large.
   const sql = `
     WITH fmap AS (${frameMapSql(query.groupBy)}),
+    lookup_table AS (SELECT map(list(frame_key), list(frame_id)) AS lookup FROM fmap),
     s AS (${stacksSql(query)}),
     grand AS (SELECT coalesce(sum(weight), 0) AS total FROM s),
-    self AS (
-      SELECT m.frame_id, ${threadColumn} AS thread, sum(s.weight) AS self_weight
-      FROM s JOIN fmap m ON m.frame_key = s.frame_keys[len(s.frame_keys)]
-      GROUP BY ALL
+    per_stack AS (
+      SELECT list_distinct(list_transform(s.frame_keys, key -> lookup[key])) AS ids, lookup[s.frame_keys[len(s.frame_keys)]] AS leaf,
+             s.weight, ${threadColumn} AS thread
+      FROM s, lookup_table
     ),
-    members AS (
-      SELECT DISTINCT s.stack_id, s.weight, ${query.perThread ? "s.thread" : "NULL"} AS thread, m.frame_id
-      FROM s, unnest(s.frame_keys) AS u(key) JOIN fmap m ON m.frame_key = u.key
+    self AS (SELECT leaf AS frame_id, thread, sum(weight) AS self_weight FROM per_stack WHERE leaf IS NOT NULL GROUP BY ALL),
+    total AS (
+      SELECT frame_id, thread, sum(weight) AS total_weight
+      FROM (SELECT unnest(ids) AS frame_id, weight, thread FROM per_stack)
+      WHERE frame_id IS NOT NULL GROUP BY ALL
     ),
-    total AS (SELECT frame_id, thread, sum(weight) AS total_weight FROM members GROUP BY ALL),
     identity AS (SELECT frame_id, any_value(function) AS function, any_value(file) AS file, min(line) AS line, any_value(module) AS module, any_value(language) AS language FROM fmap GROUP BY frame_id),
     ranked AS (
       SELECT t.frame_id, t.thread, coalesce(se.self_weight, 0) AS self_weight, t.total_weight, i.function, i.file, i.line, i.module, i.language
