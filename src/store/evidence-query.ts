@@ -18,7 +18,12 @@ export class EvidenceView {
 
   static async open(workspace: Workspace, bundleIds: string[]): Promise<EvidenceView> {
     const duckdb = await loadDuckdb();
-    const instance = await duckdb.DuckDBInstance.create(":memory:", { threads: "2" });
+    // Bounded memory that spills inside the workspace: a huge query degrades instead of exhausting the machine.
+    const instance = await duckdb.DuckDBInstance.create(":memory:", {
+      threads: "2",
+      memory_limit: process.env.FLAMEOX_DUCKDB_MEMORY_LIMIT ?? "4GB",
+      temp_directory: workspace.path("staging", "duckdb-spill"),
+    });
     const connection = await instance.connect();
     const files = Object.fromEntries(evidenceTables.map((table) => [table, [] as string[]])) as Record<EvidenceTable, string[]>;
     for (const bundleId of bundleIds) {
