@@ -132,7 +132,9 @@ export async function serveStdio(services: Services): Promise<void> {
   await server.connect(transport);
   process.stdin.on("end", () => void server.close());
   await closed;
-  services.close();
+  // Detached captures belong to this process: cancel them and wait until their runs are recorded.
+  const { shutdownServices } = await import("../services/shutdown.ts");
+  await shutdownServices(services);
 }
 
 /** Every unknown top-level field at once, sorted, so an agent fixes them in one retry. */

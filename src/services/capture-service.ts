@@ -34,6 +34,8 @@ export type PlanCaptureRequest = {
 };
 
 /** Everything execution is bound to; any change between plan and execute refuses the plan. */
+export type ConsumedPlan = BoundIntent;
+
 type BoundIntent = {
   workspace_id: string;
   run_id: string;
@@ -264,17 +266,22 @@ export class CaptureService {
    * collector through the broker, then registers artifacts and evidence in one transaction.
    */
   async execute(planId: string, options: { signal?: AbortSignal; progress?: ProgressReporter } = {}): Promise<CaptureReceipt> {
-    const workspace = this.services.workspace();
-    const report = async (step: number, message: string) => {
-      try {
-        await options.progress?.(step, 8, message);
-      } catch {
-        // Progress is best-effort.
-      }
-    };
+    const report = progressReporter(options.progress);
     await report(0, "Capture request accepted");
+    const intent = await this.consumeAndRecheck(planId);
+    return this.executeIntent(intent, options);
+  }
+
+  /** Spends the token and rechecks the bound inputs; after this the plan can only run once, here. */
+  async consumeAndRecheck(planId: string): Promise<ConsumedPlan> {
     const intent = this.consume(planId);
     await this.recheck(intent);
+    return intent;
+  }
+
+  async executeIntent(intent: ConsumedPlan, options: { signal?: AbortSignal; progress?: ProgressReporter } = {}): Promise<CaptureReceipt> {
+    const workspace = this.services.workspace();
+    const report = progressReporter(options.progress);
     await report(1, "Capture plan validated");
     const policy = loadPolicy(workspace);
     const createdAt = new Date().toISOString();
@@ -479,7 +486,7 @@ export class CaptureService {
       source_state_id: readRun(workspace.state.database, intent.run_id)?.source_state_id ?? null,
       environment_id: readRun(workspace.state.database, intent.run_id)?.environment_id ?? null,
       artifact_ids: [...new Set(references.map((reference) => reference.artifact_id))],
-      evidence_tables: Object.assign({}, ...bundles.map((bundle) => bundle.tables)) as Record<string, number>,
+      evidence_tables: sumTables(bundles.map((bundle) => bundle.tables)),
       limitations,
       limitation_details: [{ source: "plan", code: "trusted_local_execution", message: trustedLocalWarning }],
       corpus_commit_id: corpusCommitId,
@@ -583,6 +590,28 @@ export class CaptureService {
   private releaseSlot(): void {
     activeCaptures = Math.max(0, activeCaptures - 1);
   }
+}
+
+/** Row counts per evidence table across every bundle a capture published. */
+function sumTables(tables: Record<string, number>[]): Record<string, number> {
+  const total: Record<string, number> = {};
+  for (const table of tables) for (const [name, rows] of Object.entries(table)) total[name] = (total[name] ?? 0) + rows;
+  return total;
+}
+
+function progressReporter(progress: ProgressReporter | undefined): (step: number, message: string) => Promise<void> {
+  return async (step, message) => {
+    try {
+      await progress?.(step, 8, message);
+    } catch {
+      // Progress is best-effort: a failed notification never changes the result.
+    }
+  };
+}
+
+/** The token's digest: what idempotency records and logs may hold instead of the token. */
+export function planTokenDigest(planId: string): string {
+  return tokenHash(planId);
 }
 
 const defaultInherited = ["PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR", "TERM", "USER", "LOGNAME"];

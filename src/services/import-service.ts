@@ -159,7 +159,7 @@ export class ImportService {
         byte_length: stored.byte_length,
         evidence: bundle
           ? { status: "available", tables: bundle.tables, next_tool: "analyze_hotspots", limitations }
-          : { status: "not_extracted", tables: {}, next_tool: extractToolFor(kind), limitations: [] },
+          : { status: "not_extracted", tables: {}, next_tool: await extractToolForFile(kind, source), limitations: [] },
         corpus_commit_id: corpus.commit_id,
         run_resource_uri: runResourceUri(runId),
         artifact_resource_uri: artifactResourceUri(stored.artifact_id),
@@ -175,6 +175,15 @@ export class ImportService {
 function relativeOrName(root: string, path: string): string {
   const rel = relative(root, path);
   return rel.startsWith("..") ? basename(path) : rel;
+}
+
+/** benchmark_samples covers pyperf JSON and flameox's own benchmark-samples v1 files; the file says which. */
+async function extractToolForFile(kind: string, path: string): Promise<string | null> {
+  if (kind === "benchmark_samples") {
+    const head = await Bun.file(path).slice(0, 4096).text();
+    if (head.includes("flameox.benchmark-samples.v1")) return "extract_benchmark_samples";
+  }
+  return extractToolFor(kind);
 }
 
 /** The extraction tool that turns a non-profile artifact kind into evidence. */

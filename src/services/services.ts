@@ -11,6 +11,7 @@ import { ImportService } from "./import-service.ts";
 import { CaptureService } from "./capture-service.ts";
 import { AnalysisService } from "./analysis-service.ts";
 import { RecoveryService } from "./recovery-service.ts";
+import { DetachedCaptureService } from "./detached-capture-service.ts";
 import { ExtractionService } from "./extraction-service.ts";
 import { EvidenceAnalysisService } from "./evidence-analysis-service.ts";
 import { ReportService } from "./report-service.ts";
@@ -91,6 +92,10 @@ export class Services {
 
   get analysis(): AnalysisService {
     return this.service("analysis", () => new AnalysisService(this));
+  }
+
+  get detachedCaptures(): DetachedCaptureService {
+    return this.service("detachedCaptures", () => new DetachedCaptureService(this));
   }
 
   get recovery(): RecoveryService {

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { artifactKinds } from "../../services/import-service.ts";
-import { additive, execute, readOnly } from "../annotations.ts";
+import { additive, execute, idempotentExecute, readOnly } from "../annotations.ts";
 import { defineTool } from "../define-tool.ts";
 
 const scalar = v.union([v.pipe(v.string(), v.maxLength(4096)), v.number(), v.boolean()]);
@@ -44,6 +44,42 @@ export const captureTools = [
         text: `Capture run ${result.run_id} is ${result.execution_status}.`,
         links: [{ uri: result.resource_uri, name: `Run ${result.run_id}`, description: "The captured run's manifest." }],
       };
+    },
+  }),
+  defineTool({
+    name: "start_detached_capture",
+    description:
+      "Start a long capture from a plan_capture plan_id without holding this request open: the plan is consumed and rechecked now, the workload runs in this server process, and the result is the run_id with state 'starting'/'running'. Retry-safe: the same idempotency_key with the same plan reconnects to the same run; the same key with another plan is refused. Poll get_detached_capture; cancel with cancel_detached_capture.",
+    input: v.strictObject({
+      plan_id: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
+      idempotency_key: v.pipe(v.string(), v.minLength(8), v.maxLength(200), v.regex(/^[A-Za-z0-9._:/-]+$/)),
+    }),
+    annotations: idempotentExecute,
+    async handler(input, { services }) {
+      const result = await services.detachedCaptures.start(input);
+      return { result, text: `Detached capture ${result.run_id} is ${result.state}.`, links: [{ uri: result.resource_uri, name: `Run ${result.run_id}`, description: "The detached capture's run." }] };
+    },
+  }),
+  defineTool({
+    name: "get_detached_capture",
+    description:
+      "Status of a detached capture: state (starting, running, terminal, failed_to_start, unmanaged_after_restart), execution/capture/validation status, recent progress and failure. When terminal, call get_run or analyze_hotspots next.",
+    input: v.strictObject({ run_id: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) }),
+    annotations: readOnly,
+    async handler(input, { services }) {
+      const result = services.detachedCaptures.status(input.run_id);
+      return { result, text: `Detached capture ${result.run_id} is ${result.state}.` };
+    },
+  }),
+  defineTool({
+    name: "cancel_detached_capture",
+    description:
+      "Cancel a detached capture this server started: the whole process tree is killed, the run is recorded as cancelled with cleanup_complete, and the terminal status is returned. Cancelling a finished capture returns it unchanged.",
+    input: v.strictObject({ run_id: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) }),
+    annotations: idempotentExecute,
+    async handler(input, { services }) {
+      const result = await services.detachedCaptures.cancel(input.run_id);
+      return { result, text: `Detached capture ${result.run_id} is ${result.state} (${result.execution_status ?? "unknown"}).` };
     },
   }),
   defineTool({
