@@ -8,6 +8,10 @@ import { exportCommand } from "./export.ts";
 import { openCommand } from "./open.ts";
 import { extractCommandGroup } from "./extract.ts";
 import { evidenceLookupCommand, measurementsCommand, traceCommand } from "./evidence.ts";
+import { experimentCommand } from "./experiment.ts";
+import { comparisonAnalyzeCommands, runSetsCommand } from "./run-sets.ts";
+import { hypothesesCommand, investigationsCommand } from "./investigations.ts";
+import { evidenceCommand, findingsCommand } from "./findings.ts";
 
 /** Command groups beyond the workspace basics, one file each. */
 export const cliCommandGroups: Record<string, CommandDef> = {
@@ -25,7 +29,16 @@ export const cliCommandGroups: Record<string, CommandDef> = {
   extract: extractCommandGroup as CommandDef,
   trace: traceCommand as CommandDef,
   measurements: measurementsCommand as CommandDef,
+  experiment: experimentCommand as CommandDef,
+  "run-sets": runSetsCommand as CommandDef,
+  investigations: investigationsCommand as CommandDef,
+  hypotheses: hypothesesCommand as CommandDef,
+  findings: findingsCommand as CommandDef,
+  evidence: evidenceCommand as CommandDef,
 };
+
+// analyze compare|scaling|record|record-comparison live with run sets; they join the analyze group here.
+Object.assign(analyzeCommand.subCommands as Record<string, CommandDef>, comparisonAnalyzeCommands);
 
 // evidence get (all eight ref types) and evidence summarize; they join an evidence group another file may define.
 if (cliCommandGroups.evidence) Object.assign(cliCommandGroups.evidence.subCommands as Record<string, CommandDef>, evidenceLookupCommand.subCommands);

@@ -8,9 +8,13 @@ import { analysisTools } from "./tools/analysis.ts";
 import { viewerTools } from "./tools/viewers.ts";
 import { extractionTools } from "./tools/extraction.ts";
 import { evidenceAnalysisTools } from "./tools/evidence-analysis.ts";
+import { experimentTools } from "./tools/experiments.ts";
+import { comparisonTools } from "./tools/comparisons.ts";
+import { investigationTools } from "./tools/investigations.ts";
 
 /** Registration order is tools/list order and `mcp inspect` order. */
 export const allTools: ToolDefinition[] = [...workspaceTools, ...discoveryTools, ...captureTools, ...runTools, ...analysisTools, ...viewerTools];
+allTools.push(...experimentTools, ...comparisonTools, ...investigationTools);
 // Extraction tools come last, as in the spec's registration order. get_evidence here answers all eight ref types
 // (analysis and comparison records included), so it replaces a narrower tool of the same name.
 for (const tool of [...evidenceAnalysisTools, ...extractionTools]) {

@@ -11,6 +11,11 @@ import { ImportService } from "./import-service.ts";
 import { CaptureService } from "./capture-service.ts";
 import { AnalysisService } from "./analysis-service.ts";
 import { RecoveryService } from "./recovery-service.ts";
+import { ExperimentService } from "./experiment-service.ts";
+import { RunSetService } from "./run-set-service.ts";
+import { ComparisonService } from "./comparison-service.ts";
+import { InvestigationService } from "./investigation-service.ts";
+import { AnalysisRecordService } from "./analysis-record-service.ts";
 import { DetachedCaptureService } from "./detached-capture-service.ts";
 import { ExtractionService } from "./extraction-service.ts";
 import { EvidenceAnalysisService } from "./evidence-analysis-service.ts";
@@ -112,6 +117,26 @@ export class Services {
 
   get evidenceAnalysis(): EvidenceAnalysisService {
     return this.service("evidenceAnalysis", () => new EvidenceAnalysisService(this));
+  }
+
+  get experiments(): ExperimentService {
+    return this.service("experiments", () => new ExperimentService(this));
+  }
+
+  get runSets(): RunSetService {
+    return this.service("runSets", () => new RunSetService(this));
+  }
+
+  get comparisons(): ComparisonService {
+    return this.service("comparisons", () => new ComparisonService(this));
+  }
+
+  get investigations(): InvestigationService {
+    return this.service("investigations", () => new InvestigationService(this));
+  }
+
+  get analysisRecords(): AnalysisRecordService {
+    return this.service("analysisRecords", () => new AnalysisRecordService(this));
   }
 
   close(): void {

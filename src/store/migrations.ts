@@ -102,4 +102,96 @@ export const migrations: Migration[] = [
       CREATE INDEX bundles_by_artifact ON evidence_bundles (artifact_id);
     `,
   },
+  {
+    version: 4,
+    name: "experiments, trials, run sets, investigations, hypotheses, findings, recorded evidence",
+    sql: `
+      -- Experiment plans: single-use tokens like capture plans; the realized order is in bound_intent.
+      CREATE TABLE experiment_plans (
+        token_hash TEXT PRIMARY KEY,
+        plan_id TEXT NOT NULL UNIQUE,
+        experiment_name TEXT NOT NULL,
+        bound_intent TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at_ms INTEGER NOT NULL,
+        consumed_at TEXT
+      );
+      CREATE TABLE experiments (
+        experiment_id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        investigation_id TEXT,
+        hypothesis_id TEXT,
+        status TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        record TEXT NOT NULL
+      );
+      CREATE INDEX experiments_by_created ON experiments (created_at DESC, experiment_id);
+      -- Trial ids are unique per experiment execution; (experiment_id, ordinal) is the realized order.
+      CREATE TABLE trials (
+        trial_id TEXT PRIMARY KEY,
+        experiment_id TEXT NOT NULL REFERENCES experiments (experiment_id),
+        ordinal INTEGER NOT NULL,
+        block_id TEXT NOT NULL,
+        treatment TEXT NOT NULL,
+        run_id TEXT,
+        outcome TEXT NOT NULL,
+        record TEXT NOT NULL,
+        UNIQUE (experiment_id, ordinal)
+      );
+      CREATE INDEX trials_by_run ON trials (run_id);
+      CREATE TABLE run_sets (
+        run_set_id TEXT PRIMARY KEY,
+        membership_digest TEXT NOT NULL,
+        corpus_commit_id TEXT NOT NULL,
+        experiment_id TEXT,
+        created_at TEXT NOT NULL,
+        record TEXT NOT NULL
+      );
+      CREATE TABLE investigations (
+        investigation_id TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL,
+        record TEXT NOT NULL
+      );
+      CREATE INDEX investigations_by_created ON investigations (created_at DESC, investigation_id);
+      -- Hypotheses and findings are append-only revisions; the highest revision is current.
+      CREATE TABLE hypotheses (
+        hypothesis_id TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        investigation_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        record TEXT NOT NULL,
+        PRIMARY KEY (hypothesis_id, revision)
+      );
+      CREATE TABLE findings (
+        finding_id TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        investigation_id TEXT,
+        first_created_at TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        record TEXT NOT NULL,
+        PRIMARY KEY (finding_id, revision)
+      );
+      CREATE INDEX findings_by_created ON findings (first_created_at DESC, finding_id);
+      -- Recorded analyses and comparisons: exact inputs, pinned corpus commit, result digest.
+      CREATE TABLE evidence_records (
+        ref_type TEXT NOT NULL CHECK (ref_type IN ('analysis', 'comparison')),
+        ref_id TEXT NOT NULL,
+        recipe TEXT NOT NULL,
+        corpus_commit_id TEXT NOT NULL,
+        result_digest TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        record TEXT NOT NULL,
+        PRIMARY KEY (ref_type, ref_id)
+      );
+      CREATE TABLE evidence_references (
+        owner_type TEXT NOT NULL,
+        owner_id TEXT NOT NULL,
+        owner_revision INTEGER NOT NULL,
+        ref_type TEXT NOT NULL,
+        ref_id TEXT NOT NULL,
+        relation TEXT NOT NULL
+      );
+      CREATE INDEX evidence_references_by_owner ON evidence_references (owner_type, owner_id, owner_revision);
+    `,
+  },
 ];

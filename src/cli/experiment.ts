@@ -1,0 +1,128 @@
+import { defineCommand } from "citty";
+import { cliOptions, cliServices } from "./context.ts";
+import { cliLog } from "./log.ts";
+import { emit, renderKeyValues, renderTable } from "./output.ts";
+import { parseLimit, parseStructuredInput } from "./structured-input.ts";
+import type { ExperimentPlan } from "../services/experiment-service.ts";
+type Scalar = string | number | boolean;
+
+const planArguments = {
+  name: { type: "positional", required: true, description: "Experiment name in flameox.toml." },
+  adapter: { type: "string", default: "command", description: "Capture adapter for every trial (default command)." },
+  "adapter-options": { type: "string", description: "Adapter options as JSON ('{\"rate\": 500}') or @file.json." },
+  parameters: { type: "string", description: "Non-factor workload parameters as JSON ('{\"threads\": 4}') or @file.json." },
+  investigation: { type: "string", description: "Investigation id to link." },
+  hypothesis: { type: "string", description: "Hypothesis id to link." },
+} as const;
+
+function planRequest(args: Record<string, unknown>) {
+  return {
+    experiment_name: String(args.name),
+    adapter: String(args.adapter ?? "command"),
+    adapter_options: parseStructuredInput(args["adapter-options"] as string | undefined, "--adapter-options"),
+    parameters: parseStructuredInput(args.parameters as string | undefined, "--parameters") as Record<string, Scalar>,
+    investigation_id: (args.investigation as string | undefined) ?? null,
+    hypothesis_id: (args.hypothesis as string | undefined) ?? null,
+  };
+}
+
+function renderPlan(plan: ExperimentPlan): string {
+  return [
+    `plan experiment '${plan.experiment_name}' over '${plan.workload_name}' with ${plan.adapter}: ${plan.trial_count} trials in ${plan.blocks} block(s), design ${plan.design}, seed ${plan.random_seed} (expires ${plan.expires_at})`,
+    `  treatments (${plan.treatment_factor}): ${plan.treatments.join(", ")}`,
+    `  metric ${plan.statistics.primary_metric}, ${plan.statistics.polarity}, threshold ${plan.statistics.practical_threshold}, confidence ${plan.statistics.confidence_level}`,
+    `  order: ${plan.order.slice(0, 12).map((trial) => `${trial.block_id}:${trial.treatment}`).join(" ")}${plan.trial_count > 12 ? " …" : ""}`,
+    ...plan.warnings.map((warning) => `  warning: ${warning}`),
+  ].join("\n");
+}
+
+export const experimentCommand = defineCommand({
+  meta: { name: "experiment", description: "Declared experiments: randomized complete blocks of captures, compared with statistics." },
+  subCommands: {
+    plan: defineCommand({
+      meta: { name: "plan", description: "Realize the seeded block order and check every trial's parameters; runs nothing." },
+      args: planArguments,
+      async run({ args }) {
+        const plan = await cliServices().experiments.plan(planRequest(args));
+        emit(cliOptions(), plan, () => renderPlan(plan));
+      },
+    }),
+    run: defineCommand({
+      meta: { name: "run", description: "Plan, then run every trial (progress on stderr); failed and timed-out trials are recorded and the experiment goes on." },
+      args: planArguments,
+      async run({ args }) {
+        const services = cliServices();
+        const options = cliOptions();
+        const log = cliLog(options);
+        const plan = await services.experiments.plan(planRequest(args));
+        if (!options.json) log.info(renderPlan(plan));
+        const controller = new AbortController();
+        const cancel = () => controller.abort();
+        process.once("SIGINT", cancel);
+        process.once("SIGTERM", cancel);
+        try {
+          const receipt = await services.experiments.run(plan.plan_id, { signal: controller.signal, progress: (step, total, message) => log.info(`[${step}/${total}] ${message}`) });
+          emit(options, receipt, () =>
+            [
+              renderKeyValues(receipt, ["experiment_id", "status", "planned_trials", "attempted_trials", "first_failure_trial_id", "comparison_id"]),
+              `counts: ${Object.entries(receipt.counts).filter(([, count]) => count > 0).map(([outcome, count]) => `${outcome}=${count}`).join(" ")}`,
+              ...receipt.run_sets.map((entry) => `run set ${entry.treatment}: ${entry.run_set_id}`),
+              ...(receipt.comparison ? [`comparison: ${receipt.comparison.decision} (${receipt.comparison.validity}), ratio ${receipt.comparison.estimate?.toFixed(4) ?? "-"}`] : []),
+              ...receipt.limitations.map((limitation) => `limitation: ${limitation}`),
+            ].join("\n"),
+          );
+        } finally {
+          process.off("SIGINT", cancel);
+          process.off("SIGTERM", cancel);
+        }
+      },
+    }),
+    show: defineCommand({
+      meta: { name: "show", description: "Show an experiment's protocol, counts, run sets and comparison." },
+      args: { experiment_id: { type: "positional", required: true, description: "Experiment id." } },
+      run({ args }) {
+        const experiment = cliServices().experiments.getExperiment(String(args.experiment_id));
+        emit(cliOptions(), experiment, () =>
+          [
+            renderKeyValues(experiment as unknown as Record<string, unknown>, ["experiment_id", "name", "status", "workload_name", "adapter", "design", "blocks", "treatment_factor", "treatments", "random_seed", "planned_trials", "comparison_id", "first_failure_trial_id"]),
+            `counts: ${Object.entries(experiment.counts).filter(([, count]) => count > 0).map(([outcome, count]) => `${outcome}=${count}`).join(" ")}`,
+            ...experiment.run_sets.map((entry) => `run set ${entry.treatment}: ${entry.run_set_id}`),
+          ].join("\n"),
+        );
+      },
+    }),
+    trials: defineCommand({
+      meta: { name: "trials", description: "List an experiment's trials in realized order." },
+      args: {
+        experiment_id: { type: "positional", required: true, description: "Experiment id." },
+        limit: { type: "string", description: "Page size (1..1000, default 100)." },
+        cursor: { type: "string", description: "Cursor from a previous page." },
+        outcome: { type: "string", description: "Only trials with this outcome." },
+      },
+      run({ args }) {
+        const result = cliServices().experiments.listTrials({
+          experiment_id: String(args.experiment_id),
+          limit: parseLimit(args.limit, 100),
+          cursor: (args.cursor as string | undefined) ?? null,
+          outcome: (args.outcome as never) ?? null,
+        });
+        emit(cliOptions(), result, () =>
+          `${renderTable(result.trials as unknown as Record<string, unknown>[], ["trial_id", "block_id", "treatment", "outcome", "failure_class", "validation_status", "run_id"])}${result.truncated ? `\n(more: --cursor ${result.next_cursor})` : ""}`,
+        );
+      },
+    }),
+    trial: defineCommand({
+      meta: { name: "trial", description: "Show one trial with its run, outcome and oracle receipt." },
+      args: {
+        trial_id: { type: "positional", required: true, description: "Trial id." },
+        "experiment-id": { type: "string", description: "Experiment the trial belongs to." },
+      },
+      run({ args }) {
+        const trial = cliServices().experiments.getTrial(String(args.trial_id), (args["experiment-id"] as string | undefined) ?? null);
+        emit(cliOptions(), trial, () =>
+          renderKeyValues(trial as unknown as Record<string, unknown>, ["trial_id", "experiment_id", "block_id", "order_in_block", "treatment", "parameters", "run_id", "outcome", "failure_class", "execution_status", "validation_status", "oracle"]),
+        );
+      },
+    }),
+  },
+});

@@ -1,0 +1,139 @@
+/**
+ * The experiment → comparison → finding flow over real stdio against the compiled binary, plus the
+ * CLI commands that share the services. Small on purpose (2 treatments × 6 blocks); the statistical
+ * claims are tested in test/integration/experiments/.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { cpSync, realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { callTool, connectMcp, repositoryRoot, runCli, temporaryFolder, type McpSession } from "../support/binary.ts";
+
+let session: McpSession | undefined;
+afterEach(async () => {
+  await session?.close();
+  session = undefined;
+});
+
+function project(): string {
+  const root = temporaryFolder("experiments");
+  cpSync(join(repositoryRoot, "test", "fixtures", "experiments"), root, { recursive: true });
+  const python = realpathSync(join(repositoryRoot, ".tools", "venv", "bin", "python3"));
+  writeFileSync(
+    join(root, "flameox.toml"),
+    `[workloads.busy]
+argv = ["${python}", "-S", "busy.py", "{variant}"]
+parameters = { variant = ["base", "same", "more"] }
+
+[experiments.ab]
+workload = "busy"
+factors = { variant = ["base", "more"] }
+treatment_factor = "variant"
+blocks = 6
+polarity = "lower_is_better"
+practical_threshold = 0.03
+random_seed = 1
+`,
+  );
+  return root;
+}
+
+test("plan_experiment → run_experiment → trials, run sets, comparison, evidence and a finding over MCP; the same records from the CLI", async () => {
+  const root = project();
+  session = await connectMcp(root);
+  expect((await callTool(session, "initialize_workspace")).isError).toBe(false);
+  const investigation = await callTool(session, "create_investigation", { question: "Is 'more' slower than 'base'?" });
+  const investigationId = investigation.envelope.result.investigation_id;
+
+  const plan = await callTool(session, "plan_experiment", { experiment_name: "ab", investigation_id: investigationId });
+  expect(plan.isError).toBe(false);
+  expect(plan.envelope.result.trial_count).toBe(12);
+  expect(plan.envelope.result.order).toHaveLength(12);
+  expect(plan.text).toContain("run_experiment");
+
+  const progress: number[] = [];
+  const raw = await session.client.callTool({ name: "run_experiment", arguments: { plan_id: plan.envelope.result.plan_id } }, undefined, {
+    onprogress: (notification) => void progress.push(notification.progress),
+    timeout: 120_000,
+  });
+  const receipt = (raw.structuredContent as any).result;
+  expect(raw.isError).toBeFalsy();
+  expect(receipt.attempted_trials).toBe(12);
+  expect(receipt.run_set_ids).toHaveLength(2);
+  expect(receipt.comparison_id).toMatch(/^sha256:/);
+  // One notification per trial plus 5 phases (0..16). The SDK client may drop the very last one when the
+  // response overtakes it on its side, so the tail is allowed to be missing; the sequence is otherwise exact.
+  expect(progress.length).toBeGreaterThanOrEqual(16);
+  expect(progress).toEqual([...Array(progress.length).keys()]);
+  const links = (raw.content as { type: string; uri?: string }[]).filter((item) => item.type === "resource_link").map((item) => item.uri);
+  expect(links).toContain(`flameox://experiments/${receipt.experiment_id}`);
+
+  const again = await callTool(session, "run_experiment", { plan_id: plan.envelope.result.plan_id });
+  expect(again.envelope.error.code).toBe("INVALID_CAPTURE_PLAN");
+
+  const page = await callTool(session, "list_experiment_trials", { experiment_id: receipt.experiment_id, limit: 5 });
+  expect(page.envelope.result.returned).toBe(5);
+  expect(page.envelope.result.next_cursor).toBeString();
+  const rest = await callTool(session, "list_experiment_trials", { experiment_id: receipt.experiment_id, limit: 5, cursor: page.envelope.result.next_cursor });
+  expect(rest.envelope.result.trials[0].ordinal).toBe(6);
+
+  const read = async (uri: string) => JSON.parse(((await session!.client.readResource({ uri })).contents[0] as { text: string }).text);
+  expect((await read(`flameox://experiments/${receipt.experiment_id}`)).counts.succeeded).toBe(12);
+  expect((await read(`flameox://experiments/${receipt.experiment_id}/trials`)).total).toBe(12);
+  const trialId = page.envelope.result.trials[0].trial_id;
+  expect((await read(`flameox://experiments/${receipt.experiment_id}/trials/${encodeURIComponent(trialId)}`)).trial_id).toBe(trialId);
+  expect((await read(`flameox://run-sets/${encodeURIComponent(receipt.run_set_ids[0])}`)).counts.members).toBe(6);
+  const evidence = await read(`flameox://evidence/comparison/${encodeURIComponent(receipt.comparison_id)}`);
+  expect(evidence.result.pairing).toBe("paired");
+  expect((await read("flameox://evidence/bogus/x")).error.code).toBe("WORKSPACE_INVALID");
+
+  const compared = await callTool(session, "compare_run_sets", { baseline_run_set_id: receipt.run_set_ids[0], candidate_run_set_id: receipt.run_set_ids[1] });
+  expect(compared.envelope.result.comparison_id).toBe(receipt.comparison_id);
+  expect(compared.text).toMatch(/^Comparison is (regressed|inconclusive|equivalent|improved) \((valid|exploratory|invalid)\)/);
+
+  const frozen = await callTool(session, "freeze_run_set", { members: [{ run_id: page.envelope.result.trials[0].run_id, included: false, reason: "warm-up" }, { run_id: page.envelope.result.trials[1].run_id }] });
+  expect(frozen.envelope.result.counts).toEqual({ members: 2, included: 1, excluded: 1 });
+  const noReason = await callTool(session, "freeze_run_set", { members: [{ run_id: page.envelope.result.trials[0].run_id, included: false }] });
+  expect(noReason.envelope.error.code).toBe("INVALID_ARGUMENTS");
+
+  const unsupported = await callTool(session, "record_finding", { kind: "performance", title: "more is slower", claim: "more is slower", evidence_level: "derived", confidence: "low", assessment: "supported", investigation_id: investigationId });
+  expect(unsupported.isError).toBe(true);
+  const finding = await callTool(session, "record_finding", {
+    kind: "performance",
+    title: "more is slower",
+    claim: "more does 20% more iterations",
+    evidence_level: "derived",
+    confidence: "low",
+    assessment: "inconclusive",
+    investigation_id: investigationId,
+    evidence: [{ ref_type: "comparison", ref_id: receipt.comparison_id, relation: "context" }],
+  });
+  expect(finding.isError).toBe(false);
+  const findingId = finding.envelope.result.finding.finding_id;
+  expect((await callTool(session, "list_findings", { investigation_id: investigationId })).envelope.result.total).toBe(1);
+  expect((await read(`flameox://findings/${findingId}`)).revision).toBe(1);
+  await session.close();
+  session = undefined;
+
+  const show = runCli(["--json", "experiment", "show", receipt.experiment_id], { cwd: root });
+  expect(show.exitCode).toBe(0);
+  expect(show.json.experiment_id).toBe(receipt.experiment_id);
+  const compare = runCli(["--json", "analyze", "compare", receipt.run_set_ids[0], receipt.run_set_ids[1]], { cwd: root });
+  expect(compare.exitCode).toBe(0);
+  expect(compare.json.comparison_id).toBe(receipt.comparison_id);
+  const human = runCli(["analyze", "compare", receipt.run_set_ids[0], receipt.run_set_ids[1]], { cwd: root });
+  expect(human.stdout).toMatch(/^(REGRESSED|INCONCLUSIVE|EQUIVALENT|IMPROVED) \(/);
+  const trial = runCli(["--json", "experiment", "trial", trialId, "--experiment-id", receipt.experiment_id], { cwd: root });
+  expect(trial.json.trial_id).toBe(trialId);
+  const findings = runCli(["--json", "findings", "list"], { cwd: root });
+  expect(findings.json.findings[0].finding_id).toBe(findingId);
+  const stale = runCli(["--json", "findings", "record", JSON.stringify({ kind: "performance", title: "t", claim: "c", evidence_level: "inferred", confidence: "low", assessment: "unassessed", finding_id: findingId, expected_revision: 5 })], { cwd: root });
+  expect(stale.exitCode).toBe(7);
+  expect(stale.json.error.code).toBe("REVISION_CONFLICT");
+  const bad = runCli(["investigations", "create", "{invalid"], { cwd: root });
+  expect(bad.exitCode).toBe(2);
+  expect(bad.stderr).toContain("Structured input is invalid");
+  const planned = runCli(["--json", "experiment", "plan", "ab"], { cwd: root });
+  expect(planned.json.trial_count).toBe(12);
+  const evidenceGet = runCli(["--json", "evidence", "get", "comparison", receipt.comparison_id], { cwd: root });
+  expect(evidenceGet.json.ref_id).toBe(receipt.comparison_id);
+}, 180_000);
