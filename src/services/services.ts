@@ -11,14 +11,15 @@ import { ImportService } from "./import-service.ts";
 import { CaptureService } from "./capture-service.ts";
 import { AnalysisService } from "./analysis-service.ts";
 import { RecoveryService } from "./recovery-service.ts";
+import { DetachedCaptureService } from "./detached-capture-service.ts";
 import { ExperimentService } from "./experiment-service.ts";
 import { RunSetService } from "./run-set-service.ts";
 import { ComparisonService } from "./comparison-service.ts";
 import { InvestigationService } from "./investigation-service.ts";
 import { AnalysisRecordService } from "./analysis-record-service.ts";
-import { DetachedCaptureService } from "./detached-capture-service.ts";
 import { ExtractionService } from "./extraction-service.ts";
 import { EvidenceAnalysisService } from "./evidence-analysis-service.ts";
+import "./store-integrity.ts";
 import { ReportService } from "./report-service.ts";
 
 export type ServicesOptions = {
@@ -115,10 +116,6 @@ export class Services {
     return this.service("extraction", () => new ExtractionService(this));
   }
 
-  get evidenceAnalysis(): EvidenceAnalysisService {
-    return this.service("evidenceAnalysis", () => new EvidenceAnalysisService(this));
-  }
-
   get experiments(): ExperimentService {
     return this.service("experiments", () => new ExperimentService(this));
   }
@@ -137,6 +134,10 @@ export class Services {
 
   get analysisRecords(): AnalysisRecordService {
     return this.service("analysisRecords", () => new AnalysisRecordService(this));
+  }
+
+  get evidenceAnalysis(): EvidenceAnalysisService {
+    return this.service("evidenceAnalysis", () => new EvidenceAnalysisService(this));
   }
 
   close(): void {
