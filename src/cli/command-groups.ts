@@ -11,7 +11,7 @@ import { evidenceLookupCommand, measurementsCommand, traceCommand } from "./evid
 import { experimentCommand } from "./experiment.ts";
 import { comparisonAnalyzeCommands, runSetsCommand } from "./run-sets.ts";
 import { hypothesesCommand, investigationsCommand } from "./investigations.ts";
-import { evidenceCommand, findingsCommand } from "./findings.ts";
+import { findingsCommand } from "./findings.ts";
 
 /** Command groups beyond the workspace basics, one file each. */
 export const cliCommandGroups: Record<string, CommandDef> = {
@@ -34,12 +34,8 @@ export const cliCommandGroups: Record<string, CommandDef> = {
   investigations: investigationsCommand as CommandDef,
   hypotheses: hypothesesCommand as CommandDef,
   findings: findingsCommand as CommandDef,
-  evidence: evidenceCommand as CommandDef,
+  evidence: evidenceLookupCommand as CommandDef,
 };
 
 // analyze compare|scaling|record|record-comparison live with run sets; they join the analyze group here.
 Object.assign(analyzeCommand.subCommands as Record<string, CommandDef>, comparisonAnalyzeCommands);
-
-// evidence get (all eight ref types) and evidence summarize; they join an evidence group another file may define.
-if (cliCommandGroups.evidence) Object.assign(cliCommandGroups.evidence.subCommands as Record<string, CommandDef>, evidenceLookupCommand.subCommands);
-else cliCommandGroups.evidence = evidenceLookupCommand as CommandDef;

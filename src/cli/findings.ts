@@ -65,20 +65,3 @@ export const findingsCommand = defineCommand({
     }),
   },
 });
-
-export const evidenceCommand = defineCommand({
-  meta: { name: "evidence", description: "Recorded analyses and comparisons." },
-  subCommands: {
-    get: defineCommand({
-      meta: { name: "get", description: "Show a recorded analysis or comparison: REF_TYPE (analysis|comparison) REF_ID." },
-      args: {
-        ref_type: { type: "positional", required: true, description: "analysis | comparison" },
-        ref_id: { type: "positional", required: true, description: "The recorded id." },
-      },
-      run({ args }) {
-        const result = cliServices().comparisons.getEvidence(String(args.ref_type), String(args.ref_id));
-        emit(cliOptions(), result, () => renderKeyValues(result as unknown as Record<string, unknown>, ["ref_type", "ref_id", "recipe", "corpus_commit_id", "result_digest", "created_at", "inputs"]));
-      },
-    }),
-  },
-});

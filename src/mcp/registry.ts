@@ -12,16 +12,20 @@ import { experimentTools } from "./tools/experiments.ts";
 import { comparisonTools } from "./tools/comparisons.ts";
 import { investigationTools } from "./tools/investigations.ts";
 
-/** Registration order is tools/list order and `mcp inspect` order. */
-export const allTools: ToolDefinition[] = [...workspaceTools, ...discoveryTools, ...captureTools, ...runTools, ...analysisTools, ...viewerTools];
-allTools.push(...experimentTools, ...comparisonTools, ...investigationTools);
-// Extraction tools come last, as in the spec's registration order. get_evidence here answers all eight ref types
-// (analysis and comparison records included), so it replaces a narrower tool of the same name.
-for (const tool of [...evidenceAnalysisTools, ...extractionTools]) {
-  const existing = allTools.findIndex((candidate) => candidate.name === tool.name);
-  if (existing >= 0) allTools.splice(existing, 1);
-  allTools.push(tool);
-}
+/** Registration order is tools/list order and `mcp inspect` order; every tool is declared exactly once. */
+export const allTools: ToolDefinition[] = [
+  ...workspaceTools,
+  ...discoveryTools,
+  ...captureTools,
+  ...runTools,
+  ...analysisTools,
+  ...evidenceAnalysisTools,
+  ...viewerTools,
+  ...experimentTools,
+  ...comparisonTools,
+  ...investigationTools,
+  ...extractionTools,
+];
 
 let byName: Map<string, ToolDefinition> | undefined;
 export function toolsByName(): Map<string, ToolDefinition> {

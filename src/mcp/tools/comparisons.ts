@@ -134,15 +134,4 @@ export const comparisonTools = [
       return { result, text: `Recorded ${input.recipe} analysis ${result.ref_id}.`, links: [{ uri: result.resource_uri, name: `Analysis ${result.ref_id}`, description: "The recorded analysis with its inputs and result." }] };
     },
   }),
-  defineTool({
-    name: "get_evidence",
-    description:
-      "A recorded analysis or comparison (ref_type 'analysis' or 'comparison'): its recipe, exact inputs, pinned corpus commit, result digest and result. Only record_analysis and record_comparison create these.",
-    input: v.strictObject({ ref_type: v.picklist(["analysis", "comparison"]), ref_id: identifier }),
-    annotations: readOnly,
-    async handler(input, { services }) {
-      const result = services.comparisons.getEvidence(input.ref_type, input.ref_id);
-      return { result, text: `Loaded ${result.ref_type} ${result.ref_id} (${result.recipe}).`, links: [{ uri: result.resource_uri, name: `${result.ref_type} ${result.ref_id}`, description: "The recorded evidence." }] };
-    },
-  }),
 ];
