@@ -1,7 +1,10 @@
 """flameox torch.profiler launcher: runs a script or module under torch.profiler and exports a Chrome trace.
 
 Usage: python flameox_torch_launcher.py --output TRACE.json --config JSON (--script PATH | --module NAME) [-- ARGS...]
+       python flameox_torch_launcher.py --mode sdk --output-root DIR (--script PATH | --module NAME) [-- ARGS...]
 Needs only torch. Writes <output dir>/torch-profiler-diagnostics.json at each phase, so a failure says where.
+SDK mode profiles nothing itself: it makes this folder importable (so the workload's `import flameox_torch`
+works without PYTHONPATH, which the child environment never carries) and runs the target unchanged.
 """
 import json
 import os
@@ -21,7 +24,7 @@ def _diagnose(directory, phase, status, detail=""):
 
 
 def _parse(argv):
-    options = {"output": None, "config": "{}", "script": None, "module": None}
+    options = {"output": None, "output-root": None, "mode": "whole_entrypoint", "config": "{}", "script": None, "module": None}
     rest = []
     if "--" in argv:
         split = argv.index("--")
@@ -33,13 +36,74 @@ def _parse(argv):
             raise SystemExit(f"flameox torch launcher: bad option {argv[index]}")
         options[key] = argv[index + 1]
         index += 2
-    if not options["output"] or bool(options["script"]) == bool(options["module"]):
-        raise SystemExit("flameox torch launcher: --output and exactly one of --script/--module are required")
+    if bool(options["script"]) == bool(options["module"]):
+        raise SystemExit("flameox torch launcher: exactly one of --script/--module is required")
+    if options["mode"] == "sdk" and not options["output-root"]:
+        raise SystemExit("flameox torch launcher: --mode sdk needs --output-root")
+    if options["mode"] == "whole_entrypoint" and not options["output"]:
+        raise SystemExit("flameox torch launcher: --output is required")
+    if options["mode"] not in ("sdk", "whole_entrypoint"):
+        raise SystemExit(f"flameox torch launcher: unknown mode {options['mode']}")
     return options, rest
+
+
+def _prepare_target(options, rest):
+    if options["script"]:
+        script = os.path.abspath(options["script"])
+        sys.argv = [script, *rest]
+        sys.path.insert(0, os.path.dirname(script))
+    else:
+        sys.argv = [options["module"], *rest]
+        sys.path.insert(0, os.getcwd())
+    # After the target's own folder, so a workload module never loses to ours.
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(1, here)
+
+
+def _run_target(options):
+    if options["script"]:
+        runpy.run_path(sys.argv[0], run_name="__main__")
+    else:
+        runpy.run_module(options["module"], run_name="__main__", alter_sys=True)
+
+
+def _exit_code(stop):
+    return stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+
+
+def _read_phase(directory):
+    try:
+        with open(os.path.join(directory, DIAGNOSTICS), encoding="utf-8") as handle:
+            return json.load(handle).get("phase")
+    except (OSError, ValueError):
+        return None
+
+
+def sdk_main(options, rest):
+    """Runs the workload unprofiled; its own flameox_torch.profile() records the cycles."""
+    directory = os.path.abspath(options["output-root"])
+    _diagnose(directory, "wrapper_startup", "running")
+    _prepare_target(options, rest)
+    exit_code = 0
+    try:
+        _run_target(options)
+    except SystemExit as stop:
+        exit_code = _exit_code(stop)
+    except BaseException as error:
+        if _read_phase(directory) != "completed":
+            _diagnose(directory, "workload_execution", "failed", f"{type(error).__name__}: {error}")
+        raise
+    if _read_phase(directory) == "wrapper_startup":
+        _diagnose(directory, "completed", "failed", "the workload never opened flameox_torch.profile() (or session())")
+        return exit_code or 4
+    return exit_code
 
 
 def main(argv):
     options, rest = _parse(argv)
+    if options["mode"] == "sdk":
+        return sdk_main(options, rest)
     output = os.path.abspath(options["output"])
     directory = os.path.dirname(output)
     _diagnose(directory, "wrapper_startup", "running")
@@ -55,13 +119,7 @@ def main(argv):
         return 3
     if "cuda" in wanted or ("cuda_if_available" in wanted and torch.cuda.is_available()):
         activities.append(ProfilerActivity.CUDA)
-    if options["script"]:
-        script = os.path.abspath(options["script"])
-        sys.argv = [script, *rest]
-        sys.path.insert(0, os.path.dirname(script))
-    else:
-        sys.argv = [options["module"], *rest]
-        sys.path.insert(0, os.getcwd())
+    _prepare_target(options, rest)
     exit_code = 0
     with profile(
         activities=activities,
@@ -73,12 +131,9 @@ def main(argv):
     ) as profiler:
         _diagnose(directory, "workload_execution", "running")
         try:
-            if options["script"]:
-                runpy.run_path(script, run_name="__main__")
-            else:
-                runpy.run_module(options["module"], run_name="__main__", alter_sys=True)
+            _run_target(options)
         except SystemExit as stop:
-            exit_code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+            exit_code = _exit_code(stop)
         except BaseException as error:
             _diagnose(directory, "workload_execution", "failed", f"{type(error).__name__}: {error}")
             exit_code = 1

@@ -62,6 +62,17 @@ function profilerConfig(options: TorchProfilerOptions | undefined, schedule: Tor
   return JSON.stringify(Object.fromEntries(Object.keys(config).sort().map((key) => [key, config[key]])));
 }
 
+/** `python <script> …` or `python -m <module> …` as the launcher's target arguments. */
+function launcherTarget(workload: PythonWorkloadInvocation): { target: string[]; rest: string[] } {
+  const argv = workload.argv;
+  if (!basename(argv[0] ?? "").startsWith("python") || argv.length < 2 || argv[1] === "-c") {
+    throw invalid("torch.profiler's launcher runs `python <script> …` or `python -m <module> …`.", "Declare a script or module workload.");
+  }
+  const target = argv[1] === "-m" ? ["--module", argv[2] ?? ""] : ["--script", argv[1]!];
+  if (target[1] === "") throw invalid("`-m` without a module name.", "Name the module after -m.");
+  return { target, rest: argv[1] === "-m" ? argv.slice(3) : argv.slice(2) };
+}
+
 /** Whole-entrypoint mode: the launcher profiles the entire script or module and exports one trace. */
 export function torchWholeEntrypointCommand(input: {
   workload: PythonWorkloadInvocation;
@@ -69,13 +80,7 @@ export function torchWholeEntrypointCommand(input: {
   collectors: TorchCollectorFiles;
   options?: TorchProfilerOptions;
 }): CaptureCommand {
-  const argv = input.workload.argv;
-  if (!basename(argv[0] ?? "").startsWith("python") || argv.length < 2 || argv[1] === "-c") {
-    throw invalid("torch.profiler's launcher runs `python <script> …` or `python -m <module> …`.", "Declare a script or module workload.");
-  }
-  const target = argv[1] === "-m" ? ["--module", argv[2] ?? ""] : ["--script", argv[1]!];
-  if (target[1] === "") throw invalid("`-m` without a module name.", "Name the module after -m.");
-  const rest = argv[1] === "-m" ? argv.slice(3) : argv.slice(2);
+  const { target, rest } = launcherTarget(input.workload);
   const output = join(input.artifactDirectory, torchTraceFileName);
   return {
     argv: [input.workload.python, input.collectors.launcher, "--output", output, "--config", profilerConfig(input.options, null), ...target, "--", ...rest],
@@ -88,7 +93,17 @@ export function torchWholeEntrypointCommand(input: {
   };
 }
 
-/** SDK mode: the workload runs unchanged and uses `flameox_torch.session()`; flameox passes the plan by env. */
+export const torchScheduleBounds: readonly [keyof TorchSchedule, number, number][] = [["wait", 0, 10_000], ["warmup", 0, 10_000], ["active", 1, 10_000], ["repeat", 1, 100], ["skip_first", 0, 10_000]];
+
+export function torchCycleFileName(index: number): string {
+  return `torch-trace-cycle-${String(index).padStart(4, "0")}.json`;
+}
+
+/**
+ * SDK mode: the workload opens `flameox_torch.profile()` itself and marks steps and phases; flameox passes
+ * the plan by environment. The launcher runs the target unprofiled and only puts the SDK folder on
+ * sys.path, because the child environment refuses PYTHONPATH.
+ */
 export function torchSdkCommand(input: {
   workload: PythonWorkloadInvocation;
   artifactDirectory: string;
@@ -97,19 +112,17 @@ export function torchSdkCommand(input: {
   options?: TorchProfilerOptions;
 }): CaptureCommand {
   const { schedule } = input;
-  const bounds: [keyof TorchSchedule, number, number][] = [["wait", 0, 10_000], ["warmup", 0, 10_000], ["active", 1, 10_000], ["repeat", 1, 100], ["skip_first", 0, 10_000]];
-  for (const [key, low, high] of bounds) {
+  for (const [key, low, high] of torchScheduleBounds) {
     if (!Number.isInteger(schedule[key]) || schedule[key] < low || schedule[key] > high) throw invalid(`schedule.${key} must be ${low}..${high}.`, "Fix the schedule.");
   }
-  const cycles = Array.from({ length: schedule.repeat }, (_, index) => `torch-trace-cycle-${String(index).padStart(4, "0")}.json`);
+  const { target, rest } = launcherTarget(input.workload);
+  const cycles = Array.from({ length: schedule.repeat }, (_, index) => torchCycleFileName(index));
   return {
-    argv: [...input.workload.argv],
+    argv: [input.workload.python, input.collectors.launcher, "--mode", "sdk", "--output-root", input.artifactDirectory, ...target, "--", ...rest],
     cwd: input.workload.cwd,
     environment: {
       FLAMEOX_TORCH_PROFILER_CONFIG: profilerConfig(input.options, schedule),
       FLAMEOX_TORCH_PROFILER_OUTPUT_ROOT: input.artifactDirectory,
-      // The SDK module is ours; the workload imports it by name from this folder.
-      FLAMEOX_TORCH_SDK_PATH: input.collectors.directory,
     },
     artifacts: [
       ...cycles.map((name, index) => ({ name, path: join(input.artifactDirectory, name), role: `cycle_${String(index).padStart(4, "0")}`, mediaType: "application/json" })),

@@ -14,7 +14,15 @@ export const captureTools = [
       workload_name: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
       adapter: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
       parameters: v.optional(v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), scalar), {}),
-      adapter_options: v.optional(v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), v.union([scalar, v.null()])), {}),
+      // Values are scalars, short scalar lists (torch.profiler activities) or flat scalar objects (its schedule);
+      // each adapter's own strict schema decides what it accepts.
+      adapter_options: v.optional(
+        v.record(
+          v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
+          v.union([scalar, v.null(), v.pipe(v.array(scalar), v.maxLength(16)), v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), scalar)]),
+        ),
+        {},
+      ),
       preflight_mode: v.optional(v.picklist(["auto", "passive", "active"]), "auto"),
       capture_mode: v.optional(v.picklist(["auto", "managed", "trusted_local"]), "auto"),
     }),
