@@ -24,6 +24,7 @@ export type DifferentialHotspot = {
 };
 
 export type DifferentialHotspots = {
+  /** The unit shares are taken in; "time (ns, samples)" when sides mix sampled time in ns and in samples. */
   unit: string | null;
   baseline_runs_with_stacks: number;
   candidate_runs_with_stacks: number;
@@ -38,15 +39,35 @@ function list(runIds: readonly string[]): string {
   return runIds.length === 0 ? "NULL" : runIds.map(sqlString).join(", ");
 }
 
-/** Chooses one unit present on both sides (time beats samples beats bytes) so rankings never mix units. */
-export async function commonStackUnit(evidence: EvidenceQuery, baseline: readonly string[], candidate: readonly string[]): Promise<string | null> {
-  const rows = await evidence.rows<{ unit: string; side: string }>(
-    `SELECT DISTINCT unit, CASE WHEN run_id IN (${list(baseline)}) THEN 'b' ELSE 'c' END AS side FROM stacks WHERE run_id IN (${list([...baseline, ...candidate])})`,
-  );
-  const bySide = { b: new Set<string>(), c: new Set<string>() };
-  for (const row of rows) bySide[row.side as "b" | "c"].add(row.unit);
-  for (const unit of ["ns", "samples", "bytes"]) if (bySide.b.has(unit) && bySide.c.has(unit)) return unit;
-  return null;
+const timeUnits = ["ns", "samples"];
+
+/**
+ * Which unit each run is ranked in. Shares are taken within a run, so runs need not share a unit, only a
+ * measure: wall/CPU time in ns and sample counts are both sampled time (a sample stands for one sampling
+ * interval), so a collapsed-stacks import (samples) lines up with a speedscope one (ns). Bytes are a
+ * different measure and are compared only when neither side has time.
+ */
+export async function stackUnitsPerRun(evidence: EvidenceQuery, baseline: readonly string[], candidate: readonly string[]): Promise<{ measure: "time" | "bytes"; units: Map<string, string> } | null> {
+  const rows = await evidence.rows<{ run_id: string; unit: string }>(`SELECT DISTINCT run_id, unit FROM stacks WHERE len(frame_keys) > 0 AND run_id IN (${list([...baseline, ...candidate])})`);
+  const unitsByRun = new Map<string, Set<string>>();
+  for (const row of rows) {
+    const units = unitsByRun.get(row.run_id) ?? new Set<string>();
+    units.add(row.unit);
+    unitsByRun.set(row.run_id, units);
+  }
+  const choose = (preferred: string[]) => {
+    const units = new Map<string, string>();
+    for (const [runId, available] of unitsByRun) {
+      const unit = preferred.find((candidateUnit) => available.has(candidateUnit));
+      if (unit) units.set(runId, unit);
+    }
+    const covers = (side: readonly string[]) => side.some((runId) => units.has(runId));
+    return covers(baseline) && covers(candidate) ? units : null;
+  };
+  const time = choose(timeUnits);
+  if (time) return { measure: "time", units: time };
+  const bytes = choose(["bytes"]);
+  return bytes ? { measure: "bytes", units: bytes } : null;
 }
 
 /** The unit to rank one group of runs in (time beats samples beats bytes), or null without stacks. */
@@ -58,16 +79,21 @@ export async function stackUnitOf(evidence: EvidenceQuery, runIds: readonly stri
 }
 
 export async function differentialHotspots(evidence: EvidenceQuery, baseline: readonly string[], candidate: readonly string[], limit: number): Promise<DifferentialHotspots> {
-  const unit = await commonStackUnit(evidence, baseline, candidate);
-  if (unit === null) return { unit: null, baseline_runs_with_stacks: 0, candidate_runs_with_stacks: 0, functions_compared: 0, gained: [], lost: [] };
+  const chosen = await stackUnitsPerRun(evidence, baseline, candidate);
+  if (chosen === null) return { unit: null, baseline_runs_with_stacks: 0, candidate_runs_with_stacks: 0, functions_compared: 0, gained: [], lost: [] };
+  const distinctUnits = [...new Set(chosen.units.values())].sort();
+  const unit = distinctUnits.length === 1 ? distinctUnits[0]! : `time (${distinctUnits.join(", ")})`;
+  const runUnits = [...chosen.units].map(([runId, runUnit]) => `(${sqlString(runId)}, ${sqlString(runUnit)})`).join(", ");
   const sql = `
     WITH fmap AS (
       SELECT frame_key, ${functionIdentity} AS frame_id, any_value(function) AS function, any_value(file) AS file, min(line) AS line FROM frames GROUP BY frame_key, frame_id
     ),
+    run_units(run_id, unit) AS (VALUES ${runUnits}),
     s AS (
-      SELECT row_number() OVER () AS stack_id, run_id, frame_keys, weight,
-             CASE WHEN run_id IN (${list(baseline)}) THEN 'b' ELSE 'c' END AS side
-      FROM stacks WHERE unit = ${sqlString(unit)} AND len(frame_keys) > 0 AND run_id IN (${list([...baseline, ...candidate])})
+      SELECT row_number() OVER () AS stack_id, st.run_id, st.frame_keys, st.weight,
+             CASE WHEN st.run_id IN (${list(baseline)}) THEN 'b' ELSE 'c' END AS side
+      FROM stacks st JOIN run_units ru ON ru.run_id = st.run_id AND ru.unit = st.unit
+      WHERE len(st.frame_keys) > 0 AND st.run_id IN (${list([...baseline, ...candidate])})
     ),
     run_totals AS (SELECT run_id, side, sum(weight) AS total FROM s GROUP BY run_id, side HAVING sum(weight) > 0),
     runs_per_side AS (SELECT side, count(*) AS runs FROM run_totals GROUP BY side),

@@ -334,7 +334,7 @@ export class ComparisonService {
         ...differential,
         evidence:
           differential.unit === null
-            ? { status: "unavailable", reason: "The runs hold no stack samples in a unit common to both sides; capture with a profiling adapter (e.g. py-spy) to see which functions gained or lost time." }
+            ? { status: "unavailable", reason: "The runs hold no stack samples of one measure (time, or bytes) on both sides; capture with a profiling adapter (e.g. py-spy) to see which functions gained or lost time." }
             : { status: "available", reason: `Shares of ${differential.unit} per function, each run weighted equally within its side.` },
       },
       limitations,
