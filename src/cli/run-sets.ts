@@ -152,7 +152,7 @@ export const comparisonAnalyzeCommands: Record<string, CommandDef> = {
     },
   }) as CommandDef,
   record: defineCommand({
-    meta: { name: "record", description: "Run a curated recipe (hotspots, scaling) and persist it: JSON {recipe, input_id?, experiment_id?, run_set_id?, size_parameter?, limit?} or @file.json." },
+    meta: { name: "record", description: "Run a curated recipe (hotspots, memory, execution, pytorch, accelerator_launches, failures, scaling) and persist it: JSON {recipe, input_id?, comparison_input_id?, phase?, experiment_id?, run_set_id?, size_parameter?, limit?} or @file.json." },
     args: { request: { type: "positional", required: true, description: "Structured request." } },
     async run({ args }) {
       const request = parseStructuredInput(String(args.request), "request");

@@ -1,40 +1,155 @@
 import { digestOf } from "../domain/canonical-json.ts";
 import { FlameoxError } from "../domain/errors.ts";
 import { corpusHead } from "../store/corpus.ts";
-import { currentBundles } from "../store/evidence-registry.ts";
 import type { ProgressReporter } from "./capture-service.ts";
 import type { EvidenceReceipt } from "./comparison-service.ts";
+import { pinEvidenceScope } from "./evidence-scope.ts";
 import type { Services } from "./services.ts";
+
+export const analysisRecipeNames = ["accelerator_launches", "execution", "failures", "hotspots", "memory", "pytorch", "scaling"] as const;
+export type AnalysisRecipeName = (typeof analysisRecipeNames)[number];
 
 export type MaterializeAnalysisRequest = {
   recipe: string;
+  /** The run or artifact analysed (every recipe except scaling and failures). */
   input_id?: string | null;
+  /** A second run or artifact to compare with (execution, accelerator_launches). */
+  comparison_input_id?: string | null;
   experiment_id?: string | null;
+  /** flameox addition for scaling: a frozen run set instead of an experiment. */
   run_set_id?: string | null;
+  /** flameox addition for scaling: the numeric size factor. */
   size_parameter?: string | null;
   limit?: number | null;
+  /** A flameox.phase or user annotation name (accelerator_launches). */
+  phase?: string | null;
 };
+
+type RequestField = Exclude<keyof MaterializeAnalysisRequest, "recipe">;
+type Outcome = { result: Record<string, unknown>; corpus_commit_id: string; inputs: Record<string, unknown> };
 
 type Recipe = {
   version: string;
   /** Which request fields the recipe takes; anything else is refused so the record states its exact inputs. */
-  fields: (keyof MaterializeAnalysisRequest)[];
-  run(services: Services, request: MaterializeAnalysisRequest, progress?: ProgressReporter): Promise<{ result: Record<string, unknown>; corpus_commit_id: string; inputs: Record<string, unknown> }>;
+  fields: RequestField[];
+  /** Fields of which at least one must be given. */
+  requires: RequestField[];
+  run(services: Services, request: MaterializeAnalysisRequest, progress?: ProgressReporter): Promise<Outcome>;
 };
 
-/** The curated recipes record_analysis may persist; more register here as analyses are added. */
-export const analysisRecipes = new Map<string, Recipe>([
+/**
+ * Runs a read-only analysis over pinned inputs and states which evidence bundles it read. The scope is
+ * pinned again when the corpus moved between pinning and the query, so the bundles listed are exactly
+ * those current at the result's corpus commit.
+ */
+async function overPinnedInputs<Result extends { corpus_commit_id: string }>(
+  services: Services,
+  ids: { input_id: string; comparison_input_id: string | null },
+  query: () => Promise<Result>,
+): Promise<{ result: Result; bundle_ids: { input: string[]; comparison: string[] | null } }> {
+  for (let attempt = 0; ; attempt += 1) {
+    const input = pinEvidenceScope(services, ids.input_id);
+    const comparison = ids.comparison_input_id ? pinEvidenceScope(services, ids.comparison_input_id) : null;
+    const result = await query();
+    if (result.corpus_commit_id === input.corpusCommitId || attempt === 2) {
+      return { result, bundle_ids: { input: input.bundles.map((bundle) => bundle.bundle_id), comparison: comparison ? comparison.bundles.map((bundle) => bundle.bundle_id) : null } };
+    }
+  }
+}
+
+function asRecord(result: unknown): Record<string, unknown> {
+  return result as Record<string, unknown>;
+}
+
+/** The curated recipes record_analysis may persist: each runs exactly the service method of its read-only tool. */
+export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
   [
     "hotspots",
     {
       version: "analyze_hotspots.v1",
       fields: ["input_id", "limit"],
+      requires: ["input_id"],
       async run(services, request) {
-        if (!request.input_id) throw missingField("input_id", "hotspots");
-        const result = await services.analysis.hotspots({ run_or_artifact: request.input_id, limit: request.limit ?? 20, group_by: "function", order_by: "self", unit: null, thread: null, per_thread: false, cursor: null });
-        const database = services.workspace().state.database;
-        const bundles = request.input_id.startsWith("sha256:") ? currentBundles(database, { artifactId: request.input_id }) : currentBundles(database, { runId: request.input_id });
-        return { result: result as unknown as Record<string, unknown>, corpus_commit_id: result.corpus_commit_id, inputs: { input_id: request.input_id, limit: request.limit ?? 20, bundle_ids: bundles.map((bundle) => bundle.bundle_id) } };
+        const inputId = request.input_id!;
+        const limit = request.limit ?? 20;
+        const { result, bundle_ids } = await overPinnedInputs(services, { input_id: inputId, comparison_input_id: null }, () =>
+          services.analysis.hotspots({ run_or_artifact: inputId, limit, group_by: "function", order_by: "self", unit: null, thread: null, per_thread: false, cursor: null }),
+        );
+        return { result: asRecord(result), corpus_commit_id: result.corpus_commit_id, inputs: { input_id: inputId, limit, bundle_ids: bundle_ids.input } };
+      },
+    },
+  ],
+  [
+    "memory",
+    {
+      version: "analyze_memory.v1",
+      fields: ["input_id", "limit"],
+      requires: ["input_id"],
+      async run(services, request) {
+        const inputId = request.input_id!;
+        const limit = request.limit ?? 20;
+        const { result, bundle_ids } = await overPinnedInputs(services, { input_id: inputId, comparison_input_id: null }, () => services.evidenceAnalysis.memory({ run_or_artifact: inputId, limit }));
+        return { result: asRecord(result), corpus_commit_id: result.corpus_commit_id, inputs: { input_id: inputId, limit, bundle_ids: bundle_ids.input } };
+      },
+    },
+  ],
+  [
+    "execution",
+    {
+      version: "analyze_execution.v1",
+      fields: ["input_id", "comparison_input_id", "limit"],
+      requires: ["input_id"],
+      async run(services, request) {
+        const ids = { input_id: request.input_id!, comparison_input_id: request.comparison_input_id ?? null };
+        const limit = request.limit ?? 50;
+        const { result, bundle_ids } = await overPinnedInputs(services, ids, () => services.evidenceAnalysis.execution({ run_or_artifact: ids.input_id, limit, comparison_run_or_artifact: ids.comparison_input_id }));
+        return { result: asRecord(result), corpus_commit_id: result.corpus_commit_id, inputs: { ...ids, limit, bundle_ids: bundle_ids.input, comparison_bundle_ids: bundle_ids.comparison } };
+      },
+    },
+  ],
+  [
+    "pytorch",
+    {
+      version: "analyze_pytorch.v1",
+      fields: ["input_id", "limit"],
+      requires: ["input_id"],
+      async run(services, request) {
+        const inputId = request.input_id!;
+        const limit = request.limit ?? 20;
+        const { result, bundle_ids } = await overPinnedInputs(services, { input_id: inputId, comparison_input_id: null }, () =>
+          services.evidenceAnalysis.pytorch({ run_or_artifact: inputId, limit, order_by: "self", cursor: null }),
+        );
+        return { result: asRecord(result), corpus_commit_id: result.corpus_commit_id, inputs: { input_id: inputId, limit, order_by: "self", bundle_ids: bundle_ids.input } };
+      },
+    },
+  ],
+  [
+    "accelerator_launches",
+    {
+      version: "analyze_accelerator_launches.v1",
+      fields: ["input_id", "comparison_input_id", "phase", "limit"],
+      requires: ["input_id"],
+      async run(services, request) {
+        const ids = { input_id: request.input_id!, comparison_input_id: request.comparison_input_id ?? null };
+        const limit = request.limit ?? 20;
+        const phase = request.phase ?? null;
+        const { result, bundle_ids } = await overPinnedInputs(services, ids, () =>
+          services.evidenceAnalysis.acceleratorLaunches({ run_or_artifact: ids.input_id, limit, comparison_run_or_artifact: ids.comparison_input_id, phase }),
+        );
+        return { result: asRecord(result), corpus_commit_id: result.corpus_commit_id, inputs: { ...ids, phase, limit, bundle_ids: bundle_ids.input, comparison_bundle_ids: bundle_ids.comparison } };
+      },
+    },
+  ],
+  [
+    "failures",
+    {
+      version: "analyze_failures.v1",
+      fields: ["limit"],
+      requires: [],
+      async run(services, request) {
+        const limit = request.limit ?? 20;
+        const result = await services.evidenceAnalysis.failures({ limit, filter: null });
+        return { result: asRecord(result), corpus_commit_id: result.corpus_commit_id, inputs: { limit, filter: null, runs_examined: result.runs_examined } };
       },
     },
   ],
@@ -43,10 +158,11 @@ export const analysisRecipes = new Map<string, Recipe>([
     {
       version: "analyze_scaling.v1",
       fields: ["experiment_id", "run_set_id", "size_parameter", "limit"],
+      requires: ["experiment_id", "run_set_id"],
       async run(services, request, progress) {
         const result = await services.comparisons.scaling({ experiment_id: request.experiment_id ?? null, run_set_id: request.run_set_id ?? null, size_parameter: request.size_parameter ?? null, hotspot_limit: request.limit ?? 10 }, progress);
         return {
-          result: result as unknown as Record<string, unknown>,
+          result: asRecord(result),
           corpus_commit_id: result.corpus_commit_id,
           inputs: { experiment_id: request.experiment_id ?? null, run_set_id: request.run_set_id ?? null, size_parameter: result.size_parameter, metric: result.metric, limit: request.limit ?? 10 },
         };
@@ -55,13 +171,57 @@ export const analysisRecipes = new Map<string, Recipe>([
   ],
 ]);
 
-function missingField(field: string, recipe: string): FlameoxError {
+/** Why a field does not belong to a recipe, in the contract's terms. */
+function unusedFieldReason(field: RequestField, recipe: AnalysisRecipeName): string {
+  if (field === "comparison_input_id") return "only the execution and accelerator_launches recipes compare with a second input";
+  if (field === "phase") return "only the accelerator_launches recipe takes a phase";
+  if (field === "input_id") return recipe === "scaling" ? "the scaling recipe reads an experiment (experiment_id), not one run or artifact" : "the failures recipe reads every run, not one input";
+  if (field === "experiment_id" || field === "run_set_id" || field === "size_parameter") return "only the scaling recipe reads an experiment or run set";
+  return `not used by recipe ${recipe}`;
+}
+
+function invalidRequest(recipe: string, problems: { field: string; message: string; type: string }[], remediation: string): FlameoxError {
   return new FlameoxError({
     code: "INVALID_ARGUMENTS",
-    message: `The ${recipe} recipe needs ${field}.`,
-    details: { fields: [{ field, message: `required for recipe ${recipe}`, type: "missing" }] },
-    remediation: [`Pass ${field}.`],
+    message: `Invalid ${recipe} analysis request: ${problems.map((problem) => `${problem.field} (${problem.message})`).join("; ")}.`,
+    details: { fields: problems },
+    remediation: [remediation],
   });
+}
+
+/** MaterializeAnalysisRequest's rules: scaling ⇒ experiment; failures ⇒ no input; others ⇒ input_id; comparison and phase only where used. */
+export function validateAnalysisRequest(request: MaterializeAnalysisRequest): { name: AnalysisRecipeName; recipe: Recipe } {
+  const recipe = analysisRecipes.get(request.recipe as AnalysisRecipeName);
+  if (!recipe) {
+    throw new FlameoxError({
+      code: "INVALID_ARGUMENTS",
+      message: `Unknown analysis recipe '${request.recipe}'; recordable recipes: ${analysisRecipeNames.join(", ")}.`,
+      details: { fields: [{ field: "recipe", message: `must be one of ${analysisRecipeNames.join(", ")}`, type: "value_error" }], recipes: [...analysisRecipeNames] },
+      remediation: [`Use one of: ${analysisRecipeNames.join(", ")}. Comparisons are recorded with record_comparison.`],
+    });
+  }
+  const name = request.recipe as AnalysisRecipeName;
+  const given = (Object.keys(request) as (keyof MaterializeAnalysisRequest)[]).filter((key): key is RequestField => key !== "recipe" && request[key] != null);
+  const extra = given.filter((field) => !recipe.fields.includes(field));
+  if (extra.length > 0) {
+    throw invalidRequest(
+      name,
+      extra.map((field) => ({ field, message: unusedFieldReason(field, name), type: "extra_forbidden" })),
+      `The ${name} recipe takes only: ${recipe.fields.join(", ")}.`,
+    );
+  }
+  if (recipe.requires.length > 0 && !recipe.requires.some((field) => given.includes(field))) {
+    const field = recipe.requires[0]!;
+    throw invalidRequest(
+      name,
+      [{ field, message: recipe.requires.length > 1 ? `required for recipe ${name} (or ${recipe.requires.slice(1).join(", ")})` : `required for recipe ${name}`, type: "missing" }],
+      `Pass ${recipe.requires.join(" or ")}.`,
+    );
+  }
+  if (request.limit != null && (!Number.isInteger(request.limit) || request.limit < 1 || request.limit > 1000)) {
+    throw invalidRequest(name, [{ field: "limit", message: "an integer from 1 to 1000", type: "value_error" }], "Pass a limit between 1 and 1000.");
+  }
+  return { name, recipe };
 }
 
 /** record_analysis: runs a curated read-only recipe and persists it with inputs, snapshot and result digest. */
@@ -69,24 +229,7 @@ export class AnalysisRecordService {
   constructor(private readonly services: Services) {}
 
   async record(request: MaterializeAnalysisRequest, progress?: ProgressReporter): Promise<EvidenceReceipt> {
-    const recipe = analysisRecipes.get(request.recipe);
-    if (!recipe) {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: `Unknown analysis recipe '${request.recipe}'; recordable recipes: ${[...analysisRecipes.keys()].join(", ")}.`,
-        details: { fields: [{ field: "recipe", message: "unknown recipe", type: "value_error" }], recipes: [...analysisRecipes.keys()] },
-        remediation: [`Use one of: ${[...analysisRecipes.keys()].join(", ")}. comparisons are recorded with record_comparison.`],
-      });
-    }
-    const extra = (Object.keys(request) as (keyof MaterializeAnalysisRequest)[]).filter((key) => key !== "recipe" && request[key] != null && !recipe.fields.includes(key));
-    if (extra.length > 0) {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: `The ${request.recipe} recipe does not take ${extra.join(", ")}.`,
-        details: { fields: extra.map((field) => ({ field, message: `not used by recipe ${request.recipe}`, type: "value_error" })) },
-        remediation: [`Pass only: ${recipe.fields.join(", ")}.`],
-      });
-    }
+    const { recipe } = validateAnalysisRequest(request);
     const report = async (step: number, message: string) => {
       try {
         await progress?.(step, 3, message);

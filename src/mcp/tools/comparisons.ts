@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { additive, readOnly } from "../annotations.ts";
+import { analysisRecipeNames } from "../../services/analysis-record-service.ts";
 import { defineTool } from "../define-tool.ts";
 
 const identifier = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
@@ -116,19 +117,30 @@ export const comparisonTools = [
   defineTool({
     name: "record_analysis",
     description:
-      "Run a curated read-only recipe and persist it with its exact inputs, pinned corpus commit and result digest, so a finding can cite it by analysis id. recipe 'hotspots' takes input_id (run or artifact) and limit; recipe 'scaling' takes experiment_id or run_set_id, optional size_parameter and limit. No SQL and no caller-supplied results.",
+      "Run a curated read-only recipe — the same service call as its analyze_* tool — and persist it with its exact inputs (ids, limit, the evidence bundles read), the pinned corpus commit and a result digest, so a finding can cite it by analysis id (get_evidence ref_type 'analysis', resource flameox://evidence/analysis/{id}); recording the same input at the same commit returns the same id. recipe: hotspots, memory, pytorch (input_id = run or artifact, limit); execution (input_id, optional comparison_input_id, limit); accelerator_launches (input_id, optional comparison_input_id and phase, limit); failures (limit only: every run); scaling (experiment_id, or run_set_id, optional size_parameter; limit = hotspots ranked). A field the recipe does not use is INVALID_ARGUMENTS naming it. No SQL and no caller-supplied results.",
     input: v.strictObject({
-      recipe: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
+      recipe: v.picklist(analysisRecipeNames),
       input_id: optionalIdentifier,
+      comparison_input_id: optionalIdentifier,
       experiment_id: optionalIdentifier,
       run_set_id: optionalIdentifier,
       size_parameter: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(100))), null),
       limit: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000))), null),
+      phase: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(200))), null),
     }),
     annotations: additive,
     async handler(input, { services, progress }) {
       const result = await services.analysisRecords.record(
-        { recipe: input.recipe, input_id: input.input_id ?? null, experiment_id: input.experiment_id ?? null, run_set_id: input.run_set_id ?? null, size_parameter: input.size_parameter ?? null, limit: input.limit ?? null },
+        {
+          recipe: input.recipe,
+          input_id: input.input_id ?? null,
+          comparison_input_id: input.comparison_input_id ?? null,
+          experiment_id: input.experiment_id ?? null,
+          run_set_id: input.run_set_id ?? null,
+          size_parameter: input.size_parameter ?? null,
+          limit: input.limit ?? null,
+          phase: input.phase ?? null,
+        },
         (step, total, message) => progress(step, total, message),
       );
       return { result, text: `Recorded ${input.recipe} analysis ${result.ref_id}.`, links: [{ uri: result.resource_uri, name: `Analysis ${result.ref_id}`, description: "The recorded analysis with its inputs and result." }] };
