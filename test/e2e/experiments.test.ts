@@ -14,13 +14,10 @@ afterEach(async () => {
   session = undefined;
 });
 
-function project(): string {
-  const root = temporaryFolder("experiments");
-  cpSync(join(repositoryRoot, "test", "fixtures", "experiments"), root, { recursive: true });
-  const python = realpathSync(join(repositoryRoot, ".tools", "venv", "bin", "python3"));
-  writeFileSync(
-    join(root, "flameox.toml"),
-    `[workloads.busy]
+const python = realpathSync(join(repositoryRoot, ".tools", "venv", "bin", "python3"));
+
+function project(
+  toml = `[workloads.busy]
 argv = ["${python}", "-S", "busy.py", "{variant}"]
 parameters = { variant = ["base", "same", "more"] }
 
@@ -33,7 +30,10 @@ polarity = "lower_is_better"
 practical_threshold = 0.03
 random_seed = 1
 `,
-  );
+): string {
+  const root = temporaryFolder("experiments");
+  cpSync(join(repositoryRoot, "test", "fixtures", "experiments"), root, { recursive: true });
+  writeFileSync(join(root, "flameox.toml"), toml);
   return root;
 }
 
@@ -137,3 +137,75 @@ test("plan_experiment → run_experiment → trials, run sets, comparison, evide
   const evidenceGet = runCli(["--json", "evidence", "get", "comparison", receipt.comparison_id], { cwd: root });
   expect(evidenceGet.json.ref_id).toBe(receipt.comparison_id);
 }, 180_000);
+
+test("a finding supported by a recorded comparison over MCP: investigation → hypothesis → experiment → record_comparison → record_finding; an inconclusive comparison is COMPARISON_INVALID; a stale revision is REVISION_CONFLICT", async () => {
+  // Treatments three times apart in work, compared on CPU time (other work on the machine inflates wall
+  // time of single short runs at random), so 8 blocks decide 'regressed'.
+  const root = project(`[workloads.loop]
+argv = ["${python}", "-S", "loop.py", "{n}"]
+parameters = { n = [1000000, 3000000] }
+
+[experiments.triple]
+workload = "loop"
+factors = { n = [1000000, 3000000] }
+treatment_factor = "n"
+blocks = 8
+primary_metric = "runtime.cpu_user_ns"
+polarity = "lower_is_better"
+practical_threshold = 0.05
+random_seed = 7
+`);
+  writeFileSync(join(root, "loop.py"), "import sys\n\ntotal = 0\nfor i in range(int(sys.argv[1])):\n    total += i\nprint(total % 7)\n");
+  session = await connectMcp(root);
+  expect((await callTool(session, "initialize_workspace")).isError).toBe(false);
+  const investigation = (await callTool(session, "create_investigation", { question: "Does tripling n slow loop.py down?" })).envelope.result;
+  const hypothesis = await callTool(session, "record_hypothesis", {
+    investigation_id: investigation.investigation_id,
+    claim: "loop.py's time grows with n",
+    prediction: "the 3M run set takes more CPU time than the 1M one",
+    discriminating_condition: "the ratio's CI lies above 1.05",
+  });
+  expect(hypothesis.envelope.result.revision).toBe(1);
+
+  const plan = await callTool(session, "plan_experiment", { experiment_name: "triple", investigation_id: investigation.investigation_id, hypothesis_id: hypothesis.envelope.result.hypothesis_id });
+  expect(plan.isError).toBe(false);
+  const ran = await session.client.callTool({ name: "run_experiment", arguments: { plan_id: plan.envelope.result.plan_id } }, undefined, { timeout: 120_000 });
+  expect(ran.isError).toBeFalsy();
+  const receipt = (ran.structuredContent as any).result;
+  expect(receipt.run_set_ids).toHaveLength(2);
+
+  const comparisonRequest = { baseline_run_set_id: receipt.run_set_ids[0], candidate_run_set_id: receipt.run_set_ids[1] };
+  const decisive = await callTool(session, "record_comparison", comparisonRequest);
+  expect(decisive.envelope.result).toMatchObject({ ref_type: "comparison", decision: "regressed", validity: "valid" });
+  expect(decisive.text).toBe(`Recorded comparison ${decisive.envelope.result.ref_id}: regressed (valid).`);
+  // Valid but not decisive: too few samples for the minimum asked.
+  const weak = await callTool(session, "record_comparison", { ...comparisonRequest, minimum_samples: 100 });
+  expect(weak.envelope.result).toMatchObject({ decision: "inconclusive", validity: "valid" });
+
+  const claim = {
+    kind: "performance",
+    title: "tripling n slows loop.py",
+    claim: "3M iterations take more CPU time than 1M",
+    evidence_level: "derived",
+    confidence: "high",
+    assessment: "supported",
+    investigation_id: investigation.investigation_id,
+  };
+  const supported = await callTool(session, "record_finding", { ...claim, evidence: [{ ref_type: "comparison", ref_id: decisive.envelope.result.ref_id, relation: "supports" }] });
+  expect(supported.isError).toBe(false);
+  const finding = supported.envelope.result.finding;
+  expect(finding).toMatchObject({ assessment: "supported", revision: 1 });
+  expect(finding.evidence[0].resource_uri).toBe(decisive.envelope.result.resource_uri);
+
+  const inconclusive = await callTool(session, "record_finding", { ...claim, evidence: [{ ref_type: "comparison", ref_id: weak.envelope.result.ref_id, relation: "supports" }] });
+  expect(inconclusive.isError).toBe(true);
+  expect(inconclusive.envelope.error.code).toBe("COMPARISON_INVALID");
+
+  const revised = await callTool(session, "record_finding", { ...claim, confidence: "medium", finding_id: finding.finding_id, expected_revision: 1, evidence: [{ ref_type: "comparison", ref_id: decisive.envelope.result.ref_id, relation: "supports" }] });
+  expect(revised.envelope.result.finding.revision).toBe(2);
+  const stale = await callTool(session, "record_finding", { ...claim, confidence: "low", finding_id: finding.finding_id, expected_revision: 1, evidence: [{ ref_type: "comparison", ref_id: decisive.envelope.result.ref_id, relation: "supports" }] });
+  expect(stale.isError).toBe(true);
+  expect(stale.envelope.error.code).toBe("REVISION_CONFLICT");
+  const current = await callTool(session, "get_finding", { finding_id: finding.finding_id });
+  expect(current.envelope.result).toMatchObject({ revision: 2, confidence: "medium", assessment: "supported" });
+}, 120_000);
