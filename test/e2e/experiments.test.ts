@@ -208,4 +208,14 @@ random_seed = 7
   expect(stale.envelope.error.code).toBe("REVISION_CONFLICT");
   const current = await callTool(session, "get_finding", { finding_id: finding.finding_id });
   expect(current.envelope.result).toMatchObject({ revision: 2, confidence: "medium", assessment: "supported" });
+  await session.close();
+  session = undefined;
+
+  // The same record_analysis recipes and rules from the CLI.
+  const recorded = runCli(["--json", "analyze", "record", JSON.stringify({ recipe: "failures", limit: 5 })], { cwd: root });
+  expect(recorded.exitCode).toBe(0);
+  expect(recorded.json).toMatchObject({ ref_type: "analysis", recipe: "analyze_failures.v1" });
+  const refused = runCli(["--json", "analyze", "record", JSON.stringify({ recipe: "failures", input_id: receipt.run_set_ids[0] })], { cwd: root });
+  expect(refused.json.error.code).toBe("INVALID_ARGUMENTS");
+  expect(refused.json.error.details.fields.map((problem: { field: string }) => problem.field)).toEqual(["input_id"]);
 }, 120_000);
