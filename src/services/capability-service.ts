@@ -1,4 +1,6 @@
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
+import { bootId } from "../exec/identity.ts";
+import { writeFileAtomically } from "../store/atomic-file.ts";
 import { delimiter, join } from "node:path";
 import { adapterDescriptor, adapterDescriptors, type AdapterDescriptor } from "../adapters/registry.ts";
 import { FlameoxError } from "../domain/errors.ts";
@@ -80,6 +82,11 @@ export class CapabilityService {
     // A cached answer is only good for the executable it probed; PATH may have changed since.
     const current = descriptor.executable ? findOnPath(descriptor.executable, process.env.PATH ?? "") : null;
     if (cached && !refresh && cached.executable === current) return cached;
+    const persisted = refresh ? null : this.persistedProbe(descriptor.name, current);
+    if (persisted) {
+      activeCache.set(descriptor.name, persisted);
+      return persisted;
+    }
     const report = passiveReport(descriptor, process.env.PATH ?? "");
     report.probe_kind = "active";
     const adapter = captureAdapters.get(descriptor.name);
@@ -107,7 +114,56 @@ export class CapabilityService {
       }
     }
     activeCache.set(descriptor.name, report);
+    this.persistProbe(descriptor.name, report);
     return report;
+  }
+
+  /**
+   * Active probes (a real py-spy or perf run) cost up to a second, so each CLI invocation reuses a
+   * recent one from the workspace: same executable file, same boot, at most probeTtlMs old.
+   */
+  private persistedProbe(adapter: string, executable: string | null): CapabilityReport | null {
+    const path = this.probeCachePath();
+    if (!path || !existsSync(path)) return null;
+    try {
+      const entries = JSON.parse(readFileSync(path, "utf8")) as Record<string, PersistedProbe>;
+      const entry = entries[adapter];
+      if (!entry || entry.boot_id !== bootId() || entry.executable_identity !== executableIdentity(executable)) return null;
+      if (Date.now() - Date.parse(entry.report.probed_at) > probeTtlMs) return null;
+      return entry.report;
+    } catch {
+      return null;
+    }
+  }
+
+  private persistProbe(adapter: string, report: CapabilityReport): void {
+    const path = this.probeCachePath();
+    if (!path) return;
+    try {
+      const entries = existsSync(path) ? (JSON.parse(readFileSync(path, "utf8")) as Record<string, PersistedProbe>) : {};
+      entries[adapter] = { boot_id: bootId(), executable_identity: executableIdentity(report.executable), report };
+      writeFileAtomically(path, `${JSON.stringify(entries, null, 2)}\n`);
+    } catch {
+      // The cache is an optimization; failing to write it never fails a probe.
+    }
+  }
+
+  private probeCachePath(): string | null {
+    return this.services.hasWorkspace() ? this.services.workspace().path("tools", "capability-probes.json") : null;
+  }
+}
+
+type PersistedProbe = { boot_id: string | null; executable_identity: string | null; report: CapabilityReport };
+
+const probeTtlMs = 10 * 60 * 1000;
+
+function executableIdentity(path: string | null): string | null {
+  if (!path) return null;
+  try {
+    const stat = statSync(path);
+    return `${path}:${stat.size}:${stat.mtimeMs}:${stat.ino}`;
+  } catch {
+    return null;
   }
 }
 
