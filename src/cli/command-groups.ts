@@ -12,6 +12,7 @@ import { experimentCommand } from "./experiment.ts";
 import { comparisonAnalyzeCommands, runSetsCommand } from "./run-sets.ts";
 import { hypothesesCommand, investigationsCommand } from "./investigations.ts";
 import { findingsCommand } from "./findings.ts";
+import { catalogCommand } from "./catalog.ts";
 
 /** Command groups beyond the workspace basics, one file each. */
 export const cliCommandGroups: Record<string, CommandDef> = {
@@ -35,6 +36,7 @@ export const cliCommandGroups: Record<string, CommandDef> = {
   hypotheses: hypothesesCommand as CommandDef,
   findings: findingsCommand as CommandDef,
   evidence: evidenceLookupCommand as CommandDef,
+  catalog: catalogCommand as CommandDef,
 };
 
 // analyze compare|scaling|record|record-comparison live with run sets; they join the analyze group here.

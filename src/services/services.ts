@@ -11,6 +11,7 @@ import { ImportService } from "./import-service.ts";
 import { CaptureService } from "./capture-service.ts";
 import { AnalysisService } from "./analysis-service.ts";
 import { RecoveryService } from "./recovery-service.ts";
+import { CatalogService } from "./catalog-service.ts";
 import { DetachedCaptureService } from "./detached-capture-service.ts";
 import { ExperimentService } from "./experiment-service.ts";
 import { RunSetService } from "./run-set-service.ts";
@@ -102,6 +103,10 @@ export class Services {
 
   get detachedCaptures(): DetachedCaptureService {
     return this.service("detachedCaptures", () => new DetachedCaptureService(this));
+  }
+
+  get catalog(): CatalogService {
+    return this.service("catalog", () => new CatalogService(this));
   }
 
   get recovery(): RecoveryService {

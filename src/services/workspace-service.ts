@@ -24,6 +24,11 @@ export type WorkspaceStatus = {
   storage_bytes: number;
   active_captures: number;
   stale_run_ids: string[];
+  quarantined_run_ids: string[];
+  last_catalog_rebuild_at: string | null;
+  storage_by_artifact_kind: Record<string, number>;
+  extractor_versions: Record<string, string>;
+  capability_warnings: string[];
   /** The embedded DuckDB that evidence queries run on; loading it proves the binary is whole. */
   evidence_engine: { name: "duckdb"; version: string | null; error: string | null };
   warnings: string[];
@@ -105,8 +110,9 @@ export class WorkspaceService {
       .get();
     const warnings: string[] = [];
     const counts = countOptional(workspace);
-    const catalogPath = workspace.path("catalog.duckdb");
-    const catalogExists = exists(catalogPath);
+    const catalog = await this.services.catalog.status();
+    if (catalog.exists && catalog.fresh === false) warnings.push("catalog.duckdb is older than the corpus; run flameox catalog rebuild to refresh it.");
+    if (catalog.problem) warnings.push(`catalog.duckdb cannot be read: ${catalog.problem}`);
     return {
       schema_version: 1,
       workspace_id: workspace.id,
@@ -116,14 +122,34 @@ export class WorkspaceService {
       corpus_commit_id: head?.commit_id ?? "",
       corpus_sequence: head?.sequence ?? 0,
       workspace_valid: true,
-      catalog_exists: catalogExists,
-      catalog_valid: catalogExists ? true : null,
-      catalog_fresh: catalogExists ? null : null,
+      catalog_exists: catalog.exists,
+      catalog_valid: catalog.valid,
+      catalog_fresh: catalog.fresh,
       run_count: counts.runs,
       artifact_object_count: counts.artifacts,
       storage_bytes: folderBytes(workspace.root),
       active_captures: counts.activeCaptures,
       stale_run_ids: this.services.recovery.staleRunIds(),
+      quarantined_run_ids: database
+        .query<{ run_id: string }, []>("SELECT run_id FROM runs WHERE capture_status = 'quarantined' ORDER BY created_at DESC LIMIT 100")
+        .all()
+        .map((row) => row.run_id),
+      last_catalog_rebuild_at: catalog.rebuilt_at,
+      storage_by_artifact_kind: Object.fromEntries(
+        database
+          .query<{ kind: string; bytes: number }, []>(
+            "SELECT kind, SUM(byte_length) AS bytes FROM (SELECT DISTINCT r.kind, a.artifact_id, a.byte_length FROM artifacts a JOIN artifact_registrations r ON r.artifact_id = a.artifact_id) GROUP BY kind ORDER BY kind",
+          )
+          .all()
+          .map((row) => [row.kind, row.bytes]),
+      ),
+      extractor_versions: Object.fromEntries(
+        database
+          .query<{ extractor: string; version: string }, []>("SELECT extractor, MAX(extractor_version) AS version FROM evidence_bundles WHERE superseded_by IS NULL GROUP BY extractor ORDER BY extractor")
+          .all()
+          .map((row) => [row.extractor, row.version]),
+      ),
+      capability_warnings: [],
       evidence_engine: await evidenceEngine(),
       warnings,
     };

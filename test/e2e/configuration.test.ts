@@ -116,3 +116,30 @@ test("CLI global options work before the command, --quiet prints nothing, errors
   expect(validate.exitCode).toBe(0);
   expect(validate.json.valid).toBe(true);
 });
+
+test("catalog rebuild derives catalog.duckdb from the evidence, and status reports its freshness", async () => {
+  const { repositoryRoot } = await import("../support/binary.ts");
+  const project = temporaryFolder("catalog");
+  expect(runCli(["init", project]).exitCode).toBe(0);
+  const fixture = join(repositoryRoot, "test", "fixtures", "formats", "py-spy.speedscope.json");
+  writeFileSync(join(project, "profile.speedscope.json"), readFileSync(fixture));
+  expect(runCli(["--project-root", project, "import", join(project, "profile.speedscope.json"), "--json"]).exitCode).toBe(0);
+  const before = runCli(["--project-root", project, "status", "--json"]).json;
+  expect(before.catalog_exists).toBe(false);
+  expect(runCli(["--project-root", project, "catalog", "validate", "--json"]).exitCode).toBe(5);
+  const rebuilt = runCli(["--project-root", project, "catalog", "rebuild", "--json"]);
+  expect(rebuilt.exitCode).toBe(0);
+  expect(rebuilt.json.views.stacks).toBe(1);
+  expect(rebuilt.json.fresh).toBe(true);
+  const after = runCli(["--project-root", project, "status", "--json"]).json;
+  expect(after.catalog_exists).toBe(true);
+  expect(after.catalog_fresh).toBe(true);
+  expect(after.storage_by_artifact_kind.sample_profile).toBeGreaterThan(0);
+  expect(after.extractor_versions.profile).toBe("1");
+  expect(runCli(["--project-root", project, "catalog", "validate", "--json"]).exitCode).toBe(0);
+  // A new import moves the corpus on: the catalog is now stale, and validate says so with exit 1.
+  writeFileSync(join(project, "second.collapsed"), "main;work 3\n");
+  expect(runCli(["--project-root", project, "import", join(project, "second.collapsed"), "--json"]).exitCode).toBe(0);
+  expect(runCli(["--project-root", project, "status", "--json"]).json.catalog_fresh).toBe(false);
+  expect(runCli(["--project-root", project, "catalog", "validate", "--json"]).exitCode).toBe(1);
+});
