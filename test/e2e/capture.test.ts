@@ -137,6 +137,11 @@ describe("capture plans are single-use, expire, and are bound to their inputs", 
     const badParameter = await callTool(session, "plan_capture", { workload_name: "sized", adapter: "command", parameters: { seconds: "9" } });
     expect(badParameter.envelope.error.code).toBe("INVALID_CAPTURE_PLAN");
     expect(badParameter.envelope.error.details.allowed).toEqual(["0.1", "0.2"]);
+    const torchOptions = await callTool(session, "plan_capture", { workload_name: "sized", adapter: "command", parameters: {}, torch_profiler_options: { record_shapes: true } });
+    expect(torchOptions.envelope.error.code).toBe("INVALID_CAPTURE_PLAN");
+    expect(torchOptions.envelope.error.details.field).toBe("torch_profiler_options");
+    const badOption = await callTool(session, "plan_capture", { workload_name: "sized", adapter: "py-spy", parameters: {}, adapter_options: { rate: 0 } });
+    expect(badOption.envelope.error.code).toBe("INVALID_CAPTURE_PLAN");
     const managed = await callTool(session, "plan_capture", { workload_name: "sized", adapter: "command", parameters: {}, capture_mode: "managed" });
     expect(managed.envelope.error.code).toBe("CAPABILITY_UNAVAILABLE");
     expect(managed.envelope.error.details.capture_mode).toBe("auto");

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { FlameoxError } from "../../domain/errors.ts";
 import { artifactKinds } from "../../services/import-service.ts";
 import { additive, execute, idempotentExecute, readOnly } from "../annotations.ts";
 import { defineTool } from "../define-tool.ts";
@@ -9,7 +10,7 @@ export const captureTools = [
   defineTool({
     name: "plan_capture",
     description:
-      "Plan a capture of a declared workload with one adapter (command or py-spy; see get_declared_workflow). Read-only: resolves parameters, checks the executables and the adapter's permission (preflight_mode='auto' runs the bounded probes), and returns the exact command, collector argv, limits, warnings and a single-use plan_id that expires (default 300 s). It never runs the workload and takes no argv or cwd. capture_mode='auto' runs uncontained and records that limitation. Call execute_capture_plan with the plan_id next.",
+      "Plan a capture of a declared workload with one adapter (command, py-spy, perf, pyperf, pytest, coverage, memray, torch.profiler, python-startup, v8; see get_declared_workflow for what is ready here). adapter_options are the adapter's typed options (list_capabilities shows them); torch_profiler_options is the spec's name for torch.profiler's options and is only accepted with that adapter. Read-only: resolves parameters, checks the executables and the adapter's permission (preflight_mode='auto' runs the bounded probes), and returns the exact command, collector argv, limits, warnings and a single-use plan_id that expires (default 300 s). It never runs the workload and takes no argv or cwd. capture_mode='auto' runs uncontained and records that limitation. Call execute_capture_plan with the plan_id next.",
     input: v.strictObject({
       workload_name: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
       adapter: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
@@ -23,16 +24,32 @@ export const captureTools = [
         ),
         {},
       ),
+      torch_profiler_options: v.optional(
+        v.nullable(v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), v.union([scalar, v.pipe(v.array(scalar), v.maxLength(16)), v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), scalar)]))),
+        null,
+      ),
       preflight_mode: v.optional(v.picklist(["auto", "passive", "active"]), "auto"),
       capture_mode: v.optional(v.picklist(["auto", "managed", "trusted_local"]), "auto"),
     }),
     annotations: readOnly,
     async handler(input, { services }) {
+      if (input.torch_profiler_options && input.adapter !== "torch.profiler") {
+        throw new FlameoxError({
+          code: "INVALID_CAPTURE_PLAN",
+          message: `torch_profiler_options apply only to the torch.profiler adapter, not ${input.adapter}.`,
+          details: { field: "torch_profiler_options", adapter: input.adapter },
+          remediation: ["Omit torch_profiler_options, or plan with adapter='torch.profiler'."],
+          nextTool: "plan_capture",
+        });
+      }
       const result = await services.captures.plan({
         workload_name: input.workload_name,
         adapter: input.adapter,
         parameters: input.parameters,
-        adapter_options: Object.fromEntries(Object.entries(input.adapter_options).filter(([, value]) => value !== null)),
+        adapter_options: {
+          ...Object.fromEntries(Object.entries(input.adapter_options).filter(([, value]) => value !== null)),
+          ...(input.torch_profiler_options ?? {}),
+        },
         preflight_mode: input.preflight_mode,
         capture_mode: input.capture_mode,
       });
