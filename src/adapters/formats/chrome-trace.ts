@@ -4,6 +4,12 @@
  * such as Chrome write X slices at completion, children first), then nested per pid/tid:
  * trace_events rows get parent/depth, and the self time of every slice (duration minus children)
  * becomes a stacks row for the root→leaf slice names (unit ns).
+ *
+ * Events come from the text scanner of chrome-event-scanner.ts (one pass per event, args kept as
+ * their own JSON text where that equals the re-serialized value); `parseMode: "whole"` parses the
+ * file with JSON.parse instead. Both give the same records. The reorder window is a min-heap of
+ * (ts, B/E before X before others, longer X first, arrival) holding `reorderWindow` events: each new
+ * event beyond that releases the smallest, exactly as before the scanner existed.
  */
 import { projectRelativePath, type EvidenceSink, type TraceEventRow } from "../../domain/evidence.ts";
 import {
@@ -15,20 +21,30 @@ import {
   type ExtractResult,
   type StackGroup,
 } from "./common.ts";
-import { readJsonWithVisitor, type JsonVisitor } from "./json-stream.ts";
+import {
+  FastScanError,
+  TraceEventRecord,
+  UnsupportedShape,
+  boundedArgsJson,
+  correlationKeys,
+  deviceKeys,
+  maxArgsBytes,
+  pick,
+  recordFromObject,
+  scanChromeEvents,
+  streamKeys,
+  torchTopLevelKeys,
+} from "./chrome-event-scanner.ts";
+import { readJsonWithVisitor, scanJsonFile, type JsonVisitor } from "./json-stream.ts";
+
+export { boundedArgsJson, maxArgsBytes };
 
 export type ChromeTraceOptions = ExtractOptions & {
   /** Events held back to restore timestamp order before nesting; bounds memory. */
   reorderWindow?: number;
 };
 
-/** Upper bound of the JSON text kept for an event's args. */
-export const maxArgsBytes = 4096;
-const maxArgValueBytes = 1024;
-
-type ChromeEvent = Record<string, unknown>;
-
-type Pending = { ts: number; group: number; sub: number; seq: number; event: ChromeEvent };
+type Pending = TraceEventRecord;
 
 type OpenSlice = {
   id: number;
@@ -39,71 +55,12 @@ type OpenSlice = {
   childNs: number;
   node: number;
   /** B slices wait for their E before their row can be written. */
-  begin: { row: TraceEventRow; args: Record<string, unknown> | null } | null;
+  begin: { row: TraceEventRow; record: TraceEventRecord } | null;
 };
 
 type ThreadState = { pid: string | null; tid: string | null; stack: OpenSlice[]; lastNs: number; group: StackGroup };
 
-const torchTopLevelKeys = new Set(["schemaVersion", "deviceProperties", "distributedInfo", "baseTimeNanoseconds", "trace_id"]);
 const torchCategories = new Set(["cpu_op", "python_function", "user_annotation", "cpu_instant_event", "kernel", "cuda_runtime", "gpu_memcpy", "gpu_memset", "ac2g"]);
-
-function byteLength(text: string): number {
-  return /^[\x00-\x7f]*$/.test(text) ? text.length : new TextEncoder().encode(text).length;
-}
-
-/**
- * JSON text of args, at most `maxArgsBytes`: oversized values become a truncated string preview,
- * and keys that no longer fit are dropped with `"…truncated": true`, so the text stays valid JSON
- * and small args (`Input Dims`, `Bytes`) survive whole.
- */
-export function boundedArgsJson(args: unknown): string | null {
-  if (args === undefined || args === null) return null;
-  const whole = JSON.stringify(args);
-  if (whole === undefined) return null;
-  if (byteLength(whole) <= maxArgsBytes) return whole;
-  if (typeof args !== "object" || Array.isArray(args)) {
-    return JSON.stringify({ "…truncated": true, preview: whole.slice(0, maxArgValueBytes) });
-  }
-  const kept: string[] = [];
-  let used = 2 + 20; // braces and the truncation marker
-  for (const [key, value] of Object.entries(args as Record<string, unknown>)) {
-    let text = JSON.stringify(value);
-    if (text === undefined) continue;
-    if (byteLength(text) > maxArgValueBytes) text = JSON.stringify(`${text.slice(0, maxArgValueBytes / 2)}…`);
-    const member = `${JSON.stringify(key)}:${text}`;
-    const size = byteLength(member) + 1;
-    if (used + size > maxArgsBytes) continue;
-    used += size;
-    kept.push(member);
-  }
-  kept.push('"…truncated":true');
-  return `{${kept.join(",")}}`;
-}
-
-function asText(value: unknown): string | null {
-  if (typeof value === "string") return value;
-  if (typeof value === "number" || typeof value === "bigint") return String(value);
-  return null;
-}
-
-function pick(args: Record<string, unknown> | null, keys: readonly string[]): string | null {
-  if (!args) return null;
-  for (const key of keys) {
-    const text = asText(args[key]);
-    if (text !== null) return text;
-  }
-  return null;
-}
-
-const correlationKeys = ["correlation", "correlationId", "correlation_id", "Correlation ID", "External id", "external id"];
-const deviceKeys = ["device", "deviceId", "Device"];
-const streamKeys = ["stream", "streamId", "Stream"];
-
-/** µs (possibly fractional) → integer ns. */
-function microsToNs(value: unknown): number | null {
-  const number = typeof value === "number" ? value : typeof value === "string" ? Number(value) : Number.NaN;
-  return Number.isFinite(number) ? Math.round(number * 1000) : null;
-}
 
 function lessThan(left: Pending, right: Pending): boolean {
   if (left.ts !== right.ts) return left.ts < right.ts;
@@ -120,32 +77,36 @@ class PendingHeap {
   }
   push(item: Pending): void {
     const items = this.items;
+    let at = items.length;
     items.push(item);
-    let at = items.length - 1;
     while (at > 0) {
       const parent = (at - 1) >> 1;
-      if (!lessThan(items[at] as Pending, items[parent] as Pending)) break;
-      [items[at], items[parent]] = [items[parent] as Pending, items[at] as Pending];
+      const above = items[parent] as Pending;
+      if (!lessThan(item, above)) break;
+      items[at] = above;
       at = parent;
     }
+    items[at] = item;
   }
   pop(): Pending | undefined {
     const items = this.items;
     const top = items[0];
     const last = items.pop();
-    if (items.length > 0 && last) {
-      items[0] = last;
+    const length = items.length;
+    if (length > 0 && last) {
       let at = 0;
       for (;;) {
         const left = at * 2 + 1;
+        if (left >= length) break;
         const right = left + 1;
-        let smallest = at;
-        if (left < items.length && lessThan(items[left] as Pending, items[smallest] as Pending)) smallest = left;
-        if (right < items.length && lessThan(items[right] as Pending, items[smallest] as Pending)) smallest = right;
-        if (smallest === at) break;
-        [items[at], items[smallest]] = [items[smallest] as Pending, items[at] as Pending];
-        at = smallest;
+        let child = left;
+        if (right < length && lessThan(items[right] as Pending, items[left] as Pending)) child = right;
+        const candidate = items[child] as Pending;
+        if (!lessThan(candidate, last)) break;
+        items[at] = candidate;
+        at = child;
       }
+      items[at] = last;
     }
     return top;
   }
@@ -165,9 +126,13 @@ export async function extractChromeTrace(path: string, sink: EvidenceSink, optio
   let seq = 0;
   let nextId = 1;
   let releasedTs = Number.NEGATIVE_INFINITY;
+  const language = options.language;
 
   const threadKey = (pid: string | null, tid: string | null): string => `${pid ?? ""}\u0000${tid ?? ""}`;
+  // Most events hit the thread of the previous one.
+  let lastThread: ThreadState | null = null;
   const threadOf = (pid: string | null, tid: string | null): ThreadState => {
+    if (lastThread !== null && lastThread.pid === pid && lastThread.tid === tid) return lastThread;
     const key = threadKey(pid, tid);
     let state = threads.get(key);
     if (!state) {
@@ -175,18 +140,33 @@ export async function extractChromeTrace(path: string, sink: EvidenceSink, optio
       state = { pid, tid, stack: [], lastNs: Number.NEGATIVE_INFINITY, group };
       threads.set(key, state);
     }
+    lastThread = state;
     return state;
   };
 
-  const sliceFrame = (name: string, category: string | null, args: Record<string, unknown> | null): number => {
-    const file = typeof args?.filename === "string" ? args.filename : typeof args?.file === "string" ? args.file : null;
-    const line = typeof args?.line === "number" && Number.isFinite(args.line) ? args.line : null;
+  // Frames of slices without file/line, by category then name (interning builds a key per call).
+  const plainFrames = new Map<string | null, Map<string, number>>();
+  const sliceFrame = (name: string, category: string | null, record: TraceEventRecord): number => {
+    const file = record.file;
+    const line = record.line;
+    if (file === null && line === null) {
+      let byName = plainFrames.get(category);
+      if (!byName) {
+        byName = new Map();
+        plainFrames.set(category, byName);
+      }
+      const known = byName.get(name);
+      if (known !== undefined) return known;
+      const frame = frames.intern({ function: name, file: null, line: null, module: category, language: language ?? (category === "py-spy" ? "python" : "trace") });
+      byName.set(name, frame);
+      return frame;
+    }
     return frames.intern({
       function: name,
       file: projectRelativePath(file, options.projectRoot),
       line,
       module: category,
-      language: options.language ?? (category === "py-spy" ? "python" : "trace"),
+      language: language ?? (category === "py-spy" ? "python" : "trace"),
     });
   };
 
@@ -207,43 +187,32 @@ export async function extractChromeTrace(path: string, sink: EvidenceSink, optio
     }
   };
 
-  const baseRow = (
-    event: ChromeEvent,
-    phase: string,
-    tsNs: number,
-    args: Record<string, unknown> | null,
-    pid: string | null,
-    tid: string | null,
-  ): TraceEventRow => {
-    const name = typeof event.name === "string" ? event.name : asText(event.name) ?? "";
-    return {
-      event_id: nextId++,
-      parent_id: null,
-      depth: 0,
-      name,
-      category: typeof event.cat === "string" ? event.cat : null,
-      ts_ns: tsNs,
-      dur_ns: null,
-      pid,
-      tid,
-      args: boundedArgsJson(event.args),
-      correlation: pick(args, correlationKeys),
-      device: pick(args, deviceKeys),
-      stream: pick(args, streamKeys),
-      phase,
-    };
-  };
+  const baseRow = (record: TraceEventRecord, phase: string, tsNs: number): TraceEventRow => ({
+    event_id: nextId++,
+    parent_id: null,
+    depth: 0,
+    name: record.name,
+    category: record.category,
+    ts_ns: tsNs,
+    dur_ns: null,
+    pid: record.pid,
+    tid: record.tid,
+    args: record.argsJson,
+    correlation: record.correlation,
+    device: record.device,
+    stream: record.stream,
+    phase,
+  });
 
-  const process = (event: ChromeEvent): void => {
-    const phase = event.ph as string;
-    const args = event.args && typeof event.args === "object" && !Array.isArray(event.args) ? (event.args as Record<string, unknown>) : null;
-    const tsNs = microsToNs(event.ts) ?? 0;
-    const pid = asText(event.pid);
-    const tid = asText(event.tid);
-    const category = typeof event.cat === "string" ? event.cat : null;
+  const process = (record: TraceEventRecord): void => {
+    const phase = record.ph as string;
+    const tsNs = record.tsNs ?? 0;
+    const pid = record.pid;
+    const tid = record.tid;
+    const category = record.category;
     if (category === "py-spy") hints.pySpy++;
     else if (category !== null) hints.other++;
-    if (!hints.torch && ((category !== null && torchCategories.has(category)) || (typeof event.name === "string" && event.name.startsWith("ProfilerStep#")))) {
+    if (!hints.torch && ((category !== null && torchCategories.has(category)) || (record.nameString !== null && record.nameString.startsWith("ProfilerStep#")))) {
       hints.torch = true;
     }
     switch (phase) {
@@ -252,13 +221,13 @@ export async function extractChromeTrace(path: string, sink: EvidenceSink, optio
         const thread = threadOf(pid, tid);
         closeEnded(thread, tsNs);
         const parent = thread.stack[thread.stack.length - 1] ?? null;
-        const row = baseRow(event, phase, tsNs, args, pid, tid);
+        const row = baseRow(record, phase, tsNs);
         row.parent_id = parent?.id ?? null;
         row.depth = thread.stack.length;
         const name = row.name === "" ? "<unnamed>" : row.name;
-        const node = aggregator.child(parent?.node ?? 0, sliceFrame(name, row.category, args));
+        const node = aggregator.child(parent?.node ?? 0, sliceFrame(name, row.category, record));
         if (phase === "X") {
-          const durNs = Math.max(0, microsToNs(event.dur) ?? 0);
+          const durNs = Math.max(0, record.durNs ?? 0);
           row.dur_ns = durNs;
           emitter.traceEvent(row);
           thread.stack.push({ id: row.event_id, name, tsNs, endNs: tsNs + durNs, durNs, childNs: 0, node, begin: null });
@@ -272,7 +241,7 @@ export async function extractChromeTrace(path: string, sink: EvidenceSink, optio
             durNs: 0,
             childNs: 0,
             node,
-            begin: { row, args },
+            begin: { row, record },
           });
           thread.lastNs = Math.max(thread.lastNs, tsNs);
         }
@@ -292,14 +261,14 @@ export async function extractChromeTrace(path: string, sink: EvidenceSink, optio
           const inner = thread.stack.pop() as OpenSlice;
           finishSlice(thread, inner);
         }
-        closeBegin(thread, thread.stack.pop() as OpenSlice, tsNs, args);
+        closeBegin(thread, thread.stack.pop() as OpenSlice, tsNs, record.argsObject());
         return;
       }
       case "M": {
-        const name = typeof args?.name === "string" ? args.name : null;
-        if (event.name === "process_name" && pid !== null && name) processNames.set(pid, name);
-        if (event.name === "thread_name" && name) threadNames.set(threadKey(pid, tid), name);
-        emitter.traceEvent(baseRow(event, phase, microsToNs(event.ts) ?? 0, args, pid, tid));
+        const name = record.metaName;
+        if (record.nameString === "process_name" && pid !== null && name) processNames.set(pid, name);
+        if (record.nameString === "thread_name" && name) threadNames.set(threadKey(pid, tid), name);
+        emitter.traceEvent(baseRow(record, phase, tsNs));
         return;
       }
       case "i":
@@ -308,10 +277,9 @@ export async function extractChromeTrace(path: string, sink: EvidenceSink, optio
       case "s":
       case "t":
       case "f": {
-        const row = baseRow(event, phase, tsNs, args, pid, tid);
-        if (phase === "s" || phase === "t" || phase === "f") row.correlation ??= asText(event.id) ?? asText(event.bind_id);
-        const scope = typeof event.s === "string" ? event.s : "t";
-        if (scope === "t" && phase !== "n") {
+        const row = baseRow(record, phase, tsNs);
+        if (phase === "s" || phase === "t" || phase === "f") row.correlation ??= record.idText ?? record.bindIdText;
+        if (record.scope === "t" && phase !== "n") {
           const thread = threadOf(pid, tid);
           closeEnded(thread, tsNs);
           const parent = thread.stack[thread.stack.length - 1];
@@ -322,8 +290,8 @@ export async function extractChromeTrace(path: string, sink: EvidenceSink, optio
         return;
       }
       default: {
-        const row = baseRow(event, phase, tsNs, args, pid, tid);
-        if (event.id !== undefined) row.correlation ??= asText(event.id);
+        const row = baseRow(record, phase, tsNs);
+        if (record.idDefined) row.correlation ??= record.idText;
         emitter.traceEvent(row);
       }
     }
@@ -336,7 +304,7 @@ export async function extractChromeTrace(path: string, sink: EvidenceSink, optio
     const row = begin.row;
     row.dur_ns = slice.durNs;
     if (endArgs) {
-      const merged = { ...(begin.args ?? {}), ...endArgs };
+      const merged = { ...(begin.record.argsObject() ?? {}), ...endArgs };
       row.args = boundedArgsJson(merged);
       row.correlation ??= pick(merged, correlationKeys);
       row.device ??= pick(merged, deviceKeys);
@@ -350,56 +318,94 @@ export async function extractChromeTrace(path: string, sink: EvidenceSink, optio
     const item = heap.pop();
     if (!item) return;
     releasedTs = Math.max(releasedTs, item.ts);
-    process(item.event);
+    process(item);
   };
 
-  const accept = (value: unknown): void => {
+  const acceptRecord = (record: TraceEventRecord): void => {
     counters.events++;
-    if (!value || typeof value !== "object" || Array.isArray(value)) {
-      counters.nonObjects++;
-      return;
-    }
-    const event = value as ChromeEvent;
-    if (typeof event.ph !== "string") {
+    const ph = record.ph;
+    if (ph === null) {
       counters.withoutPhase++;
       return;
     }
-    const ph = event.ph;
-    const ts = ph === "M" ? Number.NEGATIVE_INFINITY : (microsToNs(event.ts) ?? 0);
+    const ts = ph === "M" ? Number.NEGATIVE_INFINITY : (record.tsNs ?? 0);
     let group = 2;
     let sub = 0;
     if (ph === "B" || ph === "E") group = 0;
     else if (ph === "X") {
       group = 1;
-      sub = -(microsToNs(event.dur) ?? 0);
+      sub = -(record.durNs ?? 0);
     }
     if (ts < releasedTs) counters.late++;
-    heap.push({ ts, group, sub, seq: seq++, event });
+    record.ts = ts;
+    record.group = group;
+    record.sub = sub;
+    record.seq = seq++;
+    heap.push(record);
     if (heap.size > window) release();
   };
 
-  const visitor: JsonVisitor = {
-    select(p) {
-      if (p.length === 0) return "enter";
-      const first = p[0];
-      if (p.length === 1) {
-        if (typeof first === "number") return "capture";
-        hints.topLevelObject = true;
-        if (first === "traceEvents") {
-          hints.sawTraceEvents = true;
-          return "enter";
-        }
-        if (torchTopLevelKeys.has(first as string)) hints.torch = true;
-        return "skip";
+  const accept = (value: unknown): void => {
+    if (!value || typeof value !== "object" || Array.isArray(value)) {
+      counters.events++;
+      counters.nonObjects++;
+      return;
+    }
+    const record = new TraceEventRecord();
+    recordFromObject(value as Record<string, unknown>, record);
+    acceptRecord(record);
+  };
+
+  const select: JsonVisitor["select"] = (p) => {
+    if (p.length === 0) return "enter";
+    const first = p[0];
+    if (p.length === 1) {
+      if (typeof first === "number") return "capture";
+      hints.topLevelObject = true;
+      if (first === "traceEvents") {
+        hints.sawTraceEvents = true;
+        return "enter";
       }
-      return p.length === 2 && first === "traceEvents" ? "capture" : "skip";
-    },
+      if (torchTopLevelKeys.has(first as string)) hints.torch = true;
+      return "skip";
+    }
+    return p.length === 2 && first === "traceEvents" ? "capture" : "skip";
+  };
+  const visitor: JsonVisitor = {
+    select,
     value(_p, value) {
       accept(value);
     },
   };
 
-  await readJsonWithVisitor(path, visitor, { mode: options.parseMode });
+  // A sink that streams its rows (the evidence bundle writer) may ask the reader to wait for it.
+  const drain = (sink as { drain?: () => Promise<void> }).drain;
+  let generic = options.parseMode === "whole";
+  if (!generic) {
+    try {
+      await scanChromeEvents(path, {
+        topLevelKey(key) {
+          hints.topLevelObject = true;
+          if (torchTopLevelKeys.has(key)) hints.torch = true;
+        },
+        sawTraceEvents() {
+          hints.topLevelObject = true;
+          hints.sawTraceEvents = true;
+        },
+        event: acceptRecord,
+        other: accept,
+        chunk: typeof drain === "function" ? () => drain.call(sink) : undefined,
+      });
+    } catch (error) {
+      if (error instanceof UnsupportedShape) generic = true;
+      else if (error instanceof FastScanError) {
+        // The generic scanner names the exact place; it throws ARTIFACT_PARSE_FAILED.
+        await scanJsonFile(path, { select, value: () => {} });
+        throw artifactParseFailed(path, error.message);
+      } else throw error;
+    }
+  }
+  if (generic) await readJsonWithVisitor(path, visitor, { mode: options.parseMode });
   if (hints.topLevelObject && !hints.sawTraceEvents) {
     throw artifactParseFailed(path, "the JSON object has no `traceEvents` array: this is not a Chrome trace");
   }
