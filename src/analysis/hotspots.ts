@@ -14,6 +14,8 @@ export type HotspotQuery = {
   thread: string | null;
   perThread: boolean;
   orderBy: "self" | "total";
+  /** Forces how totals are computed; by default the stack count decides (see joinStrategyMaximumRows). */
+  strategy?: "join" | "lookup_map";
 };
 
 export type Hotspot = {
@@ -65,17 +67,29 @@ function stacksSql(query: { unit: StackUnit; thread: string | null }): string {
   return `SELECT row_number() OVER () AS stack_id, frame_keys, weight, thread FROM stacks WHERE ${clauses.join(" AND ")} AND len(frame_keys) > 0`;
 }
 
-export type HotspotPage = { hotspots: Hotspot[]; total: number; total_weight: number; hidden_self_share: number };
+/**
+ * Totals count each stack once per frame even under recursion. Up to this many stack rows a hash
+ * join and DISTINCT is fastest; beyond it that DISTINCT over every (stack, frame) pair needs memory
+ * in proportion to all frames of all stacks, so a lookup map with list_distinct per stack is used
+ * instead: slower per row, but bounded (10M one-sample rows finish in ~4 GB instead of exhausting RAM).
+ */
+const joinStrategyMaximumRows = 1_000_000;
 
-export async function queryHotspots(evidence: EvidenceQuery, query: HotspotQuery & { unit: StackUnit }, page: { offset: number; limit: number }): Promise<HotspotPage> {
-  const threadColumn = query.perThread ? "thread" : "NULL";
-  // One map lookup per frame and list_distinct per stack: recursion counts once per stack without a
-  // DISTINCT over every (stack, frame) pair, which is what made 10M-sample profiles slow and large.
-  const sql = `
-    WITH fmap AS (${frameMapSql(query.groupBy)}),
-    lookup_table AS (SELECT map(list(frame_key), list(frame_id)) AS lookup FROM fmap),
-    s AS (${stacksSql(query)}),
-    grand AS (SELECT coalesce(sum(weight), 0) AS total FROM s),
+function totalsByJoin(threadColumn: string): string {
+  return `self AS (
+      SELECT m.frame_id, ${threadColumn} AS thread, sum(s.weight) AS self_weight
+      FROM s JOIN fmap m ON m.frame_key = s.frame_keys[len(s.frame_keys)]
+      GROUP BY ALL
+    ),
+    members AS (
+      SELECT DISTINCT s.stack_id, s.weight, ${threadColumn === "NULL" ? "NULL" : "s.thread"} AS thread, m.frame_id
+      FROM s, unnest(s.frame_keys) AS u(key) JOIN fmap m ON m.frame_key = u.key
+    ),
+    total AS (SELECT frame_id, thread, sum(weight) AS total_weight FROM members GROUP BY ALL)`;
+}
+
+function totalsByLookupMap(threadColumn: string): string {
+  return `lookup_table AS (SELECT map(list(frame_key), list(frame_id)) AS lookup FROM fmap),
     per_stack AS (
       SELECT list_distinct(list_transform(s.frame_keys, key -> lookup[key])) AS ids, lookup[s.frame_keys[len(s.frame_keys)]] AS leaf,
              s.weight, ${threadColumn} AS thread
@@ -86,7 +100,19 @@ export async function queryHotspots(evidence: EvidenceQuery, query: HotspotQuery
       SELECT frame_id, thread, sum(weight) AS total_weight
       FROM (SELECT unnest(ids) AS frame_id, weight, thread FROM per_stack)
       WHERE frame_id IS NOT NULL GROUP BY ALL
-    ),
+    )`;
+}
+
+export type HotspotPage = { hotspots: Hotspot[]; total: number; total_weight: number; hidden_self_share: number };
+
+export async function queryHotspots(evidence: EvidenceQuery, query: HotspotQuery & { unit: StackUnit }, page: { offset: number; limit: number }): Promise<HotspotPage> {
+  const threadColumn = query.perThread ? "thread" : "NULL";
+  const stackRows = toNumber((await evidence.rows<{ rows: unknown }>(`SELECT count(*) AS rows FROM (${stacksSql(query)})`))[0]?.rows);
+  const sql = `
+    WITH fmap AS (${frameMapSql(query.groupBy)}),
+    s AS (${stacksSql(query)}),
+    grand AS (SELECT coalesce(sum(weight), 0) AS total FROM s),
+    ${(query.strategy ?? (stackRows > joinStrategyMaximumRows ? "lookup_map" : "join")) === "lookup_map" ? totalsByLookupMap(threadColumn) : totalsByJoin(threadColumn)},
     identity AS (SELECT frame_id, any_value(function) AS function, any_value(file) AS file, min(line) AS line, any_value(module) AS module, any_value(language) AS language FROM fmap GROUP BY frame_id),
     ranked AS (
       SELECT t.frame_id, t.thread, coalesce(se.self_weight, 0) AS self_weight, t.total_weight, i.function, i.file, i.line, i.module, i.language

@@ -85,3 +85,14 @@ test("callers, callees and stack examples of a function", async () => {
   expect(examples.examples[0]!.frames.map((frame) => frame.function)).toEqual(["main", "a", "b"]);
   expect(examples.examples[0]!.share).toBeCloseTo(0.5, 10);
 });
+
+test("both total strategies (hash join for ordinary profiles, lookup map for huge ones) give identical rankings", async () => {
+  for (const groupBy of ["function", "line"] as const) {
+    for (const perThread of [false, true]) {
+      const base = { groupBy, unit: "samples" as const, thread: null, perThread, orderBy: "total" as const };
+      const joined = await queryHotspots(evidence, { ...base, strategy: "join" }, { offset: 0, limit: 50 });
+      const mapped = await queryHotspots(evidence, { ...base, strategy: "lookup_map" }, { offset: 0, limit: 50 });
+      expect(mapped).toEqual(joined);
+    }
+  }
+});
