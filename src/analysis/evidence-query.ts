@@ -1,3 +1,5 @@
+import type { TraceEventRow } from "../domain/evidence.ts";
+
 /** What analyses need from the evidence store: SQL over the pinned tables, nothing else. */
 export interface EvidenceQuery {
   rows<Row = Record<string, unknown>>(sql: string, values?: (string | number | boolean | null)[]): Promise<Row[]>;
@@ -17,4 +19,24 @@ export function toNullableNumber(value: unknown): number | null {
 
 export function sqlString(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
+}
+
+/** A trace_events row as DuckDB returns it, back in the evidence model's types. */
+export function traceEventFromRow(row: Record<string, unknown>): TraceEventRow {
+  return {
+    event_id: toNumber(row.event_id),
+    parent_id: toNullableNumber(row.parent_id),
+    depth: toNumber(row.depth),
+    name: String(row.name ?? ""),
+    category: (row.category as string | null) ?? null,
+    ts_ns: toNumber(row.ts_ns),
+    dur_ns: toNullableNumber(row.dur_ns),
+    pid: (row.pid as string | null) ?? null,
+    tid: (row.tid as string | null) ?? null,
+    args: (row.args as string | null) ?? null,
+    correlation: (row.correlation as string | null) ?? null,
+    device: (row.device as string | null) ?? null,
+    stream: (row.stream as string | null) ?? null,
+    phase: String(row.phase ?? "X"),
+  };
 }

@@ -3,7 +3,8 @@
  * operators, accelerator launches, trace windows and measurements. Pure SQL over EvidenceQuery;
  * the services decide what an absence means and which tool to call next.
  */
-import { type EvidenceQuery, sqlString, toNullableNumber, toNumber } from "./evidence-query.ts";
+import type { TraceEventRow } from "../domain/evidence.ts";
+import { type EvidenceQuery, sqlString, toNullableNumber, toNumber, traceEventFromRow } from "./evidence-query.ts";
 
 /** Keyset comparison `(columns) > (values)` with nulls folded so the order is total. */
 export function keysetAfter(columns: string[], values: (string | number)[]): string {
@@ -225,24 +226,7 @@ export async function acceleratorSummary(evidence: EvidenceQuery, phase: string 
 
 // ---------------------------------------------------------------- trace window
 
-export type TraceWindowEvent = {
-  run_id: string;
-  artifact_id: string;
-  event_id: number;
-  parent_id: number | null;
-  depth: number;
-  name: string;
-  category: string | null;
-  ts_ns: number;
-  dur_ns: number | null;
-  pid: string | null;
-  tid: string | null;
-  args: string | null;
-  correlation: string | null;
-  device: string | null;
-  stream: string | null;
-  phase: string;
-};
+export type TraceWindowEvent = TraceEventRow & { run_id: string; artifact_id: string };
 
 export type TraceWindowKey = { ts_ns: number; event_id: number; run_id: string };
 
@@ -254,24 +238,7 @@ export async function traceWindow(evidence: EvidenceQuery, window: { startNs: nu
   const rows = await evidence.rows<Record<string, unknown>>(`SELECT * FROM trace_events WHERE ${overlap}${after} ORDER BY ts_ns, event_id, run_id LIMIT ${window.limit}`);
   return {
     total: toNumber(totalRows[0]?.total),
-    events: rows.map((row) => ({
-      run_id: String(row.run_id),
-      artifact_id: String(row.artifact_id),
-      event_id: toNumber(row.event_id),
-      parent_id: toNullableNumber(row.parent_id),
-      depth: toNumber(row.depth),
-      name: String(row.name),
-      category: (row.category as string | null) ?? null,
-      ts_ns: toNumber(row.ts_ns),
-      dur_ns: toNullableNumber(row.dur_ns),
-      pid: (row.pid as string | null) ?? null,
-      tid: (row.tid as string | null) ?? null,
-      args: (row.args as string | null) ?? null,
-      correlation: (row.correlation as string | null) ?? null,
-      device: (row.device as string | null) ?? null,
-      stream: (row.stream as string | null) ?? null,
-      phase: String(row.phase),
-    })),
+    events: rows.map((row) => ({ run_id: String(row.run_id), artifact_id: String(row.artifact_id), ...traceEventFromRow(row) })),
   };
 }
 

@@ -10,7 +10,7 @@ import { digestOf } from "../domain/canonical-json.ts";
 import { FlameoxError, invalidArguments } from "../domain/errors.ts";
 import type { FrameRow, StackRow, StackUnit, TraceEventRow } from "../domain/evidence.ts";
 import { chooseUnit, stackUnits, type UnitSummary } from "../analysis/hotspots.ts";
-import { sqlString, toNumber, toNullableNumber } from "../analysis/evidence-query.ts";
+import { sqlString, toNumber, toNullableNumber, traceEventFromRow } from "../analysis/evidence-query.ts";
 import { buildCallTree } from "../analysis/flamegraph/tree.ts";
 import { renderFlameGraphSvg } from "../analysis/flamegraph/svg.ts";
 import { renderReport, type SlowTest, type TopAllocator } from "../analysis/report/html.ts";
@@ -575,22 +575,7 @@ export async function loadTraceEvents(view: EvidenceView, bounded = true): Promi
        ORDER BY e.ts_ns, e.event_id`
     : "SELECT * FROM trace_events ORDER BY ts_ns, event_id";
   const rows = await view.rows<Record<string, unknown>>(sql);
-  return rows.map((row) => ({
-    event_id: toNumber(row.event_id),
-    parent_id: toNullableNumber(row.parent_id),
-    depth: toNumber(row.depth),
-    name: String(row.name ?? ""),
-    category: (row.category as string | null) ?? null,
-    ts_ns: toNumber(row.ts_ns),
-    dur_ns: toNullableNumber(row.dur_ns),
-    pid: (row.pid as string | null) ?? null,
-    tid: (row.tid as string | null) ?? null,
-    args: (row.args as string | null) ?? null,
-    correlation: (row.correlation as string | null) ?? null,
-    device: (row.device as string | null) ?? null,
-    stream: (row.stream as string | null) ?? null,
-    phase: String(row.phase ?? "X"),
-  }));
+  return rows.map(traceEventFromRow);
 }
 
 /** Per-test total durations (pytest's `test.duration_ns` sums), averaged over pooled runs. */
