@@ -8,7 +8,7 @@ import { basename, join } from "node:path";
 import { FlameoxError } from "../domain/errors.ts";
 import { runProcess } from "../exec/broker.ts";
 import { resolveExecutable } from "../exec/executable.ts";
-import type { CaptureCommand, CollectorOutput, CollectorPlan, CommandRunner, ProbeResult } from "./capture-adapter.ts";
+import type { CaptureCommand, CollectorContext, CollectorOutput, CollectorPlan, CommandRunner, ProbeContext, ProbeResult, PythonWorkloadInvocation } from "./capture-adapter.ts";
 
 export function isPythonExecutable(path: string): boolean {
   return /^python(\d+(\.\d+)?)?$/.test(basename(path));
@@ -99,6 +99,36 @@ export function noPython(adapter: string, requirement: string): ProbeResult {
     limitations: [],
     details: {},
   };
+}
+
+/**
+ * A Python tool can only be probed inside the workload's interpreter; with none found the answer
+ * is the same typed "unavailable" for every such adapter.
+ */
+export async function probeWorkloadPython(
+  context: ProbeContext,
+  adapter: string,
+  requirement: string,
+  probe: (python: string, run: CommandRunner) => Promise<ProbeResult>,
+): Promise<ProbeResult> {
+  const python = workloadPython(context.workloadArgv, context.pathValue);
+  return python ? probe(python, context.run) : noPython(adapter, requirement);
+}
+
+/**
+ * Planning a Python-tool capture re-runs the adapter's own probe against the PATH the workload will
+ * see, so a plan is refused before anything is written; what comes back is the workload as the
+ * per-tool command builders take it.
+ */
+export async function availablePythonWorkload(
+  adapter: string,
+  context: CollectorContext,
+  probe: (context: ProbeContext) => Promise<ProbeResult>,
+): Promise<PythonWorkloadInvocation> {
+  const pathValue = context.environment.PATH ?? process.env.PATH ?? "";
+  const python = workloadPython(context.workloadArgv, pathValue);
+  requireAvailable(adapter, await probe({ workloadArgv: context.workloadArgv, adapterExecutable: null, pathValue, run: probeRunner() }));
+  return { argv: context.workloadArgv, cwd: context.cwd, env: context.environment, python: python! };
 }
 
 /** Writes embedded files into `<collectorDirectory>/<name>` once; a version-addressed folder never changes. */

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
-import { collectorPlan, noPython, probeRunner, requireAvailable, workloadPython } from "../adapter-support.ts";
+import { availablePythonWorkload, collectorPlan, probeWorkloadPython } from "../adapter-support.ts";
 import { adapterDescriptor } from "../registry.ts";
 import { coverageCaptureCommand, coverageRequirement, extractCoverage, probeCoverage } from "./coverage-adapter.ts";
 
@@ -14,17 +14,14 @@ export const coverageAdapter: CaptureAdapter & { probe(context: ProbeContext): P
   descriptor: adapterDescriptor("coverage")!,
   optionsSchema: CoverageOptionsSchema as unknown as CaptureAdapter["optionsSchema"],
   extractor: { name: "coverage", version: "1" },
-  async probe(context) {
-    const python = workloadPython(context.workloadArgv, context.pathValue);
-    return python ? probeCoverage(python, context.run) : noPython("coverage", coverageRequirement);
+  probe(context) {
+    return probeWorkloadPython(context, "coverage", coverageRequirement, probeCoverage);
   },
   async planCollector(context) {
     const options = v.parse(CoverageOptionsSchema, context.options);
-    const pathValue = context.environment.PATH ?? process.env.PATH ?? "";
-    const python = workloadPython(context.workloadArgv, pathValue);
-    requireAvailable("coverage", await coverageAdapter.probe({ workloadArgv: context.workloadArgv, adapterExecutable: null, pathValue, run: probeRunner() }));
+    const workload = await availablePythonWorkload("coverage", context, coverageAdapter.probe);
     const command = coverageCaptureCommand({
-      workload: { argv: context.workloadArgv, cwd: context.cwd, env: context.environment, python: python! },
+      workload,
       artifactDirectory: context.artifactDirectory,
       options: { context: options.context, dynamicContext: options.dynamic_context },
       rcDirectory: `${context.collectorDirectory}/coverage`,

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import * as v from "valibot";
 import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
-import { collectorPlan, isPythonExecutable, noPython, probeRunner, requireAvailable, workloadPython } from "../adapter-support.ts";
+import { availablePythonWorkload, collectorPlan, isPythonExecutable, noPython, probeWorkloadPython, requireAvailable, workloadPython } from "../adapter-support.ts";
 import { adapterDescriptor } from "../registry.ts";
 import { extractMemray, memrayCaptureCommand, memrayRequirement, probeMemray, writeMemrayCollectors } from "./memray-adapter.ts";
 
@@ -10,17 +10,14 @@ export const memrayAdapter: CaptureAdapter & { probe(context: ProbeContext): Pro
   descriptor: adapterDescriptor("memray")!,
   optionsSchema: v.strictObject({}) as unknown as CaptureAdapter["optionsSchema"],
   extractor: { name: "memray", version: "1" },
-  async probe(context) {
-    const python = workloadPython(context.workloadArgv, context.pathValue);
-    return python ? probeMemray(python, context.run) : noPython("memray", memrayRequirement);
+  probe(context) {
+    return probeWorkloadPython(context, "memray", memrayRequirement, probeMemray);
   },
   async planCollector(context) {
-    const pathValue = context.environment.PATH ?? process.env.PATH ?? "";
-    const python = workloadPython(context.workloadArgv, pathValue);
-    requireAvailable("memray", await memrayAdapter.probe({ workloadArgv: context.workloadArgv, adapterExecutable: null, pathValue, run: probeRunner() }));
+    const workload = await availablePythonWorkload("memray", context, memrayAdapter.probe);
     // The exporter is written now so the folder exists before the run; extraction reuses it.
     writeMemrayCollectors(context.collectorDirectory);
-    const command = memrayCaptureCommand({ workload: { argv: context.workloadArgv, cwd: context.cwd, env: context.environment, python: python! }, artifactDirectory: context.artifactDirectory });
+    const command = memrayCaptureCommand({ workload, artifactDirectory: context.artifactDirectory });
     return collectorPlan(
       command,
       () => ({ kind: "memory_profile", role: "memray_capture", format: "memray_bin", producer: "memray", required: true, extract: true }),

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
-import { collectorPlan, noPython, probeRunner, requireAvailable, workloadPython } from "../adapter-support.ts";
+import { availablePythonWorkload, collectorPlan, probeWorkloadPython } from "../adapter-support.ts";
 import { adapterDescriptor } from "../registry.ts";
 import { extractPyperf, probePyperf, pyperfCaptureCommand, pyperfRequirement } from "./pyperf-adapter.ts";
 
@@ -19,17 +19,14 @@ export const pyperfAdapter: CaptureAdapter & { probe(context: ProbeContext): Pro
   descriptor: adapterDescriptor("pyperf")!,
   optionsSchema: PyperfOptionsSchema as unknown as CaptureAdapter["optionsSchema"],
   extractor: { name: "pyperf", version: "1" },
-  async probe(context) {
-    const python = workloadPython(context.workloadArgv, context.pathValue);
-    return python ? probePyperf(python, context.run) : noPython("pyperf", pyperfRequirement);
+  probe(context) {
+    return probeWorkloadPython(context, "pyperf", pyperfRequirement, probePyperf);
   },
   async planCollector(context) {
     const options = v.parse(PyperfOptionsSchema, context.options);
-    const pathValue = context.environment.PATH ?? process.env.PATH ?? "";
-    const python = workloadPython(context.workloadArgv, pathValue);
-    requireAvailable("pyperf", await pyperfAdapter.probe({ workloadArgv: context.workloadArgv, adapterExecutable: null, pathValue, run: probeRunner() }));
+    const workload = await availablePythonWorkload("pyperf", context, pyperfAdapter.probe);
     const command = pyperfCaptureCommand({
-      workload: { argv: context.workloadArgv, cwd: context.cwd, env: context.environment, python: python! },
+      workload,
       artifactDirectory: context.artifactDirectory,
       options: { processes: options.processes, values: options.values, warmups: options.warmups, loops: options.loops, name: options.name },
     });

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { CaptureAdapter, ProbeContext } from "../capture-adapter.ts";
-import { collectorPlan, noPython, probeRunner, requireAvailable, workloadPython } from "../adapter-support.ts";
+import { availablePythonWorkload, collectorPlan, probeWorkloadPython } from "../adapter-support.ts";
 import { adapterDescriptor } from "../registry.ts";
 import { pytestCaptureCommand, writePytestCollectors } from "./pytest-capture.ts";
 import { extractPytestEvents } from "./pytest-events-extractor.ts";
@@ -11,17 +11,13 @@ export const pytestAdapter: CaptureAdapter & { probe(context: ProbeContext): Ret
   descriptor: adapterDescriptor("pytest")!,
   optionsSchema: v.strictObject({}) as unknown as CaptureAdapter["optionsSchema"],
   extractor: { name: "pytest", version: "1" },
-  async probe(context) {
-    const python = workloadPython(context.workloadArgv, context.pathValue);
-    return python ? probePytest(python, context.run) : noPython("pytest", "pytest==9.2.0");
+  probe(context) {
+    return probeWorkloadPython(context, "pytest", "pytest==9.2.0", probePytest);
   },
   async planCollector(context) {
-    const pathValue = context.environment.PATH ?? process.env.PATH ?? "";
-    const python = workloadPython(context.workloadArgv, pathValue);
-    const probe = await pytestAdapter.probe({ workloadArgv: context.workloadArgv, adapterExecutable: null, pathValue, run: probeRunner() });
-    requireAvailable("pytest", probe);
+    const workload = await availablePythonWorkload("pytest", context, pytestAdapter.probe);
     const command = pytestCaptureCommand({
-      workload: { argv: context.workloadArgv, cwd: context.cwd, env: context.environment, python: python! },
+      workload,
       artifactDirectory: context.artifactDirectory,
       collectors: writePytestCollectors(context.collectorDirectory),
     });

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
-import { collectorPlan, noPython, probeRunner, requireAvailable, workloadPython } from "../adapter-support.ts";
+import { availablePythonWorkload, collectorPlan, probeWorkloadPython } from "../adapter-support.ts";
 import { adapterDescriptor } from "../registry.ts";
 import { extractPythonStartup, probePythonStartup, pythonStartupCaptureCommand, writePythonStartupCollectors } from "./python-startup-adapter.ts";
 
@@ -13,17 +13,14 @@ export const pythonStartupAdapter: CaptureAdapter & { probe(context: ProbeContex
   descriptor: adapterDescriptor("python-startup")!,
   optionsSchema: PythonStartupOptionsSchema as unknown as CaptureAdapter["optionsSchema"],
   extractor: { name: "python-startup", version: "1" },
-  async probe(context) {
-    const python = workloadPython(context.workloadArgv, context.pathValue);
-    return python ? probePythonStartup(python, context.run) : noPython("python-startup", "Python 3.8+");
+  probe(context) {
+    return probeWorkloadPython(context, "python-startup", "Python 3.8+", probePythonStartup);
   },
   async planCollector(context) {
     const options = v.parse(PythonStartupOptionsSchema, context.options);
-    const pathValue = context.environment.PATH ?? process.env.PATH ?? "";
-    const python = workloadPython(context.workloadArgv, pathValue);
-    requireAvailable("python-startup", await pythonStartupAdapter.probe({ workloadArgv: context.workloadArgv, adapterExecutable: null, pathValue, run: probeRunner() }));
+    const workload = await availablePythonWorkload("python-startup", context, pythonStartupAdapter.probe);
     const command = pythonStartupCaptureCommand({
-      workload: { argv: context.workloadArgv, cwd: context.cwd, env: context.environment, python: python! },
+      workload,
       artifactDirectory: context.artifactDirectory,
       collectors: writePythonStartupCollectors(context.collectorDirectory),
       samples: options.samples,

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
-import { collectorPlan, noPython, probeRunner, requireAvailable, workloadPython } from "../adapter-support.ts";
+import { availablePythonWorkload, collectorPlan, probeWorkloadPython } from "../adapter-support.ts";
 import { extractChromeTrace } from "../formats/chrome-trace.ts";
 import { adapterDescriptor } from "../registry.ts";
 import {
@@ -71,17 +71,13 @@ export const torchProfilerAdapter: CaptureAdapter & { probe(context: ProbeContex
   descriptor: adapterDescriptor("torch.profiler")!,
   optionsSchema: TorchProfilerOptionsSchema as unknown as CaptureAdapter["optionsSchema"],
   extractor: { name: "chrome-trace", version: "1" },
-  async probe(context) {
-    const python = workloadPython(context.workloadArgv, context.pathValue);
-    return python ? probeTorch(python, context.run) : noPython("torch.profiler", torchRequirement);
+  probe(context) {
+    return probeWorkloadPython(context, "torch.profiler", torchRequirement, probeTorch);
   },
   async planCollector(context) {
     const options = v.parse(TorchProfilerOptionsSchema, context.options);
-    const pathValue = context.environment.PATH ?? process.env.PATH ?? "";
-    const python = workloadPython(context.workloadArgv, pathValue);
-    requireAvailable("torch.profiler", await torchProfilerAdapter.probe({ workloadArgv: context.workloadArgv, adapterExecutable: null, pathValue, run: probeRunner() }));
+    const workload = await availablePythonWorkload("torch.profiler", context, torchProfilerAdapter.probe);
     const { mode, schedule, ...profilerOptions } = options;
-    const workload = { argv: context.workloadArgv, cwd: context.cwd, env: context.environment, python: python! };
     const collectors = writeTorchCollectors(context.collectorDirectory);
     const overhead = "torch.profiler records every operator (with shapes, memory and stacks by default): large slowdowns for small ops";
     if (mode === "sdk") {
