@@ -3,6 +3,7 @@ import { cliOptions, cliServices } from "./context.ts";
 import { emit, renderKeyValues } from "./output.ts";
 import { parseStructuredInput } from "./structured-input.ts";
 import { cliLog } from "./log.ts";
+import { withInterrupt } from "./interrupt.ts";
 import type { PlanCaptureRequest } from "../services/capture-service.ts";
 
 const planArguments = {
@@ -45,13 +46,9 @@ export const captureCommand = defineCommand({
         const plan = await services.captures.plan(planRequest(args));
         const log = cliLog(options);
         if (!options.json) log.info(renderPlan(plan));
-        const controller = new AbortController();
-        const cancel = () => controller.abort();
-        process.once("SIGINT", cancel);
-        process.once("SIGTERM", cancel);
-        try {
+        await withInterrupt(async (signal) => {
           const receipt = await services.captures.execute(plan.plan_id, {
-            signal: controller.signal,
+            signal,
             progress: (step, total, message) => {
               log.info(`[${step}/${total}] ${message}`);
             },
@@ -59,10 +56,7 @@ export const captureCommand = defineCommand({
           emit(options, { plan, receipt }, () =>
             renderKeyValues(receipt, ["run_id", "execution_status", "capture_status", "validation_status", "exit_code", "artifact_ids", "evidence_tables"]),
           );
-        } finally {
-          process.off("SIGINT", cancel);
-          process.off("SIGTERM", cancel);
-        }
+        });
       },
     }),
   },

@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { cliOptions, cliServices } from "./context.ts";
+import { withInterrupt } from "./interrupt.ts";
 import { cliLog } from "./log.ts";
 import { emit, renderKeyValues, renderTable } from "./output.ts";
 import { parseLimit, parseStructuredInput } from "./structured-input.ts";
@@ -56,12 +57,8 @@ export const experimentCommand = defineCommand({
         const log = cliLog(options);
         const plan = await services.experiments.plan(planRequest(args));
         if (!options.json) log.info(renderPlan(plan));
-        const controller = new AbortController();
-        const cancel = () => controller.abort();
-        process.once("SIGINT", cancel);
-        process.once("SIGTERM", cancel);
-        try {
-          const receipt = await services.experiments.run(plan.plan_id, { signal: controller.signal, progress: (step, total, message) => log.info(`[${step}/${total}] ${message}`) });
+        await withInterrupt(async (signal) => {
+          const receipt = await services.experiments.run(plan.plan_id, { signal, progress: (step, total, message) => log.info(`[${step}/${total}] ${message}`) });
           emit(options, receipt, () =>
             [
               renderKeyValues(receipt, ["experiment_id", "status", "planned_trials", "attempted_trials", "first_failure_trial_id", "comparison_id"]),
@@ -71,10 +68,7 @@ export const experimentCommand = defineCommand({
               ...receipt.limitations.map((limitation) => `limitation: ${limitation}`),
             ].join("\n"),
           );
-        } finally {
-          process.off("SIGINT", cancel);
-          process.off("SIGTERM", cancel);
-        }
+        });
       },
     }),
     show: defineCommand({
