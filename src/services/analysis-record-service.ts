@@ -61,37 +61,41 @@ function asRecord(result: unknown): Record<string, unknown> {
   return result as Record<string, unknown>;
 }
 
+/**
+ * The recipes over one run or artifact differ only in their tool's query, its default limit and any
+ * fixed arguments they record; the pinning and the recorded inputs (in this key order, since the
+ * analysis id digests them) are the same.
+ */
+function singleInputRecipe<Result extends { corpus_commit_id: string }>(
+  version: string,
+  defaultLimit: number,
+  query: (services: Services, inputId: string, limit: number) => Promise<Result>,
+  fixedInputs: Record<string, unknown> = {},
+): Recipe {
+  return {
+    version,
+    fields: ["input_id", "limit"],
+    requires: ["input_id"],
+    async run(services, request) {
+      const inputId = request.input_id!;
+      const limit = request.limit ?? defaultLimit;
+      const { result, bundle_ids } = await overPinnedInputs(services, { input_id: inputId, comparison_input_id: null }, () => query(services, inputId, limit));
+      return { result: asRecord(result), corpus_commit_id: result.corpus_commit_id, inputs: { input_id: inputId, limit, ...fixedInputs, bundle_ids: bundle_ids.input } };
+    },
+  };
+}
+
 /** The curated recipes record_analysis may persist: each runs exactly the service method of its read-only tool. */
 export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
   [
     "hotspots",
-    {
-      version: "analyze_hotspots.v1",
-      fields: ["input_id", "limit"],
-      requires: ["input_id"],
-      async run(services, request) {
-        const inputId = request.input_id!;
-        const limit = request.limit ?? 20;
-        const { result, bundle_ids } = await overPinnedInputs(services, { input_id: inputId, comparison_input_id: null }, () =>
-          services.analysis.hotspots({ run_or_artifact: inputId, limit, group_by: "function", order_by: "self", unit: null, thread: null, per_thread: false, cursor: null }),
-        );
-        return { result: asRecord(result), corpus_commit_id: result.corpus_commit_id, inputs: { input_id: inputId, limit, bundle_ids: bundle_ids.input } };
-      },
-    },
+    singleInputRecipe("analyze_hotspots.v1", 20, (services, inputId, limit) =>
+      services.analysis.hotspots({ run_or_artifact: inputId, limit, group_by: "function", order_by: "self", unit: null, thread: null, per_thread: false, cursor: null }),
+    ),
   ],
   [
     "memory",
-    {
-      version: "analyze_memory.v1",
-      fields: ["input_id", "limit"],
-      requires: ["input_id"],
-      async run(services, request) {
-        const inputId = request.input_id!;
-        const limit = request.limit ?? 20;
-        const { result, bundle_ids } = await overPinnedInputs(services, { input_id: inputId, comparison_input_id: null }, () => services.evidenceAnalysis.memory({ run_or_artifact: inputId, limit }));
-        return { result: asRecord(result), corpus_commit_id: result.corpus_commit_id, inputs: { input_id: inputId, limit, bundle_ids: bundle_ids.input } };
-      },
-    },
+    singleInputRecipe("analyze_memory.v1", 20, (services, inputId, limit) => services.evidenceAnalysis.memory({ run_or_artifact: inputId, limit })),
   ],
   [
     "execution",
@@ -109,19 +113,7 @@ export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
   ],
   [
     "pytorch",
-    {
-      version: "analyze_pytorch.v1",
-      fields: ["input_id", "limit"],
-      requires: ["input_id"],
-      async run(services, request) {
-        const inputId = request.input_id!;
-        const limit = request.limit ?? 20;
-        const { result, bundle_ids } = await overPinnedInputs(services, { input_id: inputId, comparison_input_id: null }, () =>
-          services.evidenceAnalysis.pytorch({ run_or_artifact: inputId, limit, order_by: "self", cursor: null }),
-        );
-        return { result: asRecord(result), corpus_commit_id: result.corpus_commit_id, inputs: { input_id: inputId, limit, order_by: "self", bundle_ids: bundle_ids.input } };
-      },
-    },
+    singleInputRecipe("analyze_pytorch.v1", 20, (services, inputId, limit) => services.evidenceAnalysis.pytorch({ run_or_artifact: inputId, limit, order_by: "self", cursor: null }), { order_by: "self" }),
   ],
   [
     "accelerator_launches",
