@@ -1,10 +1,11 @@
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, openSync, readSync, closeSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { sha256Hex } from "../../domain/canonical-json.ts";
 import { basename, join } from "node:path";
 import { FlameoxError } from "../../domain/errors.ts";
 import { projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts";
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
+import { requireSqliteFile } from "../formats/sqlite-file.ts";
 export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 
 
@@ -128,15 +129,7 @@ export type CoverageSummary = {
  * their positive endpoints (negative numbers mark entry to and exit from a code object).
  */
 export function extractCoverage(path: string, sink: EvidenceSink, options: { projectRoot: string | null; projectFilesOnly?: boolean }): CoverageSummary {
-  if (!existsSync(path)) throw parseFailed(`${path} does not exist`);
-  const header = Buffer.alloc(16);
-  const handle = openSync(path, "r");
-  try {
-    readSync(handle, header, 0, 16, 0);
-  } finally {
-    closeSync(handle);
-  }
-  if (header.toString("latin1") !== "SQLite format 3\u0000") throw parseFailed("not an SQLite database");
+  requireSqliteFile(path, parseFailed);
   let database: Database;
   try {
     database = new Database(path, { readonly: true, strict: true });

@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
-import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import { FlameoxError } from "../../domain/errors.ts";
 import type { EvidenceSink, TraceEventRow } from "../../domain/evidence.ts";
+import { requireSqliteFile } from "../formats/sqlite-file.ts";
 
 export const nsightExtractorVersion = "flameox.nsight-systems-sqlite@1";
 const maxArgsLength = 2000;
@@ -32,15 +32,7 @@ type Row = Record<string, unknown>;
  * vary across Nsight releases, so each is looked up among candidates.
  */
 export function importNsightSystems(path: string, sink: EvidenceSink): NsightSummary {
-  if (!existsSync(path)) throw parseFailed(`${path} does not exist`);
-  const header = Buffer.alloc(16);
-  const handle = openSync(path, "r");
-  try {
-    readSync(handle, header, 0, 16, 0);
-  } finally {
-    closeSync(handle);
-  }
-  if (header.toString("latin1") !== "SQLite format 3\u0000") throw parseFailed("not an SQLite database");
+  requireSqliteFile(path, parseFailed);
   let database: Database;
   try {
     database = new Database(path, { readonly: true });
