@@ -50,6 +50,28 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
 }
 
+/**
+ * Finds the existing flameox entry under `section` in a parsed client configuration. A missing
+ * section means no entry yet; a section or entry that is there but not a mapping is refused, since
+ * editing around it could lose the user's data. `mapping` names one in the format's words ("an object", "a table").
+ */
+export function flameoxEntry(parsed: unknown, section: string[], path: string, mapping: "an object" | "a table"): unknown {
+  let container: unknown = parsed;
+  for (const [index, key] of section.entries()) {
+    if (!isPlainObject(container)) break;
+    const next = container[key];
+    if (next === undefined) {
+      container = undefined;
+      break;
+    }
+    if (!isPlainObject(next)) throw malformedConfig(path, `"${section.slice(0, index + 1).join(".")}" is not ${mapping}`);
+    container = next;
+  }
+  const entry = isPlainObject(container) ? container.flameox : undefined;
+  if (entry !== undefined && !isPlainObject(entry)) throw malformedConfig(path, `"${[...section, "flameox"].join(".")}" is not ${mapping}`);
+  return entry;
+}
+
 /** Deep equality with object key order ignored and array order significant. */
 export function deepEqual(left: unknown, right: unknown): boolean {
   if (left === right) return true;

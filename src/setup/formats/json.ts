@@ -4,7 +4,7 @@
  * again and must equal the old document with only our entry changed.
  */
 import { applyEdits, format, modify, parseTree, printParseErrorCode, type FormattingOptions, type Node, type ParseError } from "jsonc-parser";
-import { deepEqual, isPlainObject, lineEnding, malformedConfig, withPath, type ConfigDocument } from "./document.ts";
+import { deepEqual, flameoxEntry, isPlainObject, lineEnding, malformedConfig, withPath, type ConfigDocument } from "./document.ts";
 
 export type JsonFlavour = "json" | "jsonc";
 
@@ -87,19 +87,7 @@ function indentation(text: string): { insertSpaces: boolean; tabSize: number } {
 
 export function openJsonDocument(text: string, flavour: JsonFlavour, path: string, section: string[]): ConfigDocument {
   const parsed = parseDocument(text, flavour, path);
-  let container: unknown = parsed.value;
-  for (const [index, key] of section.entries()) {
-    if (!isPlainObject(container)) break;
-    const next = container[key];
-    if (next === undefined) {
-      container = undefined;
-      break;
-    }
-    if (!isPlainObject(next)) throw malformedConfig(path, `"${section.slice(0, index + 1).join(".")}" is not an object`);
-    container = next;
-  }
-  const entry = isPlainObject(container) ? container.flameox : undefined;
-  if (entry !== undefined && !isPlainObject(entry)) throw malformedConfig(path, `"${[...section, "flameox"].join(".")}" is not an object`);
+  const entry = flameoxEntry(parsed.value, section, path, "an object");
 
   const eol = lineEnding(text);
   const edit = (value: Record<string, unknown> | undefined): string => {

@@ -6,7 +6,7 @@
  * splice cannot express (an inline table, dotted keys) fails closed with a repair message.
  */
 import { parse as parseToml } from "smol-toml";
-import { deepEqual, isPlainObject, lineEnding, malformedConfig, withPath, type ConfigDocument } from "./document.ts";
+import { deepEqual, flameoxEntry, isPlainObject, lineEnding, malformedConfig, withPath, type ConfigDocument } from "./document.ts";
 
 type Header = { start: number; end: number; keys: string[]; array: boolean };
 
@@ -126,19 +126,7 @@ export function openTomlDocument(text: string, path: string, section: string[]):
   } catch (cause) {
     throw malformedConfig(path, `invalid TOML (${cause instanceof Error ? cause.message.split("\n")[0] : String(cause)})`, cause);
   }
-  let container: unknown = parsed;
-  for (const [index, key] of section.entries()) {
-    if (!isPlainObject(container)) break;
-    const next = container[key];
-    if (next === undefined) {
-      container = undefined;
-      break;
-    }
-    if (!isPlainObject(next)) throw malformedConfig(path, `"${section.slice(0, index + 1).join(".")}" is not a table`);
-    container = next;
-  }
-  const entry = isPlainObject(container) ? container.flameox : undefined;
-  if (entry !== undefined && !isPlainObject(entry)) throw malformedConfig(path, `"${[...section, "flameox"].join(".")}" is not a table`);
+  const entry = flameoxEntry(parsed, section, path, "a table");
 
   const keyPath = [...section, "flameox"];
   const eol = lineEnding(text);
