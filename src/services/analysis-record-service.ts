@@ -1,7 +1,7 @@
 import { digestOf } from "../domain/canonical-json.ts";
 import { FlameoxError } from "../domain/errors.ts";
 import { corpusHead } from "../store/corpus.ts";
-import type { ProgressReporter } from "./capture-service.ts";
+import { bestEffortProgress, type ProgressReporter } from "./capture-service.ts";
 import type { EvidenceReceipt } from "./comparison-service.ts";
 import { pinEvidenceScope } from "./evidence-scope.ts";
 import type { Services } from "./services.ts";
@@ -222,13 +222,7 @@ export class AnalysisRecordService {
 
   async record(request: MaterializeAnalysisRequest, progress?: ProgressReporter): Promise<EvidenceReceipt> {
     const { recipe } = validateAnalysisRequest(request);
-    const report = async (step: number, message: string) => {
-      try {
-        await progress?.(step, 3, message);
-      } catch {
-        // Progress is best-effort.
-      }
-    };
+    const report = bestEffortProgress(progress, 3);
     await report(0, "Analysis snapshot pinned");
     const before = corpusHead(this.services.workspace().state.database).commit_id;
     const { result, corpus_commit_id, inputs } = await recipe.run(this.services, request);

@@ -266,7 +266,7 @@ export class CaptureService {
    * collector through the broker, then registers artifacts and evidence in one transaction.
    */
   async execute(planId: string, options: { signal?: AbortSignal; progress?: ProgressReporter } = {}): Promise<CaptureReceipt> {
-    const report = progressReporter(options.progress);
+    const report = bestEffortProgress(options.progress, 8);
     await report(0, "Capture request accepted");
     const intent = await this.consumeAndRecheck(planId);
     return this.executeIntent(intent, options);
@@ -281,7 +281,7 @@ export class CaptureService {
 
   async executeIntent(intent: ConsumedPlan, options: { signal?: AbortSignal; progress?: ProgressReporter } = {}): Promise<CaptureReceipt> {
     const workspace = this.services.workspace();
-    const report = progressReporter(options.progress);
+    const report = bestEffortProgress(options.progress, 8);
     await report(1, "Capture plan validated");
     const policy = loadPolicy(workspace);
     const createdAt = new Date().toISOString();
@@ -599,10 +599,11 @@ function sumTables(tables: Record<string, number>[]): Record<string, number> {
   return total;
 }
 
-function progressReporter(progress: ProgressReporter | undefined): (step: number, message: string) => Promise<void> {
+/** Reports step of a fixed total to an optional reporter; long operations share it so none can fail on a notification. */
+export function bestEffortProgress(progress: ProgressReporter | undefined, total: number): (step: number, message: string) => Promise<void> {
   return async (step, message) => {
     try {
-      await progress?.(step, 8, message);
+      await progress?.(step, total, message);
     } catch {
       // Progress is best-effort: a failed notification never changes the result.
     }

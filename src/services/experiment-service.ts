@@ -13,7 +13,7 @@ import { storeArtifactFile } from "../store/artifact-store.ts";
 import { advanceCorpus, corpusHead } from "../store/corpus.ts";
 import { readRun, reviseRun, type RunArtifactReference, type ValidationStatus } from "../store/run-store.ts";
 import { registerArtifact } from "./artifact-registration.ts";
-import type { ProgressReporter } from "./capture-service.ts";
+import { bestEffortProgress, type ProgressReporter } from "./capture-service.ts";
 import { loadPolicy } from "./workspace-service.ts";
 import type { Services } from "./services.ts";
 
@@ -465,13 +465,7 @@ export class ExperimentService {
     const workspace = this.services.workspace();
     const intent = this.consume(planId);
     const total = intent.trials.length + 4;
-    const report = async (step: number, message: string) => {
-      try {
-        await options.progress?.(step, total, message);
-      } catch {
-        // Progress is best-effort.
-      }
-    };
+    const report = bestEffortProgress(options.progress, total);
     await report(0, "Experiment plan consumed");
     const { experiment: definition, workload, workloadDefinitionId, experimentDefinitionId } = await this.resolveExperiment(intent.experiment_name);
     const stale: string[] = [];
