@@ -131,12 +131,7 @@ export async function queryHotspots(evidence: EvidenceQuery, query: HotspotQuery
   const lastRunning = rows.length > 0 ? toNumber(rows[rows.length - 1]!.running_self) : 0;
   const hotspots = rows.map((row, index) => ({
     rank: page.offset + index + 1,
-    frame_id: String(row.frame_id),
-    function: String(row.function ?? "<unknown>"),
-    file: (row.file as string | null) ?? null,
-    line: toNullableNumber(row.line),
-    module: (row.module as string | null) ?? null,
-    language: String(row.language ?? "unknown"),
+    ...frameIdentityOf(row),
     thread: query.perThread ? ((row.thread as string | null) ?? null) : null,
     self_weight: toNumber(row.self_weight),
     total_weight: toNumber(row.total_weight),
@@ -161,6 +156,18 @@ export type CallEdge = {
 
 export type FrameIdentity = { frame_id: string; function: string; file: string | null; line: number | null; module: string | null; language: string };
 
+/** A frame's identity from a query row; hotspot rows and resolved frames describe frames the same way. */
+function frameIdentityOf(row: Record<string, unknown>): FrameIdentity {
+  return {
+    frame_id: String(row.frame_id),
+    function: String(row.function ?? "<unknown>"),
+    file: (row.file as string | null) ?? null,
+    line: toNullableNumber(row.line),
+    module: (row.module as string | null) ?? null,
+    language: String(row.language ?? "unknown"),
+  };
+}
+
 export async function resolveFrame(evidence: EvidenceQuery, frameId: string): Promise<{ groupBy: HotspotGrouping; identity: FrameIdentity } | null> {
   const groupBy: HotspotGrouping = frameId.startsWith("fn_") ? "function" : "line";
   const rows = await evidence.rows<Record<string, unknown>>(
@@ -171,14 +178,7 @@ export async function resolveFrame(evidence: EvidenceQuery, frameId: string): Pr
   if (!row) return null;
   return {
     groupBy,
-    identity: {
-      frame_id: String(row.frame_id),
-      function: String(row.function ?? "<unknown>"),
-      file: (row.file as string | null) ?? null,
-      line: toNullableNumber(row.line),
-      module: (row.module as string | null) ?? null,
-      language: String(row.language ?? "unknown"),
-    },
+    identity: frameIdentityOf(row),
   };
 }
 
