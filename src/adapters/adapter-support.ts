@@ -91,6 +91,35 @@ export function requireAvailable(adapter: string, result: ProbeResult): void {
   });
 }
 
+/**
+ * Asks the workload's interpreter (not flameox's) whether a Python package is installed, since that
+ * interpreter is the one that will run it. `recognize` reads the script's last output line and
+ * returns what is available, or null; every failure names the exact pip command for that interpreter.
+ */
+export async function probePythonPackage(
+  python: string,
+  run: CommandRunner,
+  probe: {
+    script: string;
+    timeoutMs: number;
+    requirement: string;
+    /** The remedy's first words, e.g. "Install memray into the workload's interpreter". */
+    installAdvice: string;
+    recognize: (lastLine: string) => { version: string; limitations?: string[]; details?: Record<string, unknown> } | null;
+  },
+): Promise<ProbeResult> {
+  const install = `${python} -m pip install ${probe.requirement}`;
+  try {
+    const result = await run([python, "-I", "-c", probe.script], { timeoutMs: probe.timeoutMs });
+    const last = result.stdout.trim().split("\n").pop() ?? "";
+    const found = result.exitCode === 0 ? probe.recognize(last) : null;
+    if (found) return { status: "available", version: found.version, remediation: [], limitations: found.limitations ?? [], details: found.details ?? { python } };
+    return { status: "unavailable", version: null, remediation: [`${probe.installAdvice}: ${install}`], limitations: [], details: { python, stderr: result.stderr.slice(-500) } };
+  } catch (error) {
+    return { status: "unavailable", version: null, remediation: [`The interpreter ${python} could not be started (${String(error)}); then: ${install}`], limitations: [], details: { python } };
+  }
+}
+
 export function noPython(adapter: string, requirement: string): ProbeResult {
   return {
     status: "unavailable",

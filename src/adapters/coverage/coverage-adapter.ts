@@ -5,6 +5,7 @@ import { basename, join } from "node:path";
 import { FlameoxError } from "../../domain/errors.ts";
 import { projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts";
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
+import { probePythonPackage } from "../adapter-support.ts";
 import { requireSqliteFile } from "../formats/sqlite-file.ts";
 export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 
@@ -82,17 +83,13 @@ export function coverageCaptureCommand(input: {
 }
 
 export async function probeCoverage(python: string, run: CommandRunner): Promise<ProbeResult> {
-  const install = `${python} -m pip install ${coverageRequirement}`;
-  try {
-    const result = await run([python, "-I", "-c", "import importlib.metadata as m; print(m.version('coverage'))"], { timeoutMs: 15_000 });
-    const version = result.stdout.trim().split("\n").pop() ?? "";
-    if (result.exitCode === 0 && version) {
-      return { status: "available", version: `coverage ${version}`, remediation: [], limitations: [], details: { python } };
-    }
-    return { status: "unavailable", version: null, remediation: [`Install coverage.py into the workload's interpreter: ${install}`], limitations: [], details: { python, stderr: result.stderr.slice(-500) } };
-  } catch (error) {
-    return { status: "unavailable", version: null, remediation: [`The interpreter ${python} could not be started (${String(error)}); then: ${install}`], limitations: [], details: { python } };
-  }
+  return probePythonPackage(python, run, {
+    script: "import importlib.metadata as m; print(m.version('coverage'))",
+    timeoutMs: 15_000,
+    requirement: coverageRequirement,
+    installAdvice: "Install coverage.py into the workload's interpreter",
+    recognize: (version) => (version ? { version: `coverage ${version}` } : null),
+  });
 }
 
 function parseFailed(message: string): FlameoxError {

@@ -5,6 +5,7 @@ import { FlameoxError } from "../../domain/errors.ts";
 import { frameKey, projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts";
 import exporterSource from "./flameox_memray_export.py" with { type: "text" };
 import type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
+import { probePythonPackage } from "../adapter-support.ts";
 export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 
 
@@ -37,17 +38,13 @@ export function memrayCaptureCommand(input: { workload: PythonWorkloadInvocation
 }
 
 export async function probeMemray(python: string, run: CommandRunner): Promise<ProbeResult> {
-  const install = `${python} -m pip install ${memrayRequirement}`;
-  try {
-    const result = await run([python, "-I", "-c", "import memray, importlib.metadata as m; print(m.version('memray'))"], { timeoutMs: 15_000 });
-    const version = result.stdout.trim().split("\n").pop() ?? "";
-    if (result.exitCode === 0 && version) {
-      return { status: "available", version: `memray ${version}`, remediation: [], limitations: ["Only the main process is tracked (no --follow-fork); no native frames."], details: { python } };
-    }
-    return { status: "unavailable", version: null, remediation: [`Install memray into the workload's interpreter: ${install}`], limitations: [], details: { python, stderr: result.stderr.slice(-500) } };
-  } catch (error) {
-    return { status: "unavailable", version: null, remediation: [`The interpreter ${python} could not be started (${String(error)}); then: ${install}`], limitations: [], details: { python } };
-  }
+  return probePythonPackage(python, run, {
+    script: "import memray, importlib.metadata as m; print(m.version('memray'))",
+    timeoutMs: 15_000,
+    requirement: memrayRequirement,
+    installAdvice: "Install memray into the workload's interpreter",
+    recognize: (version) => (version ? { version: `memray ${version}`, limitations: ["Only the main process is tracked (no --follow-fork); no native frames."] } : null),
+  });
 }
 
 export type MemrayCollectorFiles = { directory: string; exporter: string };

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { FlameoxError } from "../../domain/errors.ts";
 import type { EvidenceSink } from "../../domain/evidence.ts";
 import type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
+import { probePythonPackage } from "../adapter-support.ts";
 export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 
 
@@ -39,15 +40,13 @@ export function pyperfCaptureCommand(input: { workload: PythonWorkloadInvocation
 }
 
 export async function probePyperf(python: string, run: CommandRunner): Promise<ProbeResult> {
-  const install = `${python} -m pip install ${pyperfRequirement}`;
-  try {
-    const result = await run([python, "-I", "-c", "import pyperf, importlib.metadata as m; print(m.version('pyperf'))"], { timeoutMs: 15_000 });
-    const version = result.stdout.trim().split("\n").pop() ?? "";
-    if (result.exitCode === 0 && version) return { status: "available", version: `pyperf ${version}`, remediation: [], limitations: [], details: { python } };
-    return { status: "unavailable", version: null, remediation: [`Install pyperf into the interpreter that runs it: ${install}`], limitations: [], details: { python, stderr: result.stderr.slice(-500) } };
-  } catch (error) {
-    return { status: "unavailable", version: null, remediation: [`The interpreter ${python} could not be started (${String(error)}); then: ${install}`], limitations: [], details: { python } };
-  }
+  return probePythonPackage(python, run, {
+    script: "import pyperf, importlib.metadata as m; print(m.version('pyperf'))",
+    timeoutMs: 15_000,
+    requirement: pyperfRequirement,
+    installAdvice: "Install pyperf into the interpreter that runs it",
+    recognize: (version) => (version ? { version: `pyperf ${version}` } : null),
+  });
 }
 
 function parseFailed(message: string): FlameoxError {

@@ -5,6 +5,7 @@ import { FlameoxError } from "../../domain/errors.ts";
 import launcherSource from "./flameox_torch_launcher.py" with { type: "text" };
 import sdkSource from "./flameox_torch.py" with { type: "text" };
 import type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
+import { probePythonPackage } from "../adapter-support.ts";
 export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 
 
@@ -133,22 +134,18 @@ export function torchSdkCommand(input: {
 }
 
 export async function probeTorch(python: string, run: CommandRunner): Promise<ProbeResult> {
-  const install = `${python} -m pip install ${torchRequirement}`;
-  try {
-    const result = await run([python, "-I", "-c", "import json, torch; print(json.dumps({'version': torch.__version__, 'cuda': torch.cuda.is_available()}))"], { timeoutMs: 60_000 });
-    const last = result.stdout.trim().split("\n").pop() ?? "";
-    if (result.exitCode === 0 && last.startsWith("{")) {
+  return probePythonPackage(python, run, {
+    script: "import json, torch; print(json.dumps({'version': torch.__version__, 'cuda': torch.cuda.is_available()}))",
+    // Importing torch (and initialising CUDA) takes far longer than a plain package.
+    timeoutMs: 60_000,
+    requirement: torchRequirement,
+    installAdvice: "Install torch into the workload's interpreter",
+    recognize: (last) => {
+      if (!last.startsWith("{")) return null;
       const parsed = JSON.parse(last) as { version: string; cuda: boolean };
-      return {
-        status: "available", version: `torch ${parsed.version}`, remediation: [],
-        limitations: parsed.cuda ? [] : ["CUDA is not available: traces hold CPU operators only."],
-        details: { python, cuda: parsed.cuda },
-      };
-    }
-    return { status: "unavailable", version: null, remediation: [`Install torch into the workload's interpreter: ${install}`], limitations: [], details: { python, stderr: result.stderr.slice(-500) } };
-  } catch (error) {
-    return { status: "unavailable", version: null, remediation: [`The interpreter ${python} could not be started (${String(error)}); then: ${install}`], limitations: [], details: { python } };
-  }
+      return { version: `torch ${parsed.version}`, limitations: parsed.cuda ? [] : ["CUDA is not available: traces hold CPU operators only."], details: { python, cuda: parsed.cuda } };
+    },
+  });
 }
 
 export type TorchDiagnostics = { phase: string; status: string; detail: string };
