@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { sha256Hex } from "../../domain/canonical-json.ts";
 import { FlameoxError } from "../../domain/errors.ts";
 import launcherSource from "./flameox_pytest_launcher.py" with { type: "text" };
 import pluginSource from "./flameox_pytest_plugin.py" with { type: "text" };
 import type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand } from "../capture-adapter.ts";
+import { writeCollectorFiles } from "../adapter-support.ts";
 export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand } from "../capture-adapter.ts";
 
 
@@ -27,14 +27,7 @@ export function pytestCollectorVersion(): string {
 
 export function writePytestCollectors(baseDirectory: string): PytestCollectorFiles {
   const directory = join(baseDirectory, `pytest-${pytestCollectorVersion()}`);
-  mkdirSync(directory, { recursive: true });
-  for (const [name, text] of Object.entries(collectorFiles)) {
-    const target = join(directory, name);
-    if (existsSync(target)) continue;
-    const temporary = join(directory, `.${name}.${process.pid}.${crypto.randomUUID()}.tmp`);
-    writeFileSync(temporary, text, { mode: 0o644 });
-    renameSync(temporary, target);
-  }
+  writeCollectorFiles(directory, collectorFiles);
   return {
     directory,
     launcher: join(directory, "flameox_pytest_launcher.py"),
