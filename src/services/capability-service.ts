@@ -31,6 +31,12 @@ export type CapabilityReport = {
   options: Record<string, string>;
   probe_kind: "passive" | "active";
   probed_at: string;
+  /** No adapter is imported into flameox; kept for the contract's field set. */
+  import_location: null;
+  restrictions: string[];
+  /** flameox never installs providers: the remedy names the exact install command instead. */
+  setup: null;
+  setup_verification: "not_required" | "passive" | "active";
 };
 
 export type CapabilityList = {
@@ -41,6 +47,10 @@ export type CapabilityList = {
   total: number;
   recommendation_scope: string | null;
   setup_adapters: string[];
+  setup_third_party_adapters: string[];
+  available_setup_adapters: string[];
+  available_setup_third_party_adapters: string[];
+  latest_setup: null;
   next_tool: string | null;
 };
 
@@ -72,6 +82,10 @@ export class CapabilityService {
       recommendation_scope: request.adapter,
       // flameox installs no providers itself: a missing tool is installed by the person, per its remedy.
       setup_adapters: [],
+      setup_third_party_adapters: [],
+      available_setup_adapters: [],
+      available_setup_third_party_adapters: [],
+      latest_setup: null,
       next_tool: null,
     };
   }
@@ -89,6 +103,7 @@ export class CapabilityService {
     }
     const report = passiveReport(descriptor, process.env.PATH ?? "");
     report.probe_kind = "active";
+    report.setup_verification = "active";
     const adapter = captureAdapters.get(descriptor.name);
     if (adapter && hasProbe(adapter) && (report.executable || !descriptor.executable)) {
       // The adapter's own probe runs the tool for real (an interpreter with its module, a permission).
@@ -224,6 +239,10 @@ export function passiveReport(descriptor: AdapterDescriptor, pathValue: string):
     options: descriptor.options,
     probe_kind: "passive",
     probed_at: new Date().toISOString(),
+    import_location: null,
+    restrictions: [],
+    setup: null,
+    setup_verification: "passive",
   };
 }
 

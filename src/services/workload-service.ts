@@ -15,7 +15,6 @@ export type WorkloadConfigurationStatus = {
   config_path: "flameox.toml";
   configuration_id: string | null;
   workload_names: string[];
-  experiment_names: string[];
   diagnostics: string[];
   next_tool: "configure_workload" | "list_declared_workflows" | null;
 };
@@ -60,7 +59,6 @@ export class WorkloadService {
     this.services.workspace();
     const state = await readProjectConfig(this.services.projectRoot);
     const workloadNames = state.config ? Object.keys(state.config.workloads ?? {}).sort() : [];
-    const experimentNames = state.config ? Object.keys(state.config.experiments ?? {}).sort() : [];
     let diagnostics = state.diagnostics;
     let nextTool: WorkloadConfigurationStatus["next_tool"] = "configure_workload";
     if (state.status === "missing") diagnostics = ["No named workload configuration exists yet."];
@@ -72,7 +70,6 @@ export class WorkloadService {
       config_path: "flameox.toml",
       configuration_id: state.configurationId,
       workload_names: workloadNames,
-      experiment_names: experimentNames,
       diagnostics,
       next_tool: nextTool,
     };
@@ -248,6 +245,7 @@ export class WorkloadService {
       requirements,
       adapter_options: options.slice(0, 64),
       adapter_option_total: options.length,
+      adapter_options_total: options.length,
       adapter_options_truncated: options.length > 64,
       next_tool: "plan_capture",
     };

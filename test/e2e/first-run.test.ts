@@ -69,7 +69,6 @@ describe("first-run sequence over stdio against the compiled binary", () => {
       config_path: "flameox.toml",
       configuration_id: null,
       workload_names: [],
-      experiment_names: [],
       diagnostics: ["No named workload configuration exists yet."],
       next_tool: "configure_workload",
     });
