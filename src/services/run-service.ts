@@ -62,6 +62,8 @@ export type ArtifactRegistration = {
 
 export type ArtifactMetadata = {
   schema_version: 1;
+  /** The content identity as one object (the contract's shape); the same facts are also top-level. */
+  content: { artifact_id: string; byte_length: number; payload_name: string; integrity: { sha256: string; hashed_at: string } };
   artifact_id: string;
   byte_length: number;
   payload_name: string;
@@ -249,12 +251,14 @@ export class RunService {
     const bundles = database
       .query<{ extractor: string; tables: string; run_id: string }, [string]>("SELECT extractor, tables, run_id FROM evidence_bundles WHERE artifact_id = ? AND superseded_by IS NULL")
       .all(artifactId);
+    const integrity = { sha256: artifact.artifact_id.slice("sha256:".length), hashed_at: artifact.hashed_at };
     return {
       schema_version: 1,
+      content: { artifact_id: artifact.artifact_id, byte_length: artifact.byte_length, payload_name: artifact.payload_name, integrity },
       artifact_id: artifact.artifact_id,
       byte_length: artifact.byte_length,
       payload_name: artifact.payload_name,
-      integrity: { sha256: artifact.artifact_id.slice("sha256:".length), hashed_at: artifact.hashed_at },
+      integrity,
       resource_uri: artifactResourceUri(artifactId),
       registrations: registrations.slice(0, 100),
       total_registrations: registrations.length,
