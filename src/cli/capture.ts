@@ -96,6 +96,8 @@ export const importCommand = defineCommand({
       producer: String(args.producer ?? "auto"),
       producer_version: (args["producer-version"] as string | undefined) ?? null,
     });
-    emit(cliOptions(), receipt, () => renderKeyValues(receipt, ["run_id", "artifact_id", "kind", "format", "producer", "evidence"]));
+    // The CLI result also carries the new import run's manifest, so scripts need no second call.
+    const run = cliServices().runs.getRun(receipt.run_id);
+    emit(cliOptions(), { ...receipt, run }, () => renderKeyValues(receipt, ["run_id", "artifact_id", "kind", "format", "producer", "evidence"]));
   },
 });
