@@ -41,26 +41,31 @@ export const captureCommand = defineCommand({
       meta: { name: "run", description: "Plan, then execute one capture of a named workload, with progress on stderr." },
       args: planArguments,
       async run({ args }) {
-        const services = cliServices();
-        const options = cliOptions();
-        const plan = await services.captures.plan(planRequest(args));
-        const log = cliLog(options);
-        if (!options.json) log.info(renderPlan(plan));
-        await withInterrupt(async (signal) => {
-          const receipt = await services.captures.execute(plan.plan_id, {
-            signal,
-            progress: (step, total, message) => {
-              log.info(`[${step}/${total}] ${message}`);
-            },
-          });
-          emit(options, { plan, receipt }, () =>
-            renderKeyValues(receipt, ["run_id", "execution_status", "capture_status", "validation_status", "exit_code", "artifact_ids", "evidence_tables"]),
-          );
-        });
+        await planAndRun(planRequest(args));
       },
     }),
   },
 });
+
+/** Plans then executes in this process, cancelling the tree on Ctrl-C; the plan is part of the JSON result. */
+export async function planAndRun(request: PlanCaptureRequest): Promise<void> {
+  const services = cliServices();
+  const options = cliOptions();
+  const plan = await services.captures.plan(request);
+  const log = cliLog(options);
+  if (!options.json) log.info(renderPlan(plan));
+  await withInterrupt(async (signal) => {
+    const receipt = await services.captures.execute(plan.plan_id, {
+      signal,
+      progress: (step, total, message) => {
+        log.info(`[${step}/${total}] ${message}`);
+      },
+    });
+    emit(options, { plan, receipt }, () =>
+      renderKeyValues(receipt, ["run_id", "execution_status", "capture_status", "validation_status", "exit_code", "artifact_ids", "evidence_tables"]),
+    );
+  });
+}
 
 function renderPlan(plan: Awaited<ReturnType<ReturnType<typeof cliServices>["captures"]["plan"]>>): string {
   return [

@@ -1,6 +1,8 @@
 import { defineCommand } from "citty";
 import { cliOptions, cliServices } from "./context.ts";
 import { emit, renderTable } from "./output.ts";
+import { planAndRun } from "./capture.ts";
+import { parseStructuredInput } from "./structured-input.ts";
 
 export const workloadCommand = defineCommand({
   meta: { name: "workload", description: "Named workloads declared in flameox.toml." },
@@ -40,6 +42,23 @@ export const workloadCommand = defineCommand({
             lines.push("", renderTable(options.map((option) => ({ ...option, remedy: option.remediation[0] ?? "" })), ["adapter", "planning_disposition", "remedy"]));
           }
           return lines.join("\n");
+        });
+      },
+    }),
+    run: defineCommand({
+      meta: { name: "run", description: "Run a declared workload once with no profiler (the command adapter): outcome, output and runtime resources." },
+      args: {
+        name: { type: "positional", required: true, description: "Workload name." },
+        parameters: { type: "string", description: "Parameter overrides as a JSON object or @file.json." },
+      },
+      async run({ args }) {
+        await planAndRun({
+          workload_name: String(args.name),
+          adapter: "command",
+          parameters: parseStructuredInput(args.parameters as string | undefined, "--parameters") as Record<string, string | number | boolean>,
+          adapter_options: {},
+          preflight_mode: "auto",
+          capture_mode: "auto",
         });
       },
     }),
