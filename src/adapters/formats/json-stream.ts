@@ -17,8 +17,7 @@ export interface JsonVisitor {
 
 export type ParseMode = "auto" | "stream" | "whole";
 
-/** Files below this size may be parsed in one piece (DESIGN §9: JSON.parse is fine for small files). */
-/** Below this a file is parsed whole (faster for small files); anything larger is always streamed. */
+/** Below this a file is parsed whole (faster for small files); anything larger is always streamed (DESIGN §9). */
 export const wholeParseLimitBytes = 8 * 1024 * 1024;
 
 /** Raised by the scanner; the readers turn it into ARTIFACT_PARSE_FAILED naming the file. */
