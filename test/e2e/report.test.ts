@@ -46,7 +46,7 @@ if __name__ == "__main__":
     main(float(sys.argv[1]))
 `;
 
-type Hotspot = { function: string; self_share: number; total_share: number };
+type Hotspot = { function: string; file: string | null; self_share: number; total_share: number };
 
 let project: string;
 let session: McpSession;
@@ -233,9 +233,10 @@ describe("flameox export", () => {
       expect(imported.json.evidence.status).toBe("available");
       const again = hotspotsOf(imported.json.run_id);
       expect(again.slice(0, 2).map((hotspot) => hotspot.function)).toEqual(["hot_function", "warm_function"]);
-      const byName = new Map(again.map((hotspot) => [hotspot.function, hotspot]));
+      // Keyed by function and file: py-spy may also sample an import's `<module>` in another file.
+      const byName = new Map(again.map((hotspot) => [`${hotspot.function}\u0000${hotspot.file}`, hotspot]));
       for (const original of hotspots) {
-        const copy = byName.get(original.function);
+        const copy = byName.get(`${original.function}\u0000${original.file}`);
         expect(copy).toBeDefined();
         expect(copy!.self_share).toBeCloseTo(original.self_share, 3);
         expect(copy!.total_share).toBeCloseTo(original.total_share, 3);
