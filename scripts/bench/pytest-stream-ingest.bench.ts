@@ -12,10 +12,11 @@
  * ~0.3% setup errors), durations log-normal around 2 ms with a slow tail, then session_finished.
  * Generated once (streamed) and cached under .test-output/bench/.
  */
-import { closeSync, copyFileSync, existsSync, linkSync, mkdirSync, openSync, renameSync, statSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { callTool, connectMcp, type McpSession } from "../../test/support/binary.ts";
-import { benchOutput, binary, initProject, load1, measure, mebibytes, median, requireBinary, round, withTempFolder, type Measured } from "./lib/measure.ts";
+import { connectMcp } from "../../test/support/binary.ts";
+import { ingestStep, placeInProject, toolLatency } from "./lib/ingest-figures.ts";
+import { benchOutput, binary, initProject, load1, measure, mebibytes, requireBinary, round, withTempFolder } from "./lib/measure.ts";
 
 const tests = Number(process.env.BENCH_PYTEST_TESTS ?? 100_000);
 const repeats = Number(process.env.BENCH_ANALYSIS_REPEATS ?? 3);
@@ -104,38 +105,7 @@ function pytestStream(count: number): { path: string; bytes: number; generated_m
   return { path, bytes: statSync(path).size, generated_ms: Math.round(performance.now() - started) };
 }
 
-function step(result: Measured, bytes: number): Record<string, unknown> {
-  const ok = result.exitCode === 0;
-  return {
-    ok,
-    wall_s: round(result.wallMs / 1000, 2),
-    mb_per_s: ok ? round(mebibytes(bytes) / (result.wallMs / 1000), 1) : null,
-    peak_rss_mb: mebibytes(result.maxRssBytes),
-    killed_by_rss_guard: result.killedByGuard,
-    error: ok ? null : (result.stderrTail || result.stdout).trim().split("\n").slice(-3).join(" | ").slice(0, 600),
-  };
-}
 
-async function latency(session: McpSession, tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const times: number[] = [];
-  let last: Awaited<ReturnType<typeof callTool>> | null = null;
-  for (let index = 0; index < repeats; index += 1) {
-    const started = performance.now();
-    last = await callTool(session, tool, args);
-    times.push(performance.now() - started);
-    if (!last.envelope?.ok) break;
-  }
-  const ok = Boolean(last?.envelope?.ok);
-  return {
-    ok,
-    median_ms: ok ? round(median(times), 1) : null,
-    first_ms: round(times[0]!, 1),
-    calls: times.length,
-    returned: (last?.envelope?.result?.returned as number | undefined) ?? null,
-    load1: load1(),
-    error: ok ? null : `${last?.envelope?.error?.code}: ${String(last?.envelope?.error?.message).slice(0, 300)}`,
-  };
-}
 
 export async function run(): Promise<Record<string, unknown>> {
   requireBinary();
@@ -143,28 +113,24 @@ export async function run(): Promise<Record<string, unknown>> {
   return withTempFolder("pytest-ingest-", async (project) => {
     initProject(project);
     const inside = join(project, "pytest-events.jsonl");
-    try {
-      linkSync(input.path, inside);
-    } catch {
-      copyFileSync(input.path, inside);
-    }
+    placeInProject(input.path, inside);
     const loadImport = load1();
     const imported = await measure([binary, "import", inside, "--kind", "test_execution", "--json", "--project-root", project], { cwd: project, rssGuardBytes, timeoutMs });
-    const importFigures = { ...step(imported, input.bytes), load1: loadImport };
+    const importFigures = { ...ingestStep(imported, input.bytes), load1: loadImport };
     if (imported.exitCode !== 0) return { tests, input_mb: mebibytes(input.bytes), flameox_import: importFigures };
     const receipt = JSON.parse(imported.stdout) as { run_id: string };
     const loadExtract = load1();
     const extracted = await measure([binary, "extract", "pytest", receipt.run_id, "--json", "--project-root", project], { cwd: project, rssGuardBytes, timeoutMs });
-    const extractFigures = { ...step(extracted, input.bytes), load1: loadExtract };
+    const extractFigures = { ...ingestStep(extracted, input.bytes), load1: loadExtract };
     let counts: unknown = null;
     if (extracted.exitCode === 0) counts = (JSON.parse(extracted.stdout) as { counts?: unknown }).counts ?? null;
     const session = await connectMcp(project);
     try {
       const analyses: Record<string, unknown> = {
-        query_measurements_durations: await latency(session, "query_measurements", { run_id: receipt.run_id, name_prefix: "test.duration_ns", limit: 100 }),
-        query_measurements_all: await latency(session, "query_measurements", { run_id: receipt.run_id, limit: 1000 }),
-        analyze_failures: await latency(session, "analyze_failures", { limit: 20 }),
-        summarize_evidence: await latency(session, "summarize_evidence", { request: { run_ids: [receipt.run_id] } }),
+        query_measurements_durations: await toolLatency(session, "query_measurements", { run_id: receipt.run_id, name_prefix: "test.duration_ns", limit: 100 }, repeats),
+        query_measurements_all: await toolLatency(session, "query_measurements", { run_id: receipt.run_id, limit: 1000 }, repeats),
+        analyze_failures: await toolLatency(session, "analyze_failures", { limit: 20 }, repeats),
+        summarize_evidence: await toolLatency(session, "summarize_evidence", { request: { run_ids: [receipt.run_id] } }, repeats),
       };
       return {
         tests,
