@@ -29,6 +29,8 @@ export type PlanCaptureRequest = {
   adapter: string;
   parameters: Record<string, string | number | boolean>;
   adapter_options: Record<string, unknown>;
+  /** The spec's name for torch.profiler's options; merged into adapter_options, refused for any other adapter. */
+  torch_profiler_options?: Record<string, unknown> | null;
   preflight_mode: "auto" | "passive" | "active";
   capture_mode: "auto" | "managed" | "trusted_local";
 };
@@ -118,7 +120,8 @@ export class CaptureService {
   constructor(private readonly services: Services) {}
 
   /** Read-only: resolves and probes, then issues a single-use token. No workload process starts. */
-  async plan(request: PlanCaptureRequest): Promise<CapturePlan> {
+  async plan(planRequest: PlanCaptureRequest): Promise<CapturePlan> {
+    const request = withTorchProfilerOptions(planRequest);
     const workspace = this.services.workspace();
     const policy = loadPolicy(workspace);
     if (request.capture_mode === "managed") {
@@ -590,6 +593,20 @@ export class CaptureService {
   private releaseSlot(): void {
     activeCaptures = Math.max(0, activeCaptures - 1);
   }
+}
+
+function withTorchProfilerOptions(request: PlanCaptureRequest): PlanCaptureRequest {
+  if (!request.torch_profiler_options) return request;
+  if (request.adapter !== "torch.profiler") {
+    throw new FlameoxError({
+      code: "INVALID_CAPTURE_PLAN",
+      message: `torch_profiler_options apply only to the torch.profiler adapter, not ${request.adapter}.`,
+      details: { field: "torch_profiler_options", adapter: request.adapter },
+      remediation: ["Omit torch_profiler_options, or plan with adapter='torch.profiler'."],
+      nextTool: "plan_capture",
+    });
+  }
+  return { ...request, adapter_options: { ...request.adapter_options, ...request.torch_profiler_options }, torch_profiler_options: null };
 }
 
 /** Row counts per evidence table across every bundle a capture published. */

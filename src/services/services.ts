@@ -20,7 +20,6 @@ import { InvestigationService } from "./investigation-service.ts";
 import { AnalysisRecordService } from "./analysis-record-service.ts";
 import { ExtractionService } from "./extraction-service.ts";
 import { EvidenceAnalysisService } from "./evidence-analysis-service.ts";
-import "./store-integrity.ts";
 import { ReportService } from "./report-service.ts";
 
 export type ServicesOptions = {

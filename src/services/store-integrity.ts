@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs";
 import { verifyStoredArtifact } from "../store/artifact-store.ts";
 import { bundleFiles } from "../store/evidence-bundle.ts";
-import { integrityChecks, type IntegrityIssue } from "./workspace-service.ts";
+import type { IntegrityCheck, IntegrityIssue } from "./workspace-service.ts";
 
 /** Every registered artifact is present (and, in full mode, still hashes to its id). */
-integrityChecks.push(async (workspace, mode) => {
+export const artifactIntegrity: IntegrityCheck = async (workspace, mode) => {
   const issues: IntegrityIssue[] = [];
   const rows = workspace.state.database.query<{ artifact_id: string; stored_path: string }, []>("SELECT artifact_id, stored_path FROM artifacts").all();
   for (const row of rows) {
@@ -16,10 +16,10 @@ integrityChecks.push(async (workspace, mode) => {
     }
   }
   return { issues, checkedArtifacts: rows.length, checkedParquetFiles: 0 };
-});
+};
 
 /** Every current evidence bundle has the Parquet files its registration lists. */
-integrityChecks.push(async (workspace) => {
+export const evidenceIntegrity: IntegrityCheck = async (workspace) => {
   const issues: IntegrityIssue[] = [];
   const bundles = workspace.state.database.query<{ bundle_id: string; tables: string }, []>("SELECT bundle_id, tables FROM evidence_bundles WHERE superseded_by IS NULL").all();
   let files = 0;
@@ -34,4 +34,4 @@ integrityChecks.push(async (workspace) => {
     }
   }
   return { issues, checkedArtifacts: 0, checkedParquetFiles: files };
-});
+};

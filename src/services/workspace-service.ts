@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { parseWorkspacePolicy, renderDefaultPolicy, type WorkspacePolicy } from "../config/workspace-policy.ts";
 import { readProjectConfig } from "../config/project-config.ts";
 import { FlameoxError } from "../domain/errors.ts";
+import { artifactIntegrity, evidenceIntegrity } from "./store-integrity.ts";
 import type { Services } from "./services.ts";
 
 export type WorkspaceStatus = {
@@ -66,7 +67,7 @@ export class WorkspaceService {
     return { schema_version: 1, config_path: ".diagnostics/config.toml", policy: loadPolicy(workspace) };
   }
 
-  /** Read-only checks; never repairs. Later layers add their own checks through `integrityChecks`. */
+  /** Read-only checks; never repairs. */
   async validate(request: { mode: "standard" | "full" }): Promise<IntegrityResult> {
     const workspace = this.services.workspace();
     const issues: IntegrityIssue[] = [];
@@ -85,7 +86,7 @@ export class WorkspaceService {
     }
     let checkedArtifacts = 0;
     let checkedParquet = 0;
-    for (const check of integrityChecks) {
+    for (const check of [artifactIntegrity, evidenceIntegrity]) {
       const outcome = await check(workspace, request.mode);
       issues.push(...outcome.issues);
       checkedArtifacts += outcome.checkedArtifacts;
@@ -109,7 +110,15 @@ export class WorkspaceService {
       .query<{ sequence: number; commit_id: string }, []>("SELECT sequence, commit_id FROM corpus_commits ORDER BY sequence DESC LIMIT 1")
       .get();
     const warnings: string[] = [];
-    const counts = countOptional(workspace);
+    const counts = runAndArtifactCounts(workspace);
+    // Cheap checks only (status runs on every first call); validate_workspace does the thorough ones.
+    let workspaceValid = true;
+    try {
+      loadPolicy(workspace);
+    } catch (error) {
+      workspaceValid = false;
+      warnings.push(`The workspace policy is invalid: ${error instanceof Error ? error.message : String(error)}; run validate_workspace.`);
+    }
     const catalog = await this.services.catalog.status();
     if (catalog.exists && catalog.fresh === false) warnings.push("catalog.duckdb is older than the corpus; run flameox catalog rebuild to refresh it.");
     if (catalog.problem) warnings.push(`catalog.duckdb cannot be read: ${catalog.problem}`);
@@ -121,7 +130,7 @@ export class WorkspaceService {
       created_at: workspace.identity.created_at,
       corpus_commit_id: head?.commit_id ?? "",
       corpus_sequence: head?.sequence ?? 0,
-      workspace_valid: true,
+      workspace_valid: workspaceValid,
       catalog_exists: catalog.exists,
       catalog_valid: catalog.valid,
       catalog_fresh: catalog.fresh,
@@ -165,20 +174,13 @@ function exists(path: string): boolean {
   }
 }
 
-/** Tables added by later migrations may be absent in an old workspace; count what exists. */
-function countOptional(workspace: Workspace): { runs: number; artifacts: number; activeCaptures: number; staleRuns: string[] } {
-  const database = workspace.state.database;
-  const tables = new Set(
-    database.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((row) => row.name),
-  );
-  const runs = tables.has("runs") ? (database.query<{ count: number }, []>("SELECT COUNT(*) AS count FROM runs").get()?.count ?? 0) : 0;
-  const artifacts = tables.has("artifacts")
-    ? (database.query<{ count: number }, []>("SELECT COUNT(*) AS count FROM artifacts").get()?.count ?? 0)
-    : 0;
-  const activeCaptures = tables.has("runs")
-    ? (database.query<{ count: number }, []>("SELECT COUNT(*) AS count FROM runs WHERE execution_status = 'running'").get()?.count ?? 0)
-    : 0;
-  return { runs, artifacts, activeCaptures, staleRuns: [] };
+function runAndArtifactCounts(workspace: Workspace): { runs: number; artifacts: number; activeCaptures: number } {
+  const count = (sql: string) => workspace.state.database.query<{ count: number }, []>(sql).get()?.count ?? 0;
+  return {
+    runs: count("SELECT COUNT(*) AS count FROM runs"),
+    artifacts: count("SELECT COUNT(*) AS count FROM artifacts"),
+    activeCaptures: count("SELECT COUNT(*) AS count FROM runs WHERE execution_status = 'running'"),
+  };
 }
 
 function folderBytes(root: string): number {
@@ -212,8 +214,6 @@ export type IntegrityCheck = (
   mode: "standard" | "full",
 ) => Promise<{ issues: IntegrityIssue[]; checkedArtifacts: number; checkedParquetFiles: number }>;
 
-/** Stores that hold durable files (artifacts, evidence bundles) register a check here. */
-export const integrityChecks: IntegrityCheck[] = [];
 
 export function loadPolicy(workspace: Workspace): WorkspacePolicy {
   let text: string;

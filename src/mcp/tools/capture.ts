@@ -1,5 +1,4 @@
 import * as v from "valibot";
-import { FlameoxError } from "../../domain/errors.ts";
 import { artifactKinds } from "../../services/import-service.ts";
 import { additive, execute, idempotentExecute, readOnly } from "../annotations.ts";
 import { defineTool } from "../define-tool.ts";
@@ -33,23 +32,12 @@ export const captureTools = [
     }),
     annotations: readOnly,
     async handler(input, { services }) {
-      if (input.torch_profiler_options && input.adapter !== "torch.profiler") {
-        throw new FlameoxError({
-          code: "INVALID_CAPTURE_PLAN",
-          message: `torch_profiler_options apply only to the torch.profiler adapter, not ${input.adapter}.`,
-          details: { field: "torch_profiler_options", adapter: input.adapter },
-          remediation: ["Omit torch_profiler_options, or plan with adapter='torch.profiler'."],
-          nextTool: "plan_capture",
-        });
-      }
       const result = await services.captures.plan({
         workload_name: input.workload_name,
         adapter: input.adapter,
         parameters: input.parameters,
-        adapter_options: {
-          ...Object.fromEntries(Object.entries(input.adapter_options).filter(([, value]) => value !== null)),
-          ...(input.torch_profiler_options ?? {}),
-        },
+        adapter_options: Object.fromEntries(Object.entries(input.adapter_options).filter(([, value]) => value !== null)),
+        torch_profiler_options: input.torch_profiler_options ?? null,
         preflight_mode: input.preflight_mode,
         capture_mode: input.capture_mode,
       });
