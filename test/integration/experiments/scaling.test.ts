@@ -1,6 +1,7 @@
 /**
  * analyze_scaling on real runs: a synthetic Python workload whose cost is linear or quadratic in n
- * (two series of one experiment, 5 sizes spanning 12×, 3 blocks), and a py-spy experiment over a
+ * (two series of one experiment, 5 sizes spanning 16×, 3 blocks; over a narrower range a noisy run on a
+ * busy machine once let the quadratic model come within ΔAICc 2 of the linear one), and a py-spy experiment over a
  * workload with a linear and a quadratic function, where the quadratic one must grow fastest.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -11,11 +12,11 @@ import { experimentProject } from "./project.ts";
 const toml = `
 [workloads.scale]
 argv = ["$PYTHON", "-S", "scale.py", "{shape}", "{n}"]
-parameters = { shape = ["linear", "quadratic", "both"], n = [250, 500, 1000, 2000, 3000] }
+parameters = { shape = ["linear", "quadratic", "both"], n = [250, 500, 1000, 2000, 3000, 4000] }
 
 [experiments.growth]
 workload = "scale"
-factors = { shape = ["linear", "quadratic"], n = [250, 500, 1000, 2000, 3000] }
+factors = { shape = ["linear", "quadratic"], n = [250, 500, 1000, 2000, 4000] }
 treatment_factor = "n"
 blocks = 3
 random_seed = 3
