@@ -28,7 +28,13 @@ async function main(): Promise<void> {
   const environment: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined) environment[key] = value;
   environment.PATH = `${venvBin}:${environment.PATH ?? ""}`;
-  const transport = new StdioClientTransport({ command: binary, args: ["mcp", "serve", "--project-root", project], env: environment, stderr: "inherit", cwd: project });
+  const transport = new StdioClientTransport({
+    command: binary,
+    args: ["mcp", "serve", "--project-root", project],
+    env: environment,
+    stderr: "inherit",
+    cwd: project,
+  });
   const client = new Client({ name: "flameox-demo", version: "1.0.0" });
   await client.connect(transport);
   const call = async (name: string, args: Record<string, unknown> = {}) => {
@@ -56,23 +62,34 @@ async function main(): Promise<void> {
     const listed = await call("list_declared_workflows");
     say(`5. list_declared_workflows → ${listed.workflows.map((workflow: any) => workflow.name).join(", ")}`);
     const detail = await call("get_declared_workflow", { kind: "workload", name: "analyse-logs" });
-    const ready = detail.adapter_options.filter((option: any) => option.planning_disposition !== "unavailable").map((option: any) => option.adapter);
+    const ready = detail.adapter_options
+      .filter((option: any) => option.planning_disposition !== "unavailable")
+      .map((option: any) => option.adapter);
     say(`6. get_declared_workflow → adapters usable here: ${ready.join(", ")}`);
     const capabilities = await call("list_capabilities", { mode: "active_refresh", adapter: "py-spy" });
     const pySpy = capabilities.capabilities[0];
     say(`7. list_capabilities(py-spy) → ${pySpy.status} ${pySpy.version ?? ""} (ptrace ${pySpy.permission_status})`);
-    const plan = await call("plan_capture", { workload_name: "analyse-logs", adapter: "py-spy", parameters: { lines: 200000 }, adapter_options: { rate: 250 } });
+    const plan = await call("plan_capture", {
+      workload_name: "analyse-logs",
+      adapter: "py-spy",
+      parameters: { lines: 200000 },
+      adapter_options: { rate: 250 },
+    });
     say(`8. plan_capture → ${plan.collector_argv.slice(0, 6).join(" ")} … (expires ${plan.expires_at})`);
     const receipt = await call("execute_capture_plan", { plan_id: plan.plan_id });
     say(`9. execute_capture_plan → run ${receipt.run_id} ${receipt.execution_status}, evidence ${JSON.stringify(receipt.evidence_tables)}`);
     const hotspots = await call("analyze_hotspots", { run_or_artifact: receipt.run_id, limit: 5 });
     say(`10. analyze_hotspots (${hotspots.unit}, ${hotspots.total} functions):`);
     for (const hotspot of hotspots.hotspots) {
-      say(`    ${String(hotspot.rank).padStart(2)}. self ${(hotspot.self_share * 100).toFixed(1).padStart(5)}%  total ${(hotspot.total_share * 100).toFixed(1).padStart(5)}%  ${hotspot.function} (${hotspot.file}:${hotspot.line})`);
+      say(
+        `    ${String(hotspot.rank).padStart(2)}. self ${(hotspot.self_share * 100).toFixed(1).padStart(5)}%  total ${(hotspot.total_share * 100).toFixed(1).padStart(5)}%  ${hotspot.function} (${hotspot.file}:${hotspot.line})`,
+      );
     }
     const hottestProjectFrame = hotspots.hotspots.find((hotspot: any) => hotspot.file === "app.py") ?? hotspots.hotspots[0];
     const callers = await call("get_frame_callers", { run_or_artifact: receipt.run_id, frame_id: hottestProjectFrame.frame_id, limit: 3 });
-    say(`11. get_frame_callers(${hottestProjectFrame.function}) → ${callers.edges.map((edge: any) => `${edge.function} ${(edge.share_of_frame * 100).toFixed(0)}%`).join(", ")}`);
+    say(
+      `11. get_frame_callers(${hottestProjectFrame.function}) → ${callers.edges.map((edge: any) => `${edge.function} ${(edge.share_of_frame * 100).toFixed(0)}%`).join(", ")}`,
+    );
     const run = await call("get_run", { run_id: receipt.run_id });
     const wall = run.measurements.find((measurement: any) => measurement.name === "runtime.wall_time_ns");
     const rss = run.measurements.find((measurement: any) => measurement.name === "runtime.peak_rss_bytes");

@@ -55,18 +55,27 @@ if (all) {
   }
   const debianPackages = join(root, "tools", "debian-packages.txt");
   if (existsSync(debianPackages) && process.platform === "linux") {
-    const wanted = readFileSync(debianPackages, "utf8").split("\n").map((line) => line.trim()).filter((line) => line && !line.startsWith("#"));
-    const missing = wanted.filter((entry) => {
-      const [name, command] = entry.split(/\s+/);
-      if (command) return spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status !== 0;
-      return spawnSync("dpkg", ["-s", name], { stdio: "ignore" }).status !== 0;
-    }).map((entry) => entry.split(/\s+/)[0]);
+    const wanted = readFileSync(debianPackages, "utf8")
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith("#"));
+    const missing = wanted
+      .filter((entry) => {
+        const [name, command] = entry.split(/\s+/);
+        if (command) return spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status !== 0;
+        return spawnSync("dpkg", ["-s", name], { stdio: "ignore" }).status !== 0;
+      })
+      .map((entry) => entry.split(/\s+/)[0]);
     if (missing.length > 0) {
       if (typeof process.getuid === "function" && process.getuid() === 0 && existsSync("/usr/bin/apt-get")) {
         run("apt-get", ["update", "-qq"]);
-        run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...missing], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+        run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...missing], {
+          env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+        });
       } else {
-        console.error(`ensure: missing Debian packages ${missing.join(", ")}; install them with apt-get (tests that need them report CAPABILITY_UNAVAILABLE).`);
+        console.error(
+          `ensure: missing Debian packages ${missing.join(", ")}; install them with apt-get (tests that need them report CAPABILITY_UNAVAILABLE).`,
+        );
       }
     }
   }

@@ -142,7 +142,9 @@ export function versionProblems(repositoryRoot: string = root): string[] {
   if (launcher !== version) problems.push(`npm-launcher/package.json has ${launcher}, package.json has ${version}`);
   const checksums = readJson<{ version: string }>(join(repositoryRoot, "npm-launcher", "checksums.json")).version;
   if (checksums !== version) problems.push(`npm-launcher/checksums.json has ${checksums}, package.json has ${version}`);
-  const server = readJson<{ version: string; packages?: Array<{ version?: string; identifier?: string }> }>(join(repositoryRoot, "server.json"));
+  const server = readJson<{ version: string; packages?: Array<{ version?: string; identifier?: string }> }>(
+    join(repositoryRoot, "server.json"),
+  );
   if (server.version !== version) problems.push(`server.json has ${server.version}, package.json has ${version}`);
   for (const item of server.packages ?? []) {
     if (item.version !== version) problems.push(`server.json package ${item.identifier} has ${item.version}`);
@@ -165,10 +167,18 @@ async function release(): Promise<void> {
   writeJson(launcherPackagePath, launcherPackage);
 
   if (!process.argv.includes("--skip-build")) {
-    const build = Bun.spawnSync([process.execPath, join(root, "scripts", "build.ts"), "--all"], { cwd: root, stdout: "inherit", stderr: "inherit" });
+    const build = Bun.spawnSync([process.execPath, join(root, "scripts", "build.ts"), "--all"], {
+      cwd: root,
+      stdout: "inherit",
+      stderr: "inherit",
+    });
     if (build.exitCode !== 0) throw new Error("scripts/build.ts --all failed.");
   }
-  const launcherBuild = Bun.spawnSync([process.execPath, join(root, "npm-launcher", "build.ts")], { cwd: root, stdout: "inherit", stderr: "inherit" });
+  const launcherBuild = Bun.spawnSync([process.execPath, join(root, "npm-launcher", "build.ts")], {
+    cwd: root,
+    stdout: "inherit",
+    stderr: "inherit",
+  });
   if (launcherBuild.exitCode !== 0) throw new Error("npm-launcher/build.ts failed.");
 
   const targets = readJson<{ targets: Target[] }>(join(root, "dist-targets", "targets.json")).targets;

@@ -1,6 +1,6 @@
 /**
  * The whole suite: typecheck, build the binary the e2e tests drive, then every test file.
- * Ends with one line `N passed, N failed` (CI reads it).
+ * Ends with one line `N passed, N failed, N skipped` (CI reads it).
  */
 import { join, resolve } from "node:path";
 
@@ -21,6 +21,7 @@ function step(name: string, argv: string[]): boolean {
 }
 
 step("typecheck", [join(root, "node_modules/.bin/tsc"), "--noEmit", "-p", "tsconfig.json"]);
+step("format and lint", [join(root, "node_modules/.bin/biome"), "check", "--colors=off", "."]);
 const built = step("build", [bun, "scripts/build.ts"]);
 
 console.error("\n== tests");
@@ -32,6 +33,7 @@ const testRun = Bun.spawn([bun, "test", ...(filters.length ? filters : ["test/"]
 });
 let passed = 0;
 let failed = 0;
+let skipped = 0;
 async function pump(stream: ReadableStream<Uint8Array>, sink: NodeJS.WriteStream): Promise<void> {
   const decoder = new TextDecoder();
   let pending = "";
@@ -44,8 +46,10 @@ async function pump(stream: ReadableStream<Uint8Array>, sink: NodeJS.WriteStream
     for (const line of lines) {
       const pass = /^\s*(\d+) pass$/.exec(line);
       const fail = /^\s*(\d+) fail$/.exec(line);
+      const skip = /^\s*(\d+) skip$/.exec(line);
       if (pass) passed = Number(pass[1]);
       if (fail) failed = Number(fail[1]);
+      if (skip) skipped = Number(skip[1]);
     }
   }
 }
@@ -53,5 +57,5 @@ await Promise.all([pump(testRun.stdout, process.stdout), pump(testRun.stderr, pr
 const exitCode = await testRun.exited;
 if (exitCode !== 0 && failed === 0) failed = 1;
 failed += failedSteps;
-console.log(`${passed} passed, ${failed} failed`);
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed > 0 || exitCode !== 0 ? 1 : 0);

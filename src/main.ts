@@ -17,7 +17,10 @@ async function main(argv: string[]): Promise<number> {
   } catch (error) {
     const { emitFailure } = await import("./cli/output.ts");
     const { toFlameoxError } = await import("./domain/errors.ts");
-    return emitFailure({ workspace: null, projectRoot: null, json: argv.includes("--json"), quiet: false, logLevel: "warning", timeoutSeconds: null }, toFlameoxError(error));
+    return emitFailure(
+      { workspace: null, projectRoot: null, json: argv.includes("--json"), quiet: false, logLevel: "warning", timeoutSeconds: null },
+      toFlameoxError(error),
+    );
   }
   if (rest[0] === "mcp" && rest[1] === "serve" && rest.slice(2).every((argument) => argument === "--init")) {
     const { runMcpServe } = await import("./mcp/serve-command.ts");

@@ -68,16 +68,26 @@ export function dataRoot(env = process.env, platform = process.platform, home = 
 }
 
 function proxyFor(url, env) {
-  const noProxy = (env.NO_PROXY ?? env.no_proxy ?? "").split(",").map((item) => item.trim().toLowerCase()).filter(Boolean);
+  const noProxy = (env.NO_PROXY ?? env.no_proxy ?? "")
+    .split(",")
+    .map((item) => item.trim().toLowerCase())
+    .filter(Boolean);
   const host = url.hostname.toLowerCase();
-  if (noProxy.some((entry) => entry === "*" || host === entry.replace(/^\./, "") || host.endsWith(entry.startsWith(".") ? entry : `.${entry}`))) return undefined;
+  if (
+    noProxy.some(
+      (entry) => entry === "*" || host === entry.replace(/^\./, "") || host.endsWith(entry.startsWith(".") ? entry : `.${entry}`),
+    )
+  )
+    return undefined;
   const value = url.protocol === "https:" ? (env.HTTPS_PROXY ?? env.https_proxy) : (env.HTTP_PROXY ?? env.http_proxy);
   return value ? new URL(value) : undefined;
 }
 
 function proxyAuthorization(proxy) {
   if (!proxy.username) return {};
-  return { "Proxy-Authorization": `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString("base64")}` };
+  return {
+    "Proxy-Authorization": `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString("base64")}`,
+  };
 }
 
 /** One GET with optional headers; resolves with the response (following redirects). */
@@ -109,7 +119,13 @@ function get(url, headers, env, redirects = 0) {
           return reject(new LauncherError(`The proxy ${proxy.host} refused the tunnel to ${target.host} (HTTP ${response.statusCode}).`));
         }
         const request = https.request(
-          { host: target.hostname, port, path: `${target.pathname}${target.search}`, headers, createConnection: () => tls.connect({ socket, servername: target.hostname }) },
+          {
+            host: target.hostname,
+            port,
+            path: `${target.pathname}${target.search}`,
+            headers,
+            createConnection: () => tls.connect({ socket, servername: target.hostname }),
+          },
           onResponse,
         );
         request.on("error", reject);
@@ -120,7 +136,15 @@ function get(url, headers, env, redirects = 0) {
       return;
     }
     const request = proxy
-      ? http.request({ host: proxy.hostname, port: Number(proxy.port || 80), path: target.toString(), headers: { ...headers, Host: target.host, ...proxyAuthorization(proxy) } }, onResponse)
+      ? http.request(
+          {
+            host: proxy.hostname,
+            port: Number(proxy.port || 80),
+            path: target.toString(),
+            headers: { ...headers, Host: target.host, ...proxyAuthorization(proxy) },
+          },
+          onResponse,
+        )
       : (target.protocol === "https:" ? https : http).request(target, { headers }, onResponse);
     request.on("error", reject);
     request.end();
@@ -130,7 +154,10 @@ function get(url, headers, env, redirects = 0) {
 function sha256File(path) {
   return new Promise((resolve, reject) => {
     const hash = createHash("sha256");
-    createReadStream(path).on("data", (chunk) => hash.update(chunk)).on("error", reject).on("end", () => resolve(hash.digest("hex")));
+    createReadStream(path)
+      .on("data", (chunk) => hash.update(chunk))
+      .on("error", reject)
+      .on("end", () => resolve(hash.digest("hex")));
   });
 }
 
@@ -140,7 +167,8 @@ function progressReporter(label, total, stream = process.stderr) {
     const percent = total > 0 ? Math.floor((done / total) * 100) : 0;
     const megabytes = (value) => (value / 1048576).toFixed(1);
     if (stream.isTTY) {
-      if (percent !== lastShown || final) stream.write(`\r${label}: ${percent}% ${megabytes(done)}/${megabytes(total)} MB${final ? "\n" : ""}`);
+      if (percent !== lastShown || final)
+        stream.write(`\r${label}: ${percent}% ${megabytes(done)}/${megabytes(total)} MB${final ? "\n" : ""}`);
     } else if (final || Math.floor(percent / 10) !== Math.floor(lastShown / 10)) {
       stream.write(`${label}: ${percent}% ${megabytes(done)}/${megabytes(total)} MB\n`);
     }

@@ -16,7 +16,10 @@ export async function run(): Promise<Record<string, unknown>> {
     const services = await syntheticProject(folder);
     const random = createRandom(7);
     const runs = Array.from({ length: sizes }, (_, index) => (index + 1) * 100).flatMap((n) =>
-      Array.from({ length: repetitions }, () => ({ parameters: { n }, wallTimeNs: (5e6 + n * n) * (1 + 0.03 * (random.nextFloat() * 2 - 1)) })),
+      Array.from({ length: repetitions }, () => ({
+        parameters: { n },
+        wallTimeNs: (5e6 + n * n) * (1 + 0.03 * (random.nextFloat() * 2 - 1)),
+      })),
     );
     const ids = await insertSyntheticRuns(services, runs);
     const runSet = services.runSets.freeze({ run_ids: ids }).run_set_id;
@@ -29,7 +32,13 @@ export async function run(): Promise<Record<string, unknown>> {
       best = `${result.series[0]?.fit.best_model ?? "none"}${result.series[0]?.fit.distinguishable ? "" : " (indistinguishable)"}`;
     }
     services.close();
-    return { sizes, runs: ids.length, scaling_first_ms: round(times[0]!), scaling_median_ms: round(median(times.slice(1))), best_model: best };
+    return {
+      sizes,
+      runs: ids.length,
+      scaling_first_ms: round(times[0]!),
+      scaling_median_ms: round(median(times.slice(1))),
+      best_model: best,
+    };
   });
 }
 

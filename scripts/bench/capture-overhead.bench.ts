@@ -58,7 +58,10 @@ export async function run(): Promise<Record<string, unknown>> {
       const bare = await measure(["python3", "work.py", String(rounds)], { cwd: project, env });
       if (bare.exitCode !== 0) throw new Error(`plain workload failed: ${bare.stderrTail}`);
       plain.push(bare.wallMs);
-      const hand = await measure([join(toolsBin, "py-spy"), "record", "-o", "x.json", "--format", "speedscope", "--", "python3", "work.py", String(rounds)], { cwd: project, env });
+      const hand = await measure(
+        [join(toolsBin, "py-spy"), "record", "-o", "x.json", "--format", "speedscope", "--", "python3", "work.py", String(rounds)],
+        { cwd: project, env },
+      );
       if (hand.exitCode !== 0) throw new Error(`py-spy by hand failed: ${hand.stderrTail}`);
       byHand.push(hand.wallMs);
       // Progress lines on stderr ("[k/8] …") split flameox's wall time into phases.
@@ -71,11 +74,14 @@ export async function run(): Promise<Record<string, unknown>> {
           if (step) marks[step[1]!] = at;
         },
       });
-      if (captured.exitCode !== 0) throw new Error(`flameox capture failed (exit ${captured.exitCode}): ${captured.stdout.slice(0, 2000)}${captured.stderrTail}`);
+      if (captured.exitCode !== 0)
+        throw new Error(`flameox capture failed (exit ${captured.exitCode}): ${captured.stdout.slice(0, 2000)}${captured.stderrTail}`);
       const receipt = JSON.parse(captured.stdout).receipt as { execution_status?: string };
       if (receipt.execution_status !== "succeeded") throw new Error(`flameox capture ended ${receipt.execution_status}`);
       flameox.push(captured.wallMs);
-      const steps = Object.keys(marks).map(Number).sort((a, b) => a - b);
+      const steps = Object.keys(marks)
+        .map(Number)
+        .sort((a, b) => a - b);
       const first = steps[0];
       const last = steps[steps.length - 1];
       if (first !== undefined && last !== undefined) {

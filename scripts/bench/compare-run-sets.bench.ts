@@ -19,8 +19,14 @@ export async function run(): Promise<Record<string, unknown>> {
     const random = createRandom(42);
     const noise = () => Math.exp(0.05 * random.nextGaussian());
     let started = performance.now();
-    const baseline = await insertSyntheticRuns(services, Array.from({ length: perSide }, () => ({ wallTimeNs: 50e6 * noise() })));
-    const candidate = await insertSyntheticRuns(services, Array.from({ length: perSide }, () => ({ wallTimeNs: 54e6 * noise() })));
+    const baseline = await insertSyntheticRuns(
+      services,
+      Array.from({ length: perSide }, () => ({ wallTimeNs: 50e6 * noise() })),
+    );
+    const candidate = await insertSyntheticRuns(
+      services,
+      Array.from({ length: perSide }, () => ({ wallTimeNs: 54e6 * noise() })),
+    );
     const setupMs = performance.now() - started;
     const baselineSet = services.runSets.freeze({ run_ids: baseline }).run_set_id;
     const candidateSet = services.runSets.freeze({ run_ids: candidate }).run_set_id;

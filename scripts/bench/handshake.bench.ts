@@ -13,7 +13,9 @@ const runs = Number(process.env.BENCH_RUNS ?? 25);
 async function handshakeOnce(project: string): Promise<{ ms: number; toolsListBytes: number }> {
   const started = performance.now();
   const child = Bun.spawn([binary, "mcp", "serve", "--project-root", project], { stdin: "pipe", stdout: "pipe", stderr: "ignore" });
-  child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } } })}\n`);
+  child.stdin.write(
+    `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } } })}\n`,
+  );
   child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
   child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })}\n`);
   await child.stdin.flush();

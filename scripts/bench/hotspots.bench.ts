@@ -21,7 +21,18 @@ import { loadDuckdb } from "../../src/store/duckdb.ts";
 import { escapeSql } from "../../src/store/evidence-bundle.ts";
 import { registerBundle } from "../../src/store/evidence-registry.ts";
 import { blankManifest, insertRun } from "../../src/store/run-store.ts";
-import { binary, initProject, load1, measure, median, mebibytes, repositoryRoot, requireBinary, round, withTempFolder } from "./lib/measure.ts";
+import {
+  binary,
+  initProject,
+  load1,
+  measure,
+  median,
+  mebibytes,
+  repositoryRoot,
+  requireBinary,
+  round,
+  withTempFolder,
+} from "./lib/measure.ts";
 
 const samples = Number(process.env.BENCH_HOTSPOT_SAMPLES ?? 10_000_000);
 const distinctStacks = Math.min(samples, Number(process.env.BENCH_HOTSPOT_STACKS ?? 200_000));
@@ -44,7 +55,9 @@ async function writeBundle(folder: string, runId: string, artifactId: string, ro
              'package_' || (i % 97) || '/module_' || (i % 389) || '.py' AS file, CAST(10 + i % 700 AS BIGINT) AS line,
              CAST(NULL AS VARCHAR) AS module, 'python' AS language
       FROM range(${frameCount}) t(i)`);
-    await connection.run(`COPY (SELECT * FROM frames ORDER BY frame_key) TO '${escapeSql(join(folder, "frames.parquet"))}' (FORMAT parquet, COMPRESSION zstd)`);
+    await connection.run(
+      `COPY (SELECT * FROM frames ORDER BY frame_key) TO '${escapeSql(join(folder, "frames.parquet"))}' (FORMAT parquet, COMPRESSION zstd)`,
+    );
     // Level d picks among 1 + 8d frames of its own range, so roots are shared and leaves spread out.
     await connection.run(`COPY (
         WITH k AS (SELECT list(frame_key ORDER BY rowid) AS keys FROM frames)
@@ -125,10 +138,15 @@ async function timeQueries(project: string, rows: number, repeats: number): Prom
   let answer: { total_weight?: number; total?: number; hotspots?: { function: string }[] } = {};
   for (let index = 0; index < repeats; index += 1) {
     loads.push(load1());
-    const result = await measure([binary, "analyze", "hotspots", runId, "--json", "--project-root", project], { cwd: project, rssGuardBytes });
+    const result = await measure([binary, "analyze", "hotspots", runId, "--json", "--project-root", project], {
+      cwd: project,
+      rssGuardBytes,
+    });
     cliRss.push(result.maxRssBytes);
     if (result.exitCode !== 0) {
-      figures.cli_error = result.killedByGuard ? `killed at ${mebibytes(rssGuardBytes)} MiB RSS (guard) after ${round(result.wallMs / 1000, 1)} s` : `exit ${result.exitCode}: ${`${result.stdout}${result.stderrTail}`.slice(0, 800)}`;
+      figures.cli_error = result.killedByGuard
+        ? `killed at ${mebibytes(rssGuardBytes)} MiB RSS (guard) after ${round(result.wallMs / 1000, 1)} s`
+        : `exit ${result.exitCode}: ${`${result.stdout}${result.stderrTail}`.slice(0, 800)}`;
       break;
     }
     cli.push(result.wallMs);
@@ -145,9 +163,20 @@ async function timeQueries(project: string, rows: number, repeats: number): Prom
   });
   if (cli.length === repeats) {
     loads.push(load1());
-    const child = await measure([join(repositoryRoot, "node_modules", ".bin", "bun"), join(import.meta.dir, "lib", "hotspots-in-process.ts"), project, runId, String(Math.max(0, repeats - 1))], { cwd: repositoryRoot, rssGuardBytes });
+    const child = await measure(
+      [
+        join(repositoryRoot, "node_modules", ".bin", "bun"),
+        join(import.meta.dir, "lib", "hotspots-in-process.ts"),
+        project,
+        runId,
+        String(Math.max(0, repeats - 1)),
+      ],
+      { cwd: repositoryRoot, rssGuardBytes },
+    );
     if (child.exitCode !== 0) {
-      figures.in_process_error = child.killedByGuard ? `killed at ${mebibytes(rssGuardBytes)} MiB RSS (guard)` : child.stderrTail.slice(-800);
+      figures.in_process_error = child.killedByGuard
+        ? `killed at ${mebibytes(rssGuardBytes)} MiB RSS (guard)`
+        : child.stderrTail.slice(-800);
     } else {
       // The first call pays DuckDB's load; the median is over first + the rest, so it is a median of `repeats`.
       const inProcess = JSON.parse(child.stdout) as { first_ms: number; ms: number[] };

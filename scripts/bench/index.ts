@@ -59,7 +59,13 @@ for (const name of names) {
     const module = (await import(join(import.meta.dir, `${name}${suffix}`))) as { run?: () => Promise<Record<string, unknown>> };
     if (typeof module.run !== "function") throw new Error(`${name}${suffix} does not export run()`);
     const figures = await module.run();
-    modules[name] = { ...figures, measured_at: new Date().toISOString(), elapsed_s: Number(((performance.now() - started) / 1000).toFixed(1)), load1_before: Number(loadBefore.toFixed(2)), load1_after: Number((loadavg()[0] ?? 0).toFixed(2)) };
+    modules[name] = {
+      ...figures,
+      measured_at: new Date().toISOString(),
+      elapsed_s: Number(((performance.now() - started) / 1000).toFixed(1)),
+      load1_before: Number(loadBefore.toFixed(2)),
+      load1_after: Number((loadavg()[0] ?? 0).toFixed(2)),
+    };
   } catch (error) {
     failed = true;
     modules[name] = { error: error instanceof Error ? error.message : String(error), measured_at: new Date().toISOString() };
@@ -68,7 +74,13 @@ for (const name of names) {
 }
 
 const report = {
-  machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? null, memory_bytes: totalmem(), platform: `${process.platform}-${process.arch}`, bun: Bun.version },
+  machine: {
+    cpus: cpus().length,
+    cpu_model: cpus()[0]?.model ?? null,
+    memory_bytes: totalmem(),
+    platform: `${process.platform}-${process.arch}`,
+    bun: Bun.version,
+  },
   git_head: gitHead(),
   written_at: new Date().toISOString(),
   modules_run: names,

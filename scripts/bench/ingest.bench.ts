@@ -11,7 +11,19 @@
 import { copyFileSync, linkSync } from "node:fs";
 import { join } from "node:path";
 import { chromeTrace, speedscopeProfile } from "./lib/generate.ts";
-import { benchOutput, binary, initProject, load1, measure, mebibytes, repositoryRoot, requireBinary, round, withTempFolder, type Measured } from "./lib/measure.ts";
+import {
+  benchOutput,
+  binary,
+  initProject,
+  load1,
+  measure,
+  mebibytes,
+  repositoryRoot,
+  requireBinary,
+  round,
+  withTempFolder,
+  type Measured,
+} from "./lib/measure.ts";
 
 const traceMegabytes = Number(process.env.BENCH_TRACE_MB ?? 1024);
 const speedscopeSamples = Number(process.env.BENCH_SPEEDSCOPE_SAMPLES ?? 1_000_000);
@@ -44,35 +56,61 @@ function outcome(result: Measured, bytes: number, extra: Record<string, unknown>
 
 async function flameoxImport(input: Input, name: string): Promise<Record<string, unknown>> {
   // The workspace lives beside the cached input (same file system) so the input can be hard-linked in.
-  return withTempFolder("import-", async (project) => {
-    initProject(project);
-    const inside = join(project, name);
-    try {
-      linkSync(input.path, inside);
-    } catch {
-      copyFileSync(input.path, inside);
-    }
-    const load = load1();
-    const result = await measure([binary, "import", inside, "--json", "--project-root", project], { cwd: project, rssGuardBytes, timeoutMs });
-    let tables: unknown = null;
-    if (result.exitCode === 0) tables = (JSON.parse(result.stdout) as { evidence?: { tables?: unknown } }).evidence?.tables ?? null;
-    else if (!result.stderrTail) result.stderrTail = result.stdout.slice(0, 2000);
-    return outcome(result, input.bytes, { evidence_rows: tables, load1: load });
-  }, benchOutput);
+  return withTempFolder(
+    "import-",
+    async (project) => {
+      initProject(project);
+      const inside = join(project, name);
+      try {
+        linkSync(input.path, inside);
+      } catch {
+        copyFileSync(input.path, inside);
+      }
+      const load = load1();
+      const result = await measure([binary, "import", inside, "--json", "--project-root", project], {
+        cwd: project,
+        rssGuardBytes,
+        timeoutMs,
+      });
+      let tables: unknown = null;
+      if (result.exitCode === 0) tables = (JSON.parse(result.stdout) as { evidence?: { tables?: unknown } }).evidence?.tables ?? null;
+      else if (!result.stderrTail) result.stderrTail = result.stdout.slice(0, 2000);
+      return outcome(result, input.bytes, { evidence_rows: tables, load1: load });
+    },
+    benchOutput,
+  );
 }
 
 async function nodeParse(input: Input, kind: string): Promise<Record<string, unknown>> {
   const load = load1();
-  const result = await measure(["node", `--max-old-space-size=${nodeHeapMegabytes}`, join(import.meta.dir, "lib", "node-json-parse.cjs"), kind, input.path], { rssGuardBytes, timeoutMs });
-  return outcome(result, input.bytes, { rows: result.exitCode === 0 ? JSON.parse(result.stdout).rows : null, heap_limit_mb: nodeHeapMegabytes, load1: load });
+  const result = await measure(
+    ["node", `--max-old-space-size=${nodeHeapMegabytes}`, join(import.meta.dir, "lib", "node-json-parse.cjs"), kind, input.path],
+    { rssGuardBytes, timeoutMs },
+  );
+  return outcome(result, input.bytes, {
+    rows: result.exitCode === 0 ? JSON.parse(result.stdout).rows : null,
+    heap_limit_mb: nodeHeapMegabytes,
+    load1: load,
+  });
 }
 
 async function duckdbReadJson(input: Input, kind: string): Promise<Record<string, unknown>> {
-  return withTempFolder("duckdb-", async (folder) => {
-    const load = load1();
-    const result = await measure([bun, join(import.meta.dir, "lib", "duckdb-read-json.ts"), kind, input.path, join(folder, "out.parquet"), duckdbMemoryLimit], { cwd: repositoryRoot, rssGuardBytes, timeoutMs });
-    return outcome(result, input.bytes, { rows: result.exitCode === 0 ? JSON.parse(result.stdout).rows : null, memory_limit: duckdbMemoryLimit, load1: load });
-  }, benchOutput);
+  return withTempFolder(
+    "duckdb-",
+    async (folder) => {
+      const load = load1();
+      const result = await measure(
+        [bun, join(import.meta.dir, "lib", "duckdb-read-json.ts"), kind, input.path, join(folder, "out.parquet"), duckdbMemoryLimit],
+        { cwd: repositoryRoot, rssGuardBytes, timeoutMs },
+      );
+      return outcome(result, input.bytes, {
+        rows: result.exitCode === 0 ? JSON.parse(result.stdout).rows : null,
+        memory_limit: duckdbMemoryLimit,
+        load1: load,
+      });
+    },
+    benchOutput,
+  );
 }
 
 function ratios(flameox: Record<string, unknown>, other: Record<string, unknown>): Record<string, number | null> {
@@ -85,7 +123,11 @@ function ratios(flameox: Record<string, unknown>, other: Record<string, unknown>
   };
 }
 
-async function compare(kind: "chrome" | "speedscope", input: Input & Record<string, unknown>, name: string): Promise<Record<string, unknown>> {
+async function compare(
+  kind: "chrome" | "speedscope",
+  input: Input & Record<string, unknown>,
+  name: string,
+): Promise<Record<string, unknown>> {
   const flameox = await flameoxImport(input, name);
   const node = await nodeParse(input, kind);
   const duckdb = await duckdbReadJson(input, kind);

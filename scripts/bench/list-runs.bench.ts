@@ -16,7 +16,11 @@ export async function run(): Promise<Record<string, unknown>> {
     const base = Date.now() - total * 1000;
     for (let offset = 0; offset < total; offset += 10_000) {
       const count = Math.min(10_000, total - offset);
-      await insertSyntheticRuns(services, Array.from({ length: count }, () => ({})), { createdAt: (index) => new Date(base + (offset + index) * 1000).toISOString() });
+      await insertSyntheticRuns(
+        services,
+        Array.from({ length: count }, () => ({})),
+        { createdAt: (index) => new Date(base + (offset + index) * 1000).toISOString() },
+      );
     }
     const insertMs = performance.now() - started;
     const first: number[] = [];

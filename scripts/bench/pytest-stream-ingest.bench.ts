@@ -16,7 +16,7 @@ import { closeSync, existsSync, mkdirSync, openSync, renameSync, statSync, write
 import { join } from "node:path";
 import { connectMcp } from "../../test/support/binary.ts";
 import { ingestStep, placeInProject, toolLatency } from "./lib/ingest-figures.ts";
-import { benchOutput, binary, initProject, load1, measure, mebibytes, requireBinary, round, withTempFolder } from "./lib/measure.ts";
+import { benchOutput, binary, initProject, load1, measure, mebibytes, requireBinary, withTempFolder } from "./lib/measure.ts";
 
 const tests = Number(process.env.BENCH_PYTEST_TESTS ?? 100_000);
 const repeats = Number(process.env.BENCH_ANALYSIS_REPEATS ?? 3);
@@ -67,24 +67,86 @@ function pytestStream(count: number): { path: string; bytes: number; generated_m
     const parametrized = index % 7 === 0 ? `[case-${index % 13}]` : "";
     return `${file}::test_behaviour_${index % 50}${parametrized}`;
   });
-  const messages = Array.from({ length: 40 }, (_, index) => `assert response.status_code == 200\nE       AssertionError: assert ${400 + index} == 200\nE        +  where ${400 + index} = <Response [${400 + index}]>.status_code\n\ntests/api/helpers.py:${100 + index}: AssertionError`);
-  line({ event: "run_started", observed_at_ns: at(0), run_started_at_ns: clock, pytest_version: "8.4.2", python_version: "3.12.3", platform: "linux", scheduler: "no", requested_workers: null, worker_id: "controller" });
+  const messages = Array.from(
+    { length: 40 },
+    (_, index) =>
+      `assert response.status_code == 200\nE       AssertionError: assert ${400 + index} == 200\nE        +  where ${400 + index} = <Response [${400 + index}]>.status_code\n\ntests/api/helpers.py:${100 + index}: AssertionError`,
+  );
+  line({
+    event: "run_started",
+    observed_at_ns: at(0),
+    run_started_at_ns: clock,
+    pytest_version: "8.4.2",
+    python_version: "3.12.3",
+    platform: "linux",
+    scheduler: "no",
+    requested_workers: null,
+    worker_id: "controller",
+  });
   line({ event: "session_started", observed_at_ns: at(20_000_000), worker_id: "controller" });
   line({ event: "collection_started", observed_at_ns: at(1_000_000), worker_id: "controller" });
   const collectionStart = clock;
   at(Math.round(count * 40_000));
-  line({ event: "collection_finished", observed_at_ns: clock, worker_id: "controller", duration_ns: clock - collectionStart, test_count: count });
+  line({
+    event: "collection_finished",
+    observed_at_ns: clock,
+    worker_id: "controller",
+    duration_ns: clock - collectionStart,
+    test_count: count,
+  });
   for (const nodeid of nodeids) line({ event: "test_collected", observed_at_ns: at(50), nodeid });
-  line({ event: "fixture_setup", observed_at_ns: at(5_000_000), fixture: "database", scope: "session", nodeid: nodeids[0], duration_ns: 480_000_000, outcome: "passed", worker_id: "controller" });
+  line({
+    event: "fixture_setup",
+    observed_at_ns: at(5_000_000),
+    fixture: "database",
+    scope: "session",
+    nodeid: nodeids[0],
+    duration_ns: 480_000_000,
+    outcome: "passed",
+    worker_id: "controller",
+  });
   for (const nodeid of nodeids) {
     const roll = next();
-    const kind = roll < 0.94 ? "passed" : roll < 0.97 ? "failed" : roll < 0.99 ? "skipped" : roll < 0.9945 ? "xfailed" : roll < 0.997 ? "xpassed" : "error";
+    const kind =
+      roll < 0.94
+        ? "passed"
+        : roll < 0.97
+          ? "failed"
+          : roll < 0.99
+            ? "skipped"
+            : roll < 0.9945
+              ? "xfailed"
+              : roll < 0.997
+                ? "xpassed"
+                : "error";
     const phase = (name: string, outcome: string, ns: number, extra: Record<string, unknown> = {}) => {
       const begin = clock;
       at(ns);
-      line({ event: "test_phase", observed_at_ns: at(30_000), nodeid, phase: name, outcome, duration_ns: ns, started_at_ns: begin, stopped_at_ns: begin + ns, worker_id: "controller", wasxfail: null, ...extra });
+      line({
+        event: "test_phase",
+        observed_at_ns: at(30_000),
+        nodeid,
+        phase: name,
+        outcome,
+        duration_ns: ns,
+        started_at_ns: begin,
+        stopped_at_ns: begin + ns,
+        worker_id: "controller",
+        wasxfail: null,
+        ...extra,
+      });
     };
-    if (next() < 0.2) line({ event: "fixture_setup", observed_at_ns: at(200_000), fixture: next() < 0.5 ? "tmp_path" : "client", scope: "function", nodeid, duration_ns: 150_000 + Math.round(next() * 400_000), outcome: "passed", worker_id: "controller" });
+    if (next() < 0.2)
+      line({
+        event: "fixture_setup",
+        observed_at_ns: at(200_000),
+        fixture: next() < 0.5 ? "tmp_path" : "client",
+        scope: "function",
+        nodeid,
+        duration_ns: 150_000 + Math.round(next() * 400_000),
+        outcome: "passed",
+        worker_id: "controller",
+      });
     if (kind === "error") {
       phase("setup", "failed", 300_000, { message: "fixture 'client' raised ConnectionRefusedError: [Errno 111] Connection refused" });
       phase("teardown", "passed", 40_000);
@@ -105,47 +167,62 @@ function pytestStream(count: number): { path: string; bytes: number; generated_m
   return { path, bytes: statSync(path).size, generated_ms: Math.round(performance.now() - started) };
 }
 
-
-
 export async function run(): Promise<Record<string, unknown>> {
   requireBinary();
   const input = pytestStream(tests);
-  return withTempFolder("pytest-ingest-", async (project) => {
-    initProject(project);
-    const inside = join(project, "pytest-events.jsonl");
-    placeInProject(input.path, inside);
-    const loadImport = load1();
-    const imported = await measure([binary, "import", inside, "--kind", "test_execution", "--json", "--project-root", project], { cwd: project, rssGuardBytes, timeoutMs });
-    const importFigures = { ...ingestStep(imported, input.bytes), load1: loadImport };
-    if (imported.exitCode !== 0) return { tests, input_mb: mebibytes(input.bytes), flameox_import: importFigures };
-    const receipt = JSON.parse(imported.stdout) as { run_id: string };
-    const loadExtract = load1();
-    const extracted = await measure([binary, "extract", "pytest", receipt.run_id, "--json", "--project-root", project], { cwd: project, rssGuardBytes, timeoutMs });
-    const extractFigures = { ...ingestStep(extracted, input.bytes), load1: loadExtract };
-    let counts: unknown = null;
-    if (extracted.exitCode === 0) counts = (JSON.parse(extracted.stdout) as { counts?: unknown }).counts ?? null;
-    const session = await connectMcp(project);
-    try {
-      const analyses: Record<string, unknown> = {
-        query_measurements_durations: await toolLatency(session, "query_measurements", { run_id: receipt.run_id, name_prefix: "test.duration_ns", limit: 100 }, repeats),
-        query_measurements_all: await toolLatency(session, "query_measurements", { run_id: receipt.run_id, limit: 1000 }, repeats),
-        analyze_failures: await toolLatency(session, "analyze_failures", { limit: 20 }, repeats),
-        summarize_evidence: await toolLatency(session, "summarize_evidence", { request: { run_ids: [receipt.run_id] } }, repeats),
-      };
-      return {
-        tests,
-        input_mb: mebibytes(input.bytes),
-        input_generated_ms: input.generated_ms,
-        extracted_counts: counts,
-        flameox_import: importFigures,
-        flameox_extract_pytest: extractFigures,
-        analysis_repeats: repeats,
-        analyses,
-      };
-    } finally {
-      await session.close();
-    }
-  }, benchOutput);
+  return withTempFolder(
+    "pytest-ingest-",
+    async (project) => {
+      initProject(project);
+      const inside = join(project, "pytest-events.jsonl");
+      placeInProject(input.path, inside);
+      const loadImport = load1();
+      const imported = await measure([binary, "import", inside, "--kind", "test_execution", "--json", "--project-root", project], {
+        cwd: project,
+        rssGuardBytes,
+        timeoutMs,
+      });
+      const importFigures = { ...ingestStep(imported, input.bytes), load1: loadImport };
+      if (imported.exitCode !== 0) return { tests, input_mb: mebibytes(input.bytes), flameox_import: importFigures };
+      const receipt = JSON.parse(imported.stdout) as { run_id: string };
+      const loadExtract = load1();
+      const extracted = await measure([binary, "extract", "pytest", receipt.run_id, "--json", "--project-root", project], {
+        cwd: project,
+        rssGuardBytes,
+        timeoutMs,
+      });
+      const extractFigures = { ...ingestStep(extracted, input.bytes), load1: loadExtract };
+      let counts: unknown = null;
+      if (extracted.exitCode === 0) counts = (JSON.parse(extracted.stdout) as { counts?: unknown }).counts ?? null;
+      const session = await connectMcp(project);
+      try {
+        const analyses: Record<string, unknown> = {
+          query_measurements_durations: await toolLatency(
+            session,
+            "query_measurements",
+            { run_id: receipt.run_id, name_prefix: "test.duration_ns", limit: 100 },
+            repeats,
+          ),
+          query_measurements_all: await toolLatency(session, "query_measurements", { run_id: receipt.run_id, limit: 1000 }, repeats),
+          analyze_failures: await toolLatency(session, "analyze_failures", { limit: 20 }, repeats),
+          summarize_evidence: await toolLatency(session, "summarize_evidence", { request: { run_ids: [receipt.run_id] } }, repeats),
+        };
+        return {
+          tests,
+          input_mb: mebibytes(input.bytes),
+          input_generated_ms: input.generated_ms,
+          extracted_counts: counts,
+          flameox_import: importFigures,
+          flameox_extract_pytest: extractFigures,
+          analysis_repeats: repeats,
+          analyses,
+        };
+      } finally {
+        await session.close();
+      }
+    },
+    benchOutput,
+  );
 }
 
 if (import.meta.main) console.log(JSON.stringify(await run(), null, 2));

@@ -2,13 +2,33 @@
  * What the tool adapters share: finding the workload's interpreter, running probes through the
  * broker, turning a probe into a typed refusal, and writing embedded collector files once.
  */
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { FlameoxError } from "../domain/errors.ts";
 import { runProcess } from "../exec/broker.ts";
 import { resolveExecutable } from "../exec/executable.ts";
-import type { CaptureCommand, CollectorContext, CollectorOutput, CollectorPlan, CommandRunner, ProbeContext, ProbeResult, PythonWorkloadInvocation } from "./capture-adapter.ts";
+import type {
+  CaptureCommand,
+  CollectorContext,
+  CollectorOutput,
+  CollectorPlan,
+  CommandRunner,
+  ProbeContext,
+  ProbeResult,
+  PythonWorkloadInvocation,
+} from "./capture-adapter.ts";
 
 export function isPythonExecutable(path: string): boolean {
   return /^python(\d+(\.\d+)?)?$/.test(basename(path));
@@ -68,7 +88,15 @@ export function probeRunner(): CommandRunner {
       const stdoutPath = join(scratch, "stdout");
       const stderrPath = join(scratch, "stderr");
       const result = await runProcess(
-        { argv, cwd: options.cwd ?? scratch, deadline: Date.now() + options.timeoutMs, stdoutPath, stderrPath, trustedEnvironment: options.env ?? {}, outputBudgetBytes: 4 * 1024 * 1024 },
+        {
+          argv,
+          cwd: options.cwd ?? scratch,
+          deadline: Date.now() + options.timeoutMs,
+          stdoutPath,
+          stderrPath,
+          trustedEnvironment: options.env ?? {},
+          outputBudgetBytes: 4 * 1024 * 1024,
+        },
         { sampling: false },
       );
       return { exitCode: result.exit_code, stdout: readFileSync(stdoutPath, "utf8"), stderr: readFileSync(stderrPath, "utf8") };
@@ -85,7 +113,8 @@ export function requireAvailable(adapter: string, result: ProbeResult): void {
     code: "CAPABILITY_UNAVAILABLE",
     message: `${adapter} is ${result.status.replaceAll("_", " ")} for this workload${result.details.python ? ` (interpreter ${String(result.details.python)})` : ""}.`,
     details: { adapter, status: result.status, next_tool: "list_capabilities", ...result.details },
-    remediation: result.remediation.length > 0 ? result.remediation : [`Install ${adapter} for the workload's interpreter, then plan again.`],
+    remediation:
+      result.remediation.length > 0 ? result.remediation : [`Install ${adapter} for the workload's interpreter, then plan again.`],
     nextTool: "list_capabilities",
     nextArguments: { mode: "active_refresh", adapter },
   });
@@ -113,18 +142,39 @@ export async function probePythonPackage(
     const result = await run([python, "-I", "-c", probe.script], { timeoutMs: probe.timeoutMs });
     const last = result.stdout.trim().split("\n").pop() ?? "";
     const found = result.exitCode === 0 ? probe.recognize(last) : null;
-    if (found) return { status: "available", version: found.version, remediation: [], limitations: found.limitations ?? [], details: found.details ?? { python } };
-    return { status: "unavailable", version: null, remediation: [`${probe.installAdvice}: ${install}`], limitations: [], details: { python, stderr: result.stderr.slice(-500) } };
+    if (found)
+      return {
+        status: "available",
+        version: found.version,
+        remediation: [],
+        limitations: found.limitations ?? [],
+        details: found.details ?? { python },
+      };
+    return {
+      status: "unavailable",
+      version: null,
+      remediation: [`${probe.installAdvice}: ${install}`],
+      limitations: [],
+      details: { python, stderr: result.stderr.slice(-500) },
+    };
   } catch (error) {
-    return { status: "unavailable", version: null, remediation: [`The interpreter ${python} could not be started (${String(error)}); then: ${install}`], limitations: [], details: { python } };
+    return {
+      status: "unavailable",
+      version: null,
+      remediation: [`The interpreter ${python} could not be started (${String(error)}); then: ${install}`],
+      limitations: [],
+      details: { python },
+    };
   }
 }
 
-export function noPython(adapter: string, requirement: string): ProbeResult {
+export function noPython(_adapter: string, requirement: string): ProbeResult {
   return {
     status: "unavailable",
     version: null,
-    remediation: [`No Python interpreter was found for the workload; declare the workload as \`python …\` and install ${requirement} into that interpreter.`],
+    remediation: [
+      `No Python interpreter was found for the workload; declare the workload as \`python …\` and install ${requirement} into that interpreter.`,
+    ],
     limitations: [],
     details: {},
   };
@@ -175,7 +225,11 @@ export function writeCollectorFiles(directory: string, files: Record<string, str
 export type OutputDescription = Omit<CollectorOutput, "file" | "mediaType"> & { extract: boolean };
 
 /** Turns a per-tool CaptureCommand into the plan the capture service runs. */
-export function collectorPlan(command: CaptureCommand, describe: (artifact: CaptureCommand["artifacts"][number]) => OutputDescription, expectedOverhead: string): CollectorPlan {
+export function collectorPlan(
+  command: CaptureCommand,
+  describe: (artifact: CaptureCommand["artifacts"][number]) => OutputDescription,
+  expectedOverhead: string,
+): CollectorPlan {
   return {
     argv: command.argv,
     trustedEnvironment: command.environment,

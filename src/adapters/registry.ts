@@ -65,7 +65,8 @@ export const adapterDescriptors: AdapterDescriptor[] = [
   },
   {
     name: "perf",
-    summary: "Samples native (and JIT-less interpreter) call stacks of any workload with linux perf record -g; symbolized with perf script.",
+    summary:
+      "Samples native (and JIT-less interpreter) call stacks of any workload with linux perf record -g; symbolized with perf script.",
     provisioning: "host",
     executable: "perf",
     versionArguments: ["--version"],
@@ -73,7 +74,10 @@ export const adapterDescriptors: AdapterDescriptor[] = [
     supportedFormats: ["perf_data"],
     supportedModes: ["trusted_local"],
     features: ["cpu_samples", "native_stacks", "kernel_stacks", "call_graph"],
-    limitations: ["Frame-pointer call graphs: code built without frame pointers shows short stacks.", "perf.data is host-specific: it is symbolized on the host that recorded it."],
+    limitations: [
+      "Frame-pointer call graphs: code built without frame pointers shows short stacks.",
+      "perf.data is host-specific: it is symbolized on the host that recorded it.",
+    ],
     permissions: ["perf_event_open"],
     needsActivePermissionProbe: true,
     installRemedy: "apt-get install linux-perf (Debian; `linux-tools-$(uname -r)` on Ubuntu), then call list_capabilities again.",
@@ -93,11 +97,18 @@ export const adapterDescriptors: AdapterDescriptor[] = [
     permissions: [],
     needsActivePermissionProbe: false,
     installRemedy: "<python> -m pip install pyperf==2.11.0 (into the workload's interpreter), then call list_capabilities again.",
-    options: { processes: "worker processes (1..10000, default 3)", values: "values per process (default 3)", warmups: "warm-ups per process (default 1)", loops: "loops per value (default: calibrated)", name: "benchmark name (default 'workload')" },
+    options: {
+      processes: "worker processes (1..10000, default 3)",
+      values: "values per process (default 3)",
+      warmups: "warm-ups per process (default 1)",
+      loops: "loops per value (default: calibrated)",
+      name: "benchmark name (default 'workload')",
+    },
   },
   {
     name: "pytest",
-    summary: "Runs a pytest suite (serial or pytest-xdist) with flameox's plugin: per-test phases and outcomes, fixtures, collection time, workers, crashed workers, time to first failure.",
+    summary:
+      "Runs a pytest suite (serial or pytest-xdist) with flameox's plugin: per-test phases and outcomes, fixtures, collection time, workers, crashed workers, time to first failure.",
     provisioning: "host",
     executable: null,
     versionArguments: [],
@@ -108,12 +119,14 @@ export const adapterDescriptors: AdapterDescriptor[] = [
     limitations: ["The workload must be `python -m pytest …` or `pytest …`.", "xdist hooks do not expose per-test queue latency."],
     permissions: [],
     needsActivePermissionProbe: false,
-    installRemedy: "<python> -m pip install pytest==9.2.0 pytest-xdist==3.8.0 (into the workload's interpreter), then call list_capabilities again.",
+    installRemedy:
+      "<python> -m pip install pytest==9.2.0 pytest-xdist==3.8.0 (into the workload's interpreter), then call list_capabilities again.",
     options: {},
   },
   {
     name: "coverage",
-    summary: "Runs a Python script or module under coverage.py in branch mode: executed lines and arcs per project file (optionally per test context).",
+    summary:
+      "Runs a Python script or module under coverage.py in branch mode: executed lines and arcs per project file (optionally per test context).",
     provisioning: "host",
     executable: null,
     versionArguments: [],
@@ -125,11 +138,15 @@ export const adapterDescriptors: AdapterDescriptor[] = [
     permissions: [],
     needsActivePermissionProbe: false,
     installRemedy: "<python> -m pip install coverage==7.17.5 (into the workload's interpreter), then call list_capabilities again.",
-    options: { context: "static context label for every line", dynamic_context: "'test_function' labels lines with the test that ran them" },
+    options: {
+      context: "static context label for every line",
+      dynamic_context: "'test_function' labels lines with the test that ran them",
+    },
   },
   {
     name: "memray",
-    summary: "Tracks every allocation of a Python script or module with memray: peak memory, allocations alive at the high-water mark by stack, leaked bytes.",
+    summary:
+      "Tracks every allocation of a Python script or module with memray: peak memory, allocations alive at the high-water mark by stack, leaked bytes.",
     provisioning: "host",
     executable: null,
     versionArguments: [],
@@ -145,7 +162,8 @@ export const adapterDescriptors: AdapterDescriptor[] = [
   },
   {
     name: "torch.profiler",
-    summary: "Profiles a PyTorch script or module with torch.profiler (operators, input shapes, memory events, CUDA kernels when available) into Chrome traces: the whole entrypoint, or (mode 'sdk') the workload's own flameox_torch.profile() with a schedule, one trace per cycle, phase() markers kept.",
+    summary:
+      "Profiles a PyTorch script or module with torch.profiler (operators, input shapes, memory events, CUDA kernels when available) into Chrome traces: the whole entrypoint, or (mode 'sdk') the workload's own flameox_torch.profile() with a schedule, one trace per cycle, phase() markers kept.",
     provisioning: "host",
     executable: null,
     versionArguments: [],
@@ -153,7 +171,10 @@ export const adapterDescriptors: AdapterDescriptor[] = [
     supportedFormats: ["chrome_trace"],
     supportedModes: ["trusted_local"],
     features: ["operators", "input_shapes", "memory_events", "cuda_kernels", "python_stacks"],
-    limitations: ["SDK mode needs the workload to `import flameox_torch` and open `flameox_torch.profile()` (calling step() per iteration); the launcher makes that module importable.", "Recording shapes, memory and stacks slows small operators a lot."],
+    limitations: [
+      "SDK mode needs the workload to `import flameox_torch` and open `flameox_torch.profile()` (calling step() per iteration); the launcher makes that module importable.",
+      "Recording shapes, memory and stacks slows small operators a lot.",
+    ],
     permissions: [],
     needsActivePermissionProbe: false,
     installRemedy: "<python> -m pip install torch==2.13.0 (into the workload's interpreter), then call list_capabilities again.",
@@ -165,7 +186,8 @@ export const adapterDescriptors: AdapterDescriptor[] = [
       with_stack: "boolean (default true)",
       with_flops: "boolean (default false)",
       with_modules: "boolean (default false)",
-      schedule: "sdk mode only, required there: {wait 0..10000 (1), warmup 0..10000 (1), active 1..10000 (1), repeat 1..100 (1), skip_first 0..10000 (0)} integers; repeat = cycles = trace files",
+      schedule:
+        "sdk mode only, required there: {wait 0..10000 (1), warmup 0..10000 (1), active 1..10000 (1), repeat 1..100 (1), skip_first 0..10000 (0)} integers; repeat = cycles = trace files",
     },
   },
   {

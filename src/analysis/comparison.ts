@@ -67,7 +67,10 @@ function short(value: string | null): string {
 }
 
 /** Applies the rule above to the eligible (included, succeeded) members of each side. */
-export function compatibilityMismatches(sides: { baseline: MemberFacts[]; candidate: MemberFacts[] }, failed: { baseline: number; candidate: number }): Mismatch[] {
+export function compatibilityMismatches(
+  sides: { baseline: MemberFacts[]; candidate: MemberFacts[] },
+  failed: { baseline: number; candidate: number },
+): Mismatch[] {
   const mismatches: Mismatch[] = [];
   const eligible = {
     baseline: sides.baseline.filter((member) => member.included && !isFailedOutcome(member.outcome)),
@@ -76,17 +79,28 @@ export function compatibilityMismatches(sides: { baseline: MemberFacts[]; candid
   const all = [...eligible.baseline, ...eligible.candidate];
   const definitions = distinct(all.map((member) => member.workload_definition_id));
   if (definitions.length > 1) {
-    const baselineIds = distinct(eligible.baseline.map((member) => member.workload_definition_id)).map(short).join(", ");
-    const candidateIds = distinct(eligible.candidate.map((member) => member.workload_definition_id)).map(short).join(", ");
+    const baselineIds = distinct(eligible.baseline.map((member) => member.workload_definition_id))
+      .map(short)
+      .join(", ");
+    const candidateIds = distinct(eligible.candidate.map((member) => member.workload_definition_id))
+      .map(short)
+      .join(", ");
     mismatches.push({
       code: "workload_definition_mismatch",
       severity: "invalidating",
       message: `The runs measured different workload definitions (baseline ${baselineIds}; candidate ${candidateIds}): a ratio of two different programs' costs says nothing about a change. Compare runs of one workload definition.`,
     });
   }
-  const environments = { baseline: distinct(eligible.baseline.map((member) => member.environment_id)), candidate: distinct(eligible.candidate.map((member) => member.environment_id)) };
+  const environments = {
+    baseline: distinct(eligible.baseline.map((member) => member.environment_id)),
+    candidate: distinct(eligible.candidate.map((member) => member.environment_id)),
+  };
   if (all.some((member) => member.environment_id === null)) {
-    mismatches.push({ code: "environment_unknown", severity: "exploratory", message: "Some runs have no environment identity, so a machine or interpreter difference cannot be ruled out." });
+    mismatches.push({
+      code: "environment_unknown",
+      severity: "exploratory",
+      message: "Some runs have no environment identity, so a machine or interpreter difference cannot be ruled out.",
+    });
   }
   const knownBaseline = environments.baseline.filter((id) => id !== null);
   const knownCandidate = environments.candidate.filter((id) => id !== null);
@@ -97,7 +111,11 @@ export function compatibilityMismatches(sides: { baseline: MemberFacts[]; candid
       message: `Baseline and candidate ran in different environments (${knownBaseline.map(short).join(", ")} vs ${knownCandidate.map(short).join(", ")}): the difference could be the machine or interpreter, not the change.`,
     });
   } else if (knownBaseline.length > 1 || knownCandidate.length > 1) {
-    mismatches.push({ code: "environment_varies_within_side", severity: "exploratory", message: "A side's runs come from more than one environment identity." });
+    mismatches.push({
+      code: "environment_varies_within_side",
+      severity: "exploratory",
+      message: "A side's runs come from more than one environment identity.",
+    });
   }
   for (const side of ["baseline", "candidate"] as const) {
     const sources = distinct(eligible[side].map((member) => member.source_state_id));
@@ -118,7 +136,9 @@ export function compatibilityMismatches(sides: { baseline: MemberFacts[]; candid
     mismatches.push({
       code: "collector_mismatch",
       severity: "invalidating",
-      message: `The runs were collected with different adapters or adapter options (${distinct(all.map((member) => member.adapter)).map((adapter) => adapter ?? "(import)").join(", ")}): collector overhead differs, so their costs are not comparable.`,
+      message: `The runs were collected with different adapters or adapter options (${distinct(all.map((member) => member.adapter))
+        .map((adapter) => adapter ?? "(import)")
+        .join(", ")}): collector overhead differs, so their costs are not comparable.`,
     });
   }
   const failedValidation = all.filter((member) => member.validation_status === "failed");
@@ -126,12 +146,19 @@ export function compatibilityMismatches(sides: { baseline: MemberFacts[]; candid
     mismatches.push({
       code: "failed_validation",
       severity: "invalidating",
-      message: `${failedValidation.length} included run(s) failed validation (${failedValidation.slice(0, 5).map((member) => member.run_id).join(", ")}): their output was wrong, so their cost is not a measurement of the same work.`,
+      message: `${failedValidation.length} included run(s) failed validation (${failedValidation
+        .slice(0, 5)
+        .map((member) => member.run_id)
+        .join(", ")}): their output was wrong, so their cost is not a measurement of the same work.`,
     });
   }
   const incomplete = all.filter((member) => member.validation_status === "inconclusive" || member.validation_status === "unsupported");
   if (incomplete.length > 0) {
-    mismatches.push({ code: "validation_incomplete", severity: "exploratory", message: `${incomplete.length} included run(s) have an inconclusive or unsupported oracle result.` });
+    mismatches.push({
+      code: "validation_incomplete",
+      severity: "exploratory",
+      message: `${incomplete.length} included run(s) have an inconclusive or unsupported oracle result.`,
+    });
   }
   const differing = differingObservations(eligible.baseline, eligible.candidate);
   if (differing.length > 0) {

@@ -33,7 +33,8 @@ export type DifferentialHotspots = {
   lost: DifferentialHotspot[];
 };
 
-const functionIdentity = "'fn_' || substr(sha256(coalesce(language, '') || chr(0) || coalesce(function, '') || chr(0) || coalesce(file, '')), 1, 24)";
+const functionIdentity =
+  "'fn_' || substr(sha256(coalesce(language, '') || chr(0) || coalesce(function, '') || chr(0) || coalesce(file, '')), 1, 24)";
 
 function list(runIds: readonly string[]): string {
   return runIds.length === 0 ? "NULL" : runIds.map(sqlString).join(", ");
@@ -47,8 +48,14 @@ const timeUnits = ["ns", "samples"];
  * interval), so a collapsed-stacks import (samples) lines up with a speedscope one (ns). Bytes are a
  * different measure and are compared only when neither side has time.
  */
-export async function stackUnitsPerRun(evidence: EvidenceQuery, baseline: readonly string[], candidate: readonly string[]): Promise<{ measure: "time" | "bytes"; units: Map<string, string> } | null> {
-  const rows = await evidence.rows<{ run_id: string; unit: string }>(`SELECT DISTINCT run_id, unit FROM stacks WHERE len(frame_keys) > 0 AND run_id IN (${list([...baseline, ...candidate])})`);
+export async function stackUnitsPerRun(
+  evidence: EvidenceQuery,
+  baseline: readonly string[],
+  candidate: readonly string[],
+): Promise<{ measure: "time" | "bytes"; units: Map<string, string> } | null> {
+  const rows = await evidence.rows<{ run_id: string; unit: string }>(
+    `SELECT DISTINCT run_id, unit FROM stacks WHERE len(frame_keys) > 0 AND run_id IN (${list([...baseline, ...candidate])})`,
+  );
   const unitsByRun = new Map<string, Set<string>>();
   for (const row of rows) {
     const units = unitsByRun.get(row.run_id) ?? new Set<string>();
@@ -78,9 +85,15 @@ export async function stackUnitOf(evidence: EvidenceQuery, runIds: readonly stri
   return null;
 }
 
-export async function differentialHotspots(evidence: EvidenceQuery, baseline: readonly string[], candidate: readonly string[], limit: number): Promise<DifferentialHotspots> {
+export async function differentialHotspots(
+  evidence: EvidenceQuery,
+  baseline: readonly string[],
+  candidate: readonly string[],
+  limit: number,
+): Promise<DifferentialHotspots> {
   const chosen = await stackUnitsPerRun(evidence, baseline, candidate);
-  if (chosen === null) return { unit: null, baseline_runs_with_stacks: 0, candidate_runs_with_stacks: 0, functions_compared: 0, gained: [], lost: [] };
+  if (chosen === null)
+    return { unit: null, baseline_runs_with_stacks: 0, candidate_runs_with_stacks: 0, functions_compared: 0, gained: [], lost: [] };
   const distinctUnits = [...new Set(chosen.units.values())].sort();
   const unit = distinctUnits.length === 1 ? distinctUnits[0]! : `time (${distinctUnits.join(", ")})`;
   const runUnits = [...chosen.units].map(([runId, runUnit]) => `(${sqlString(runId)}, ${sqlString(runUnit)})`).join(", ");
@@ -141,9 +154,17 @@ export async function differentialHotspots(evidence: EvidenceQuery, baseline: re
     };
   });
   const byChange = (left: DifferentialHotspot, right: DifferentialHotspot) =>
-    Math.abs(right.self_share_change) - Math.abs(left.self_share_change) || Math.abs(right.total_share_change) - Math.abs(left.total_share_change) || (left.frame_id < right.frame_id ? -1 : 1);
-  const gained = entries.filter((entry) => entry.self_share_change > 0 || (entry.self_share_change === 0 && entry.total_share_change > 0)).sort(byChange).slice(0, limit);
-  const lost = entries.filter((entry) => entry.self_share_change < 0 || (entry.self_share_change === 0 && entry.total_share_change < 0)).sort(byChange).slice(0, limit);
+    Math.abs(right.self_share_change) - Math.abs(left.self_share_change) ||
+    Math.abs(right.total_share_change) - Math.abs(left.total_share_change) ||
+    (left.frame_id < right.frame_id ? -1 : 1);
+  const gained = entries
+    .filter((entry) => entry.self_share_change > 0 || (entry.self_share_change === 0 && entry.total_share_change > 0))
+    .sort(byChange)
+    .slice(0, limit);
+  const lost = entries
+    .filter((entry) => entry.self_share_change < 0 || (entry.self_share_change === 0 && entry.total_share_change < 0))
+    .sort(byChange)
+    .slice(0, limit);
   const first = rows[0];
   return {
     unit,
@@ -156,7 +177,11 @@ export async function differentialHotspots(evidence: EvidenceQuery, baseline: re
 }
 
 /** Per run and function: self weight and the run's total, for scaling's growth ranking. */
-export async function selfWeightsPerRun(evidence: EvidenceQuery, runIds: readonly string[], unit: string): Promise<{ run_id: string; frame_id: string; function: string; file: string | null; self_weight: number; total_weight: number }[]> {
+export async function selfWeightsPerRun(
+  evidence: EvidenceQuery,
+  runIds: readonly string[],
+  unit: string,
+): Promise<{ run_id: string; frame_id: string; function: string; file: string | null; self_weight: number; total_weight: number }[]> {
   const rows = await evidence.rows<Record<string, unknown>>(`
     WITH fmap AS (SELECT frame_key, ${functionIdentity} AS frame_id, any_value(function) AS function, any_value(file) AS file FROM frames GROUP BY frame_key, frame_id),
     s AS (SELECT run_id, frame_keys, weight FROM stacks WHERE unit = ${sqlString(unit)} AND len(frame_keys) > 0 AND run_id IN (${list(runIds)})),

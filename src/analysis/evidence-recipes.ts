@@ -13,7 +13,14 @@ export function keysetAfter(columns: string[], values: (string | number)[]): str
 
 // ---------------------------------------------------------------- memory
 
-export type MemoryMeasurement = { name: string; value: number; unit: string; aggregation: string | null; run_id: string; artifact_id: string };
+export type MemoryMeasurement = {
+  name: string;
+  value: number;
+  unit: string;
+  aggregation: string | null;
+  run_id: string;
+  artifact_id: string;
+};
 
 export async function memoryMeasurements(evidence: EvidenceQuery): Promise<MemoryMeasurement[]> {
   const rows = await evidence.rows<Record<string, unknown>>(
@@ -21,7 +28,14 @@ export async function memoryMeasurements(evidence: EvidenceQuery): Promise<Memor
      WHERE NOT is_warmup AND (name LIKE 'memory.%' OR name LIKE '%rss_bytes' OR name LIKE '%max_rss')
      ORDER BY name, run_id, artifact_id, value DESC`,
   );
-  return rows.map((row) => ({ name: String(row.name), value: toNumber(row.value), unit: String(row.unit), aggregation: (row.aggregation as string | null) ?? null, run_id: String(row.run_id), artifact_id: String(row.artifact_id) }));
+  return rows.map((row) => ({
+    name: String(row.name),
+    value: toNumber(row.value),
+    unit: String(row.unit),
+    aggregation: (row.aggregation as string | null) ?? null,
+    run_id: String(row.run_id),
+    artifact_id: String(row.artifact_id),
+  }));
 }
 
 // ---------------------------------------------------------------- execution (coverage)
@@ -50,16 +64,40 @@ export async function coverageByFile(evidence: EvidenceQuery): Promise<FileCover
 export type TraceCategoryCount = { category: string | null; events: number };
 
 export async function traceCategories(evidence: EvidenceQuery): Promise<TraceCategoryCount[]> {
-  const rows = await evidence.rows<Record<string, unknown>>("SELECT category, count(*) AS events FROM trace_events GROUP BY category ORDER BY events DESC");
+  const rows = await evidence.rows<Record<string, unknown>>(
+    "SELECT category, count(*) AS events FROM trace_events GROUP BY category ORDER BY events DESC",
+  );
   return rows.map((row) => ({ category: (row.category as string | null) ?? null, events: toNumber(row.events) }));
 }
 
-export const torchCategories = ["cpu_op", "python_function", "user_annotation", "cpu_instant_event", "kernel", "cuda_runtime", "gpu_memcpy", "gpu_memset", "ac2g", "cuda_driver"];
+export const torchCategories = [
+  "cpu_op",
+  "python_function",
+  "user_annotation",
+  "cpu_instant_event",
+  "kernel",
+  "cuda_runtime",
+  "gpu_memcpy",
+  "gpu_memset",
+  "ac2g",
+  "cuda_driver",
+];
 
-export type TorchOperator = { rank: number; name: string; calls: number; self_ns: number; total_ns: number; self_share: number; shapes: string[] };
+export type TorchOperator = {
+  rank: number;
+  name: string;
+  calls: number;
+  self_ns: number;
+  total_ns: number;
+  self_share: number;
+  shapes: string[];
+};
 
 /** Self time = duration minus the durations of direct children in the same run and artifact. */
-export async function torchOperators(evidence: EvidenceQuery, options: { orderBy: "self" | "total"; offset: number; limit: number }): Promise<{ operators: TorchOperator[]; total: number; selfTotal: number }> {
+export async function torchOperators(
+  evidence: EvidenceQuery,
+  options: { orderBy: "self" | "total"; offset: number; limit: number },
+): Promise<{ operators: TorchOperator[]; total: number; selfTotal: number }> {
   const order = options.orderBy === "self" ? "self_ns DESC, total_ns DESC" : "total_ns DESC, self_ns DESC";
   const rows = await evidence.rows<Record<string, unknown>>(
     `WITH child AS (
@@ -95,7 +133,14 @@ export async function torchOperators(evidence: EvidenceQuery, options: { orderBy
   };
 }
 
-export type TorchAllocations = { memory_events: number; allocation_count: number; allocated_bytes: number; freed_bytes: number; peak_total_allocated_bytes: number | null; by_device: { device: string; allocated_bytes: number; allocation_count: number }[] };
+export type TorchAllocations = {
+  memory_events: number;
+  allocation_count: number;
+  allocated_bytes: number;
+  freed_bytes: number;
+  peak_total_allocated_bytes: number | null;
+  by_device: { device: string; allocated_bytes: number; allocation_count: number }[];
+};
 
 export async function torchAllocations(evidence: EvidenceQuery): Promise<TorchAllocations> {
   const rows = await evidence.rows<Record<string, unknown>>(
@@ -116,7 +161,11 @@ export async function torchAllocations(evidence: EvidenceQuery): Promise<TorchAl
     allocated_bytes: rows.reduce((sum, row) => sum + toNumber(row.allocated), 0),
     freed_bytes: rows.reduce((sum, row) => sum + toNumber(row.freed), 0),
     peak_total_allocated_bytes: peaks.length > 0 ? Math.max(...peaks) : null,
-    by_device: rows.map((row) => ({ device: String(row.device), allocated_bytes: toNumber(row.allocated), allocation_count: toNumber(row.allocations) })),
+    by_device: rows.map((row) => ({
+      device: String(row.device),
+      allocated_bytes: toNumber(row.allocated),
+      allocation_count: toNumber(row.allocations),
+    })),
   };
 }
 
@@ -137,8 +186,22 @@ export async function torchTimeSplit(evidence: EvidenceQuery, cpuSelfNs: number)
 
 // ---------------------------------------------------------------- accelerator launches
 
-export type LaunchRegion = { kind: "runtime_launch" | "graph_launch" | "kernel" | "memory_copy"; name: string; count: number; total_ns: number };
-export type StreamIdle = { device: string | null; stream: string | null; kernels: number; busy_ns: number; span_ns: number; idle_ns: number; max_gap_ns: number; gaps: number };
+export type LaunchRegion = {
+  kind: "runtime_launch" | "graph_launch" | "kernel" | "memory_copy";
+  name: string;
+  count: number;
+  total_ns: number;
+};
+export type StreamIdle = {
+  device: string | null;
+  stream: string | null;
+  kernels: number;
+  busy_ns: number;
+  span_ns: number;
+  idle_ns: number;
+  max_gap_ns: number;
+  gaps: number;
+};
 export type AcceleratorSummary = {
   runtime_launches: number;
   graph_launches: number;
@@ -157,7 +220,10 @@ function phaseFilter(phase: string | null): string {
   return `EXISTS (SELECT 1 FROM trace_events w WHERE w.name IN (${names}) AND w.run_id = t.run_id AND w.artifact_id = t.artifact_id AND t.ts_ns >= w.ts_ns AND t.ts_ns <= w.ts_ns + coalesce(w.dur_ns, 0))`;
 }
 
-export async function launchRegions(evidence: EvidenceQuery, options: { phase: string | null; offset: number; limit: number }): Promise<{ regions: LaunchRegion[]; total: number }> {
+export async function launchRegions(
+  evidence: EvidenceQuery,
+  options: { phase: string | null; offset: number; limit: number },
+): Promise<{ regions: LaunchRegion[]; total: number }> {
   const rows = await evidence.rows<Record<string, unknown>>(
     `WITH t AS (SELECT * FROM trace_events),
      classified AS (
@@ -175,7 +241,12 @@ export async function launchRegions(evidence: EvidenceQuery, options: { phase: s
   );
   return {
     total: rows.length > 0 ? toNumber(rows[0]!.row_total) : 0,
-    regions: rows.map((row) => ({ kind: row.kind as LaunchRegion["kind"], name: String(row.name), count: toNumber(row.count), total_ns: toNumber(row.total_ns) })),
+    regions: rows.map((row) => ({
+      kind: row.kind as LaunchRegion["kind"],
+      name: String(row.name),
+      count: toNumber(row.count),
+      total_ns: toNumber(row.total_ns),
+    })),
   };
 }
 
@@ -231,11 +302,18 @@ export type TraceWindowEvent = TraceEventRow & { run_id: string; artifact_id: st
 export type TraceWindowKey = { ts_ns: number; event_id: number; run_id: string };
 
 /** Events overlapping [start, end), ordered by (ts_ns, event_id, run_id); keyset after `after`. */
-export async function traceWindow(evidence: EvidenceQuery, window: { startNs: number; endNs: number; after: TraceWindowKey | null; limit: number }): Promise<{ events: TraceWindowEvent[]; total: number }> {
+export async function traceWindow(
+  evidence: EvidenceQuery,
+  window: { startNs: number; endNs: number; after: TraceWindowKey | null; limit: number },
+): Promise<{ events: TraceWindowEvent[]; total: number }> {
   const overlap = `ts_ns < ${Math.trunc(window.endNs)} AND ts_ns + coalesce(dur_ns, 0) >= ${Math.trunc(window.startNs)}`;
   const totalRows = await evidence.rows<{ total: unknown }>(`SELECT count(*) AS total FROM trace_events WHERE ${overlap}`);
-  const after = window.after ? ` AND ${keysetAfter(["ts_ns", "event_id", "run_id"], [window.after.ts_ns, window.after.event_id, window.after.run_id])}` : "";
-  const rows = await evidence.rows<Record<string, unknown>>(`SELECT * FROM trace_events WHERE ${overlap}${after} ORDER BY ts_ns, event_id, run_id LIMIT ${window.limit}`);
+  const after = window.after
+    ? ` AND ${keysetAfter(["ts_ns", "event_id", "run_id"], [window.after.ts_ns, window.after.event_id, window.after.run_id])}`
+    : "";
+  const rows = await evidence.rows<Record<string, unknown>>(
+    `SELECT * FROM trace_events WHERE ${overlap}${after} ORDER BY ts_ns, event_id, run_id LIMIT ${window.limit}`,
+  );
   return {
     total: toNumber(totalRows[0]?.total),
     events: rows.map((row) => ({ run_id: String(row.run_id), artifact_id: String(row.artifact_id), ...traceEventFromRow(row) })),
@@ -259,7 +337,18 @@ export type MeasurementRecord = {
   dimensions: Record<string, unknown> | null;
 };
 
-const measurementKey = ["run_id", "artifact_id", "name", "coalesce(run_index, -1)", "coalesce(value_index, -1)", "is_warmup::INTEGER", "coalesce(phase, '')", "coalesce(worker, '')", "coalesce(dimensions, '')", "value"];
+const measurementKey = [
+  "run_id",
+  "artifact_id",
+  "name",
+  "coalesce(run_index, -1)",
+  "coalesce(value_index, -1)",
+  "is_warmup::INTEGER",
+  "coalesce(phase, '')",
+  "coalesce(worker, '')",
+  "coalesce(dimensions, '')",
+  "value",
+];
 export type MeasurementKey = (string | number)[];
 
 export async function queryMeasurementRows(
@@ -279,10 +368,12 @@ export async function queryMeasurementRows(
   const last = rows[rows.length - 1];
   return {
     total: toNumber(totalRows[0]?.total),
-    lastKey: last ? measurementKey.map((_, index) => {
-      const value = last[`k${index}`];
-      return typeof value === "string" ? value : toNumber(value);
-    }) : null,
+    lastKey: last
+      ? measurementKey.map((_, index) => {
+          const value = last[`k${index}`];
+          return typeof value === "string" ? value : toNumber(value);
+        })
+      : null,
     rows: rows.map((row) => {
       let dimensions: Record<string, unknown> | null = null;
       if (typeof row.dimensions === "string") {
@@ -323,7 +414,12 @@ export async function failedTests(evidence: EvidenceQuery): Promise<TestFailure[
   const crashed = await evidence.rows<Record<string, unknown>>(
     `SELECT run_id, context, json_extract_string(value, '$.error') AS error, json_extract(value, '$.nodeids') AS nodeids FROM observations WHERE kind = 'annotation' AND name = 'pytest.worker_crashed'`,
   );
-  const failures: TestFailure[] = rows.map((row) => ({ run_id: String(row.run_id), nodeid: String(row.name), outcome: String(row.outcome), message: (row.message as string | null) ?? null }));
+  const failures: TestFailure[] = rows.map((row) => ({
+    run_id: String(row.run_id),
+    nodeid: String(row.name),
+    outcome: String(row.outcome),
+    message: (row.message as string | null) ?? null,
+  }));
   for (const row of crashed) {
     let nodeids: string[] = [];
     try {
@@ -333,7 +429,12 @@ export async function failedTests(evidence: EvidenceQuery): Promise<TestFailure[
     }
     for (const nodeid of nodeids.length > 0 ? nodeids : [`<worker ${String(row.context)}>`]) {
       if (failures.some((failure) => failure.run_id === row.run_id && failure.nodeid === nodeid)) continue;
-      failures.push({ run_id: String(row.run_id), nodeid, outcome: "crashed", message: `worker ${String(row.context)} crashed${row.error ? `: ${String(row.error)}` : ""}` });
+      failures.push({
+        run_id: String(row.run_id),
+        nodeid,
+        outcome: "crashed",
+        message: `worker ${String(row.context)} crashed${row.error ? `: ${String(row.error)}` : ""}`,
+      });
     }
   }
   return failures;

@@ -105,7 +105,11 @@ function totalsByLookupMap(threadColumn: string): string {
 
 export type HotspotPage = { hotspots: Hotspot[]; total: number; total_weight: number; hidden_self_share: number };
 
-export async function queryHotspots(evidence: EvidenceQuery, query: HotspotQuery & { unit: StackUnit }, page: { offset: number; limit: number }): Promise<HotspotPage> {
+export async function queryHotspots(
+  evidence: EvidenceQuery,
+  query: HotspotQuery & { unit: StackUnit },
+  page: { offset: number; limit: number },
+): Promise<HotspotPage> {
   const threadColumn = query.perThread ? "thread" : "NULL";
   const stackRows = toNumber((await evidence.rows<{ rows: unknown }>(`SELECT count(*) AS rows FROM (${stacksSql(query)})`))[0]?.rows);
   const sql = `
@@ -126,7 +130,12 @@ export async function queryHotspots(evidence: EvidenceQuery, query: HotspotQuery
     ORDER BY ${query.orderBy === "self" ? "self_weight" : "total_weight"} DESC, ${query.orderBy === "self" ? "total_weight" : "self_weight"} DESC, frame_id, thread
     LIMIT ${page.limit} OFFSET ${page.offset}`;
   const rows = await evidence.rows<Record<string, unknown>>(sql);
-  const grand = rows.length > 0 ? toNumber(rows[0]!.grand_total) : toNumber((await evidence.rows<{ total: unknown }>(`SELECT coalesce(sum(weight), 0) AS total FROM (${stacksSql(query)})`))[0]?.total);
+  const grand =
+    rows.length > 0
+      ? toNumber(rows[0]!.grand_total)
+      : toNumber(
+          (await evidence.rows<{ total: unknown }>(`SELECT coalesce(sum(weight), 0) AS total FROM (${stacksSql(query)})`))[0]?.total,
+        );
   const total = rows.length > 0 ? toNumber(rows[0]!.row_total) : 0;
   const lastRunning = rows.length > 0 ? toNumber(rows[rows.length - 1]!.running_self) : 0;
   const hotspots = rows.map((row, index) => ({
@@ -154,7 +163,14 @@ export type CallEdge = {
   stack_count: number;
 };
 
-export type FrameIdentity = { frame_id: string; function: string; file: string | null; line: number | null; module: string | null; language: string };
+export type FrameIdentity = {
+  frame_id: string;
+  function: string;
+  file: string | null;
+  line: number | null;
+  module: string | null;
+  language: string;
+};
 
 /** A frame's identity from a query row; hotspot rows and resolved frames describe frames the same way. */
 function frameIdentityOf(row: Record<string, unknown>): FrameIdentity {
@@ -168,7 +184,10 @@ function frameIdentityOf(row: Record<string, unknown>): FrameIdentity {
   };
 }
 
-export async function resolveFrame(evidence: EvidenceQuery, frameId: string): Promise<{ groupBy: HotspotGrouping; identity: FrameIdentity } | null> {
+export async function resolveFrame(
+  evidence: EvidenceQuery,
+  frameId: string,
+): Promise<{ groupBy: HotspotGrouping; identity: FrameIdentity } | null> {
   const groupBy: HotspotGrouping = frameId.startsWith("fn_") ? "function" : "line";
   const rows = await evidence.rows<Record<string, unknown>>(
     `SELECT frame_id, any_value(function) AS function, any_value(file) AS file, min(line) AS line, any_value(module) AS module, any_value(language) AS language
@@ -226,7 +245,13 @@ export async function queryCallEdges(
   };
 }
 
-export type StackExample = { weight: number; share: number; thread: string | null; frames: { frame_id: string; function: string; file: string | null; line: number | null }[]; truncated_frames: number };
+export type StackExample = {
+  weight: number;
+  share: number;
+  thread: string | null;
+  frames: { frame_id: string; function: string; file: string | null; line: number | null }[];
+  truncated_frames: number;
+};
 
 /** The heaviest distinct stacks through a frame, root first, each bounded to 64 frames nearest the leaf. */
 export async function queryStackExamples(
@@ -246,14 +271,27 @@ export async function queryStackExamples(
     SELECT frame_keys, thread, weight, (SELECT total FROM grand) AS grand_total, count(*) OVER () AS row_total
     FROM grouped ORDER BY weight DESC, thread NULLS FIRST, array_to_string(frame_keys, ',')
     LIMIT ${page.limit} OFFSET ${page.offset}`;
-  const rows = await evidence.rows<{ frame_keys: string[]; thread: string | null; weight: unknown; grand_total: unknown; row_total: unknown }>(sql);
+  const rows = await evidence.rows<{
+    frame_keys: string[];
+    thread: string | null;
+    weight: unknown;
+    grand_total: unknown;
+    row_total: unknown;
+  }>(sql);
   const keys = new Set<string>();
   for (const row of rows) for (const key of row.frame_keys.slice(-64)) keys.add(key);
   const identities = new Map<string, { frame_id: string; function: string; file: string | null; line: number | null }>();
   if (keys.size > 0) {
     const list = [...keys].map(sqlString).join(", ");
-    for (const row of await evidence.rows<Record<string, unknown>>(`SELECT frame_key, frame_id, function, file, line FROM (${frameMapSql(request.groupBy)}) WHERE frame_key IN (${list})`)) {
-      identities.set(String(row.frame_key), { frame_id: String(row.frame_id), function: String(row.function ?? "<unknown>"), file: (row.file as string | null) ?? null, line: toNullableNumber(row.line) });
+    for (const row of await evidence.rows<Record<string, unknown>>(
+      `SELECT frame_key, frame_id, function, file, line FROM (${frameMapSql(request.groupBy)}) WHERE frame_key IN (${list})`,
+    )) {
+      identities.set(String(row.frame_key), {
+        frame_id: String(row.frame_id),
+        function: String(row.function ?? "<unknown>"),
+        file: (row.file as string | null) ?? null,
+        line: toNullableNumber(row.line),
+      });
     }
   }
   return {

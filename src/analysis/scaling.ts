@@ -31,8 +31,20 @@ export function scalingSeries(observations: readonly CostObservation[], confiden
       for (const observation of list) bySize.set(observation.size, [...(bySize.get(observation.size) ?? []), observation.cost]);
       const points = [...bySize.entries()]
         .sort(([left], [right]) => left - right)
-        .map(([size, costs]) => ({ size, runs: costs.length, median_cost: median(costs), mad_cost: costs.length > 1 ? medianAbsoluteDeviation(costs) : 0 }));
-      return { series, points, fit: analyzeScaling(list.map((observation) => ({ size: observation.size, cost: observation.cost })), { confidence_level: confidenceLevel }) };
+        .map(([size, costs]) => ({
+          size,
+          runs: costs.length,
+          median_cost: median(costs),
+          mad_cost: costs.length > 1 ? medianAbsoluteDeviation(costs) : 0,
+        }));
+      return {
+        series,
+        points,
+        fit: analyzeScaling(
+          list.map((observation) => ({ size: observation.size, cost: observation.cost })),
+          { confidence_level: confidenceLevel },
+        ),
+      };
     });
 }
 
@@ -45,14 +57,23 @@ export type HotspotGrowth = GrowthRanking & { function: string; file: string | n
  * (fewer cannot be fitted); at most `candidates` of the heaviest functions are fitted so the cost stays
  * bounded. A run where a function has no samples counts as 0 for it, and 0 is left out of the log-log fit.
  */
-export function hotspotGrowth(weights: readonly FunctionWeight[], runSizes: ReadonlyMap<string, number>, options: { candidates?: number; limit?: number } = {}): HotspotGrowth[] {
+export function hotspotGrowth(
+  weights: readonly FunctionWeight[],
+  runSizes: ReadonlyMap<string, number>,
+  options: { candidates?: number; limit?: number } = {},
+): HotspotGrowth[] {
   const runsPerSize = new Map<number, number>();
   for (const size of runSizes.values()) runsPerSize.set(size, (runsPerSize.get(size) ?? 0) + 1);
   const byFunction = new Map<string, { function: string; file: string | null; total: number; bySize: Map<number, number> }>();
   for (const weight of weights) {
     const size = runSizes.get(weight.run_id);
     if (size === undefined) continue;
-    const entry = byFunction.get(weight.frame_id) ?? { function: weight.function, file: weight.file, total: 0, bySize: new Map<number, number>() };
+    const entry = byFunction.get(weight.frame_id) ?? {
+      function: weight.function,
+      file: weight.file,
+      total: 0,
+      bySize: new Map<number, number>(),
+    };
     entry.total += weight.self_weight;
     entry.bySize.set(size, (entry.bySize.get(size) ?? 0) + weight.self_weight);
     byFunction.set(weight.frame_id, entry);
@@ -70,6 +91,12 @@ export function hotspotGrowth(weights: readonly FunctionWeight[], runSizes: Read
   return ranking.slice(0, options.limit ?? 10).map((rank) => {
     const entry = lookup.get(rank.key)!;
     const largest = Math.max(...entry.bySize.keys());
-    return { ...rank, function: entry.function, file: entry.file, sizes: entry.bySize.size, largest_size_weight: (entry.bySize.get(largest) ?? 0) / (runsPerSize.get(largest) ?? 1) };
+    return {
+      ...rank,
+      function: entry.function,
+      file: entry.file,
+      sizes: entry.bySize.size,
+      largest_size_weight: (entry.bySize.get(largest) ?? 0) / (runsPerSize.get(largest) ?? 1),
+    };
   });
 }

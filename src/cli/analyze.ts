@@ -89,7 +89,12 @@ export const stacksCommand = defineCommand({
       args: drillArguments,
       async run({ args }) {
         const result = await cliServices().analysis.callEdges(drillRequest(args), "callers");
-        emit(cliOptions(), result, () => renderTable(result.edges.map((edge) => ({ share: percent(edge.share_of_frame), function: edge.function, frame_id: edge.frame_id })), ["share", "function", "frame_id"]));
+        emit(cliOptions(), result, () =>
+          renderTable(
+            result.edges.map((edge) => ({ share: percent(edge.share_of_frame), function: edge.function, frame_id: edge.frame_id })),
+            ["share", "function", "frame_id"],
+          ),
+        );
       },
     }),
     callees: defineCommand({
@@ -97,7 +102,12 @@ export const stacksCommand = defineCommand({
       args: drillArguments,
       async run({ args }) {
         const result = await cliServices().analysis.callEdges(drillRequest(args), "callees");
-        emit(cliOptions(), result, () => renderTable(result.edges.map((edge) => ({ share: percent(edge.share_of_frame), function: edge.function, frame_id: edge.frame_id })), ["share", "function", "frame_id"]));
+        emit(cliOptions(), result, () =>
+          renderTable(
+            result.edges.map((edge) => ({ share: percent(edge.share_of_frame), function: edge.function, frame_id: edge.frame_id })),
+            ["share", "function", "frame_id"],
+          ),
+        );
       },
     }),
     examples: defineCommand({
@@ -106,7 +116,12 @@ export const stacksCommand = defineCommand({
       async run({ args }) {
         const result = await cliServices().analysis.stackExamples(drillRequest(args));
         emit(cliOptions(), result, () =>
-          result.examples.map((example) => `${percent(example.share)}${example.thread ? ` [${example.thread}]` : ""}\n${example.frames.map((frame) => `    ${frame.function}`).join("\n")}`).join("\n\n"),
+          result.examples
+            .map(
+              (example) =>
+                `${percent(example.share)}${example.thread ? ` [${example.thread}]` : ""}\n${example.frames.map((frame) => `    ${frame.function}`).join("\n")}`,
+            )
+            .join("\n\n"),
         );
       },
     }),

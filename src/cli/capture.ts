@@ -62,7 +62,15 @@ export async function planAndRun(request: PlanCaptureRequest): Promise<void> {
       },
     });
     emit(options, { plan, receipt }, () =>
-      renderKeyValues(receipt, ["run_id", "execution_status", "capture_status", "validation_status", "exit_code", "artifact_ids", "evidence_tables"]),
+      renderKeyValues(receipt, [
+        "run_id",
+        "execution_status",
+        "capture_status",
+        "validation_status",
+        "exit_code",
+        "artifact_ids",
+        "evidence_tables",
+      ]),
     );
   });
 }
@@ -79,7 +87,11 @@ function renderPlan(plan: Awaited<ReturnType<ReturnType<typeof cliServices>["cap
 export const importCommand = defineCommand({
   meta: { name: "import", description: "Import a profile, trace or other artifact as a new import run (format and kind auto-detected)." },
   args: {
-    path: { type: "positional", required: true, description: "File to import (inside the project, or under the temp folder with --source-root temp)." },
+    path: {
+      type: "positional",
+      required: true,
+      description: "File to import (inside the project, or under the temp folder with --source-root temp).",
+    },
     kind: { type: "string", description: "Artifact kind, e.g. sample_profile, execution_trace, benchmark_samples." },
     sensitivity: { type: "string", default: "internal", description: "normal | internal | sensitive" },
     "media-type": { type: "string", description: "Media type to record." },
@@ -95,7 +107,10 @@ export const importCommand = defineCommand({
       // People type paths relative to where they stand; agents pass root-relative paths over MCP.
       path: resolve(process.cwd(), path),
       kind: (args.kind as never) ?? null,
-      sensitivity: (["normal", "internal", "sensitive"].includes(String(args.sensitivity)) ? args.sensitivity : "internal") as "normal" | "internal" | "sensitive",
+      sensitivity: (["normal", "internal", "sensitive"].includes(String(args.sensitivity)) ? args.sensitivity : "internal") as
+        | "normal"
+        | "internal"
+        | "sensitive",
       media_type: (args["media-type"] as string | undefined) ?? null,
       source_root: sourceRoot,
       producer: String(args.producer ?? "auto"),
@@ -103,6 +118,8 @@ export const importCommand = defineCommand({
     });
     // The CLI result also carries the new import run's manifest, so scripts need no second call.
     const run = cliServices().runs.getRun(receipt.run_id);
-    emit(cliOptions(), { ...receipt, run }, () => renderKeyValues(receipt, ["run_id", "artifact_id", "kind", "format", "producer", "evidence"]));
+    emit(cliOptions(), { ...receipt, run }, () =>
+      renderKeyValues(receipt, ["run_id", "artifact_id", "kind", "format", "producer", "evidence"]),
+    );
   },
 });

@@ -6,7 +6,10 @@ import { NegativeResult } from "./workspace.ts";
 const fields = ["catalog_path", "exists", "valid", "fresh", "catalog_commit_id", "corpus_commit_id", "rebuilt_at", "problem"];
 
 export const catalogCommand = defineCommand({
-  meta: { name: "catalog", description: "The derived DuckDB catalog (.diagnostics/catalog.duckdb): views over every current evidence bundle." },
+  meta: {
+    name: "catalog",
+    description: "The derived DuckDB catalog (.diagnostics/catalog.duckdb): views over every current evidence bundle.",
+  },
   subCommands: {
     status: defineCommand({
       meta: { name: "status", description: "Whether the catalog exists, opens, and matches the corpus commit." },

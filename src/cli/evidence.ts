@@ -12,7 +12,12 @@ function text(value: unknown): string | null {
 function integer(value: unknown, field: string): number {
   const number = Number(value);
   if (!Number.isInteger(number) || number < 0) {
-    throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `${field} must be a non-negative integer.`, details: { fields: [{ field, message: "must be a non-negative integer", type: "int_type" }] }, remediation: [`Pass --${field.replace("_", "-")} as nanoseconds.`] });
+    throw new FlameoxError({
+      code: "INVALID_ARGUMENTS",
+      message: `${field} must be a non-negative integer.`,
+      details: { fields: [{ field, message: "must be a non-negative integer", type: "int_type" }] },
+      remediation: [`Pass --${field.replace("_", "-")} as nanoseconds.`],
+    });
   }
   return number;
 }
@@ -23,30 +28,61 @@ const milliseconds = (ns: number) => (ns / 1e6).toFixed(3);
 export const moreAnalyzeCommands: Record<string, CommandDef> = {
   memory: defineCommand({
     meta: { name: "memory", description: "Peak, retained and total allocated memory; functions holding the most bytes." },
-    args: { run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id." }, limit: { type: "string", description: "1..1000 (default 20)." } },
+    args: {
+      run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id." },
+      limit: { type: "string", description: "1..1000 (default 20)." },
+    },
     async run({ args }) {
-      const result = await cliServices().evidenceAnalysis.memory({ run_or_artifact: String(args.run_or_artifact), limit: parseLimit(args.limit, 20) });
+      const result = await cliServices().evidenceAnalysis.memory({
+        run_or_artifact: String(args.run_or_artifact),
+        limit: parseLimit(args.limit, 20),
+      });
       emit(cliOptions(), result, () =>
         [
           `peak ${result.peak_bytes ?? "–"} bytes · retained ${result.retained_bytes ?? "–"} · allocated ${result.total_allocated_bytes ?? "–"} (${result.allocation_count ?? "–"} allocations) · process peak RSS ${result.process_peak_rss_bytes ?? "–"}`,
-          renderTable(result.top_allocations.map((hotspot) => ({ bytes: hotspot.self_weight, share: `${(hotspot.self_share * 100).toFixed(1)}%`, function: hotspot.function, location: hotspot.file ? `${hotspot.file}:${hotspot.line ?? ""}` : "" })), ["bytes", "share", "function", "location"]),
+          renderTable(
+            result.top_allocations.map((hotspot) => ({
+              bytes: hotspot.self_weight,
+              share: `${(hotspot.self_share * 100).toFixed(1)}%`,
+              function: hotspot.function,
+              location: hotspot.file ? `${hotspot.file}:${hotspot.line ?? ""}` : "",
+            })),
+            ["bytes", "share", "function", "location"],
+          ),
         ].join("\n"),
       );
     },
   }) as CommandDef,
   execution: defineCommand({
-    meta: { name: "execution", description: "Executed lines and arcs per file (coverage); --compare-to shows what differs from a second run." },
+    meta: {
+      name: "execution",
+      description: "Executed lines and arcs per file (coverage); --compare-to shows what differs from a second run.",
+    },
     args: {
       run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id." },
       limit: { type: "string", description: "Files, 1..1000 (default 50)." },
       "compare-to": { type: "string", description: "A second run or artifact id." },
     },
     async run({ args }) {
-      const result = await cliServices().evidenceAnalysis.execution({ run_or_artifact: String(args.run_or_artifact), limit: parseLimit(args.limit, 50), comparison_run_or_artifact: text(args["compare-to"]) });
+      const result = await cliServices().evidenceAnalysis.execution({
+        run_or_artifact: String(args.run_or_artifact),
+        limit: parseLimit(args.limit, 50),
+        comparison_run_or_artifact: text(args["compare-to"]),
+      });
       emit(cliOptions(), result, () =>
         result.differences
-          ? renderTable(result.differences.map((difference) => ({ file: difference.file, only_base: difference.lines_only_in_base.join(","), only_comparison: difference.lines_only_in_comparison.join(",") })), ["file", "only_base", "only_comparison"])
-          : renderTable(result.files.map((file) => ({ file: file.file, lines: file.executed_line_count, arcs: file.arc_count })), ["file", "lines", "arcs"]),
+          ? renderTable(
+              result.differences.map((difference) => ({
+                file: difference.file,
+                only_base: difference.lines_only_in_base.join(","),
+                only_comparison: difference.lines_only_in_comparison.join(","),
+              })),
+              ["file", "only_base", "only_comparison"],
+            )
+          : renderTable(
+              result.files.map((file) => ({ file: file.file, lines: file.executed_line_count, arcs: file.arc_count })),
+              ["file", "lines", "arcs"],
+            ),
       );
     },
   }) as CommandDef,
@@ -59,17 +95,35 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
       cursor: { type: "string", description: "Cursor from a previous page." },
     },
     async run({ args }) {
-      const result = await cliServices().evidenceAnalysis.pytorch({ run_or_artifact: String(args.run_or_artifact), limit: parseLimit(args.limit, 20), order_by: args["order-by"] === "total" ? "total" : "self", cursor: text(args.cursor) });
+      const result = await cliServices().evidenceAnalysis.pytorch({
+        run_or_artifact: String(args.run_or_artifact),
+        limit: parseLimit(args.limit, 20),
+        order_by: args["order-by"] === "total" ? "total" : "self",
+        cursor: text(args.cursor),
+      });
       emit(cliOptions(), result, () =>
         [
-          renderTable(result.operators.map((operator) => ({ rank: operator.rank, operator: operator.name, calls: operator.calls, self_ms: milliseconds(operator.self_ns), total_ms: milliseconds(operator.total_ns), shapes: operator.shapes.slice(0, 2).join(" ") })), ["rank", "operator", "calls", "self_ms", "total_ms", "shapes"]),
+          renderTable(
+            result.operators.map((operator) => ({
+              rank: operator.rank,
+              operator: operator.name,
+              calls: operator.calls,
+              self_ms: milliseconds(operator.self_ns),
+              total_ms: milliseconds(operator.total_ns),
+              shapes: operator.shapes.slice(0, 2).join(" "),
+            })),
+            ["rank", "operator", "calls", "self_ms", "total_ms", "shapes"],
+          ),
           `allocated ${result.allocations.allocated_bytes} bytes in ${result.allocations.allocation_count} allocations · accelerator share ${(result.time_split.accelerator_share * 100).toFixed(1)}%`,
         ].join("\n"),
       );
     },
   }) as CommandDef,
   "accelerator-launches": defineCommand({
-    meta: { name: "accelerator-launches", description: "Runtime and graph launches, kernels, per-stream idle gaps and correlation coverage." },
+    meta: {
+      name: "accelerator-launches",
+      description: "Runtime and graph launches, kernels, per-stream idle gaps and correlation coverage.",
+    },
     args: {
       run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id." },
       limit: { type: "string", description: "1..1000 (default 20)." },
@@ -77,22 +131,52 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
       phase: { type: "string", description: "Only inside this phase annotation." },
     },
     async run({ args }) {
-      const result = await cliServices().evidenceAnalysis.acceleratorLaunches({ run_or_artifact: String(args.run_or_artifact), limit: parseLimit(args.limit, 20), comparison_run_or_artifact: text(args["compare-to"]), phase: text(args.phase) });
+      const result = await cliServices().evidenceAnalysis.acceleratorLaunches({
+        run_or_artifact: String(args.run_or_artifact),
+        limit: parseLimit(args.limit, 20),
+        comparison_run_or_artifact: text(args["compare-to"]),
+        phase: text(args.phase),
+      });
       emit(cliOptions(), result, () =>
         [
           `${result.evidence.status}: ${result.evidence.reason}`,
           `launches ${result.summary.runtime_launches} (+${result.summary.graph_launches} graph) · kernels ${result.summary.kernels} · correlation ${result.summary.correlation_coverage === null ? "–" : `${(result.summary.correlation_coverage * 100).toFixed(1)}%`}`,
-          renderTable(result.launch_regions.map((region) => ({ kind: region.kind, name: region.name, count: region.count, total_ms: milliseconds(region.total_ns) })), ["kind", "name", "count", "total_ms"]),
+          renderTable(
+            result.launch_regions.map((region) => ({
+              kind: region.kind,
+              name: region.name,
+              count: region.count,
+              total_ms: milliseconds(region.total_ns),
+            })),
+            ["kind", "name", "count", "total_ms"],
+          ),
         ].join("\n"),
       );
     },
   }) as CommandDef,
   failures: defineCommand({
     meta: { name: "failures", description: "Failure clusters across runs and extracted test outcomes." },
-    args: { limit: { type: "string", description: "1..1000 (default 20)." }, workload: { type: "string", description: "Only runs of this workload." }, adapter: { type: "string", description: "Only runs of this adapter." } },
+    args: {
+      limit: { type: "string", description: "1..1000 (default 20)." },
+      workload: { type: "string", description: "Only runs of this workload." },
+      adapter: { type: "string", description: "Only runs of this adapter." },
+    },
     async run({ args }) {
-      const result = await cliServices().evidenceAnalysis.failures({ limit: parseLimit(args.limit, 20), filter: { workload_name: text(args.workload), adapter: text(args.adapter) } });
-      emit(cliOptions(), result, () => renderTable(result.clusters.map((cluster) => ({ count: cluster.count, runs: cluster.run_count, source: cluster.source, signature: cluster.signature })), ["count", "runs", "source", "signature"]));
+      const result = await cliServices().evidenceAnalysis.failures({
+        limit: parseLimit(args.limit, 20),
+        filter: { workload_name: text(args.workload), adapter: text(args.adapter) },
+      });
+      emit(cliOptions(), result, () =>
+        renderTable(
+          result.clusters.map((cluster) => ({
+            count: cluster.count,
+            runs: cluster.run_count,
+            source: cluster.source,
+            signature: cluster.signature,
+          })),
+          ["count", "runs", "source", "signature"],
+        ),
+      );
     },
   }) as CommandDef,
 };
@@ -110,8 +194,25 @@ export const traceCommand = defineCommand({
         cursor: { type: "string", description: "Cursor from a previous page." },
       },
       async run({ args }) {
-        const result = await cliServices().evidenceAnalysis.traceWindow({ artifact_id: String(args.artifact_id), start_ns: integer(args["start-ns"], "start_ns"), end_ns: integer(args["end-ns"], "end_ns"), limit: parseLimit(args.limit, 100), cursor: text(args.cursor) });
-        emit(cliOptions(), result, () => renderTable(result.events.map((event) => ({ ts_ns: event.ts_ns, dur_ns: event.dur_ns, depth: event.depth, category: event.category, name: event.name })), ["ts_ns", "dur_ns", "depth", "category", "name"]));
+        const result = await cliServices().evidenceAnalysis.traceWindow({
+          artifact_id: String(args.artifact_id),
+          start_ns: integer(args["start-ns"], "start_ns"),
+          end_ns: integer(args["end-ns"], "end_ns"),
+          limit: parseLimit(args.limit, 100),
+          cursor: text(args.cursor),
+        });
+        emit(cliOptions(), result, () =>
+          renderTable(
+            result.events.map((event) => ({
+              ts_ns: event.ts_ns,
+              dur_ns: event.dur_ns,
+              depth: event.depth,
+              category: event.category,
+              name: event.name,
+            })),
+            ["ts_ns", "dur_ns", "depth", "category", "name"],
+          ),
+        );
       },
     }),
   },
@@ -140,7 +241,20 @@ export const measurementsCommand = defineCommand({
           cursor: text(args.cursor),
         });
         emit(cliOptions(), result, () =>
-          [`${result.returned} of ${result.total}${result.next_cursor ? ` (next: --cursor ${result.next_cursor})` : ""}`, renderTable(result.measurements.map((row) => ({ name: row.name, value: row.value, unit: row.unit, warmup: row.is_warmup, phase: row.phase, dimensions: row.dimensions })), ["name", "value", "unit", "warmup", "phase", "dimensions"])].join("\n"),
+          [
+            `${result.returned} of ${result.total}${result.next_cursor ? ` (next: --cursor ${result.next_cursor})` : ""}`,
+            renderTable(
+              result.measurements.map((row) => ({
+                name: row.name,
+                value: row.value,
+                unit: row.unit,
+                warmup: row.is_warmup,
+                phase: row.phase,
+                dimensions: row.dimensions,
+              })),
+              ["name", "value", "unit", "warmup", "phase", "dimensions"],
+            ),
+          ].join("\n"),
         );
       },
     }),
@@ -153,16 +267,26 @@ export const evidenceLookupCommand = defineCommand({
     get: defineCommand({
       meta: { name: "get", description: "One piece of evidence by type and id." },
       args: {
-        ref_type: { type: "positional", required: true, description: "analysis | artifact | comparison | generation | observation | run | run_set | trial" },
+        ref_type: {
+          type: "positional",
+          required: true,
+          description: "analysis | artifact | comparison | generation | observation | run | run_set | trial",
+        },
         ref_id: { type: "positional", required: true, description: "Its id." },
       },
       async run({ args }) {
-        const result = cliServices().evidenceAnalysis.getEvidence({ ref_type: String(args.ref_type) as EvidenceRefType, ref_id: String(args.ref_id) });
+        const result = cliServices().evidenceAnalysis.getEvidence({
+          ref_type: String(args.ref_type) as EvidenceRefType,
+          ref_id: String(args.ref_id),
+        });
         emit(cliOptions(), result, () => JSON.stringify(result.data, null, 2));
       },
     }),
     summarize: defineCommand({
-      meta: { name: "summarize", description: "Summarize runs (and recorded comparisons/analyses, findings) as Markdown (JSON with --json)." },
+      meta: {
+        name: "summarize",
+        description: "Summarize runs (and recorded comparisons/analyses, findings) as Markdown (JSON with --json).",
+      },
       args: {
         run: { type: "string", description: "Run ids, comma separated." },
         baseline: { type: "string", description: "Baseline run id." },
@@ -172,7 +296,13 @@ export const evidenceLookupCommand = defineCommand({
         finding: { type: "string", description: "Finding ids, comma separated." },
       },
       async run({ args }) {
-        const list = (value: unknown) => (text(value) ? String(value).split(",").map((item) => item.trim()).filter(Boolean) : null);
+        const list = (value: unknown) =>
+          text(value)
+            ? String(value)
+                .split(",")
+                .map((item) => item.trim())
+                .filter(Boolean)
+            : null;
         const result = await cliServices().evidenceAnalysis.summarize({
           baseline_run_id: text(args.baseline),
           candidate_run_id: text(args.candidate),

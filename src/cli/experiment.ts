@@ -32,7 +32,10 @@ function renderPlan(plan: ExperimentPlan): string {
     `plan experiment '${plan.experiment_name}' over '${plan.workload_name}' with ${plan.adapter}: ${plan.trial_count} trials in ${plan.blocks} block(s), design ${plan.design}, seed ${plan.random_seed} (expires ${plan.expires_at})`,
     `  treatments (${plan.treatment_factor}): ${plan.treatments.join(", ")}`,
     `  metric ${plan.statistics.primary_metric}, ${plan.statistics.polarity}, threshold ${plan.statistics.practical_threshold}, confidence ${plan.statistics.confidence_level}`,
-    `  order: ${plan.order.slice(0, 12).map((trial) => `${trial.block_id}:${trial.treatment}`).join(" ")}${plan.trial_count > 12 ? " …" : ""}`,
+    `  order: ${plan.order
+      .slice(0, 12)
+      .map((trial) => `${trial.block_id}:${trial.treatment}`)
+      .join(" ")}${plan.trial_count > 12 ? " …" : ""}`,
     ...plan.warnings.map((warning) => `  warning: ${warning}`),
   ].join("\n");
 }
@@ -49,7 +52,11 @@ export const experimentCommand = defineCommand({
       },
     }),
     run: defineCommand({
-      meta: { name: "run", description: "Plan, then run every trial (progress on stderr); failed and timed-out trials are recorded and the experiment goes on." },
+      meta: {
+        name: "run",
+        description:
+          "Plan, then run every trial (progress on stderr); failed and timed-out trials are recorded and the experiment goes on.",
+      },
       args: planArguments,
       async run({ args }) {
         const services = cliServices();
@@ -58,13 +65,30 @@ export const experimentCommand = defineCommand({
         const plan = await services.experiments.plan(planRequest(args));
         if (!options.json) log.info(renderPlan(plan));
         await withInterrupt(async (signal) => {
-          const receipt = await services.experiments.run(plan.plan_id, { signal, progress: (step, total, message) => log.info(`[${step}/${total}] ${message}`) });
+          const receipt = await services.experiments.run(plan.plan_id, {
+            signal,
+            progress: (step, total, message) => log.info(`[${step}/${total}] ${message}`),
+          });
           emit(options, receipt, () =>
             [
-              renderKeyValues(receipt, ["experiment_id", "status", "planned_trials", "attempted_trials", "first_failure_trial_id", "comparison_id"]),
-              `counts: ${Object.entries(receipt.counts).filter(([, count]) => count > 0).map(([outcome, count]) => `${outcome}=${count}`).join(" ")}`,
+              renderKeyValues(receipt, [
+                "experiment_id",
+                "status",
+                "planned_trials",
+                "attempted_trials",
+                "first_failure_trial_id",
+                "comparison_id",
+              ]),
+              `counts: ${Object.entries(receipt.counts)
+                .filter(([, count]) => count > 0)
+                .map(([outcome, count]) => `${outcome}=${count}`)
+                .join(" ")}`,
               ...receipt.run_sets.map((entry) => `run set ${entry.treatment}: ${entry.run_set_id}`),
-              ...(receipt.comparison ? [`comparison: ${receipt.comparison.decision} (${receipt.comparison.validity}), ratio ${receipt.comparison.estimate?.toFixed(4) ?? "-"}`] : []),
+              ...(receipt.comparison
+                ? [
+                    `comparison: ${receipt.comparison.decision} (${receipt.comparison.validity}), ratio ${receipt.comparison.estimate?.toFixed(4) ?? "-"}`,
+                  ]
+                : []),
               ...receipt.limitations.map((limitation) => `limitation: ${limitation}`),
             ].join("\n"),
           );
@@ -78,8 +102,25 @@ export const experimentCommand = defineCommand({
         const experiment = cliServices().experiments.getExperiment(String(args.experiment_id));
         emit(cliOptions(), experiment, () =>
           [
-            renderKeyValues(experiment as unknown as Record<string, unknown>, ["experiment_id", "name", "status", "workload_name", "adapter", "design", "blocks", "treatment_factor", "treatments", "random_seed", "planned_trials", "comparison_id", "first_failure_trial_id"]),
-            `counts: ${Object.entries(experiment.counts).filter(([, count]) => count > 0).map(([outcome, count]) => `${outcome}=${count}`).join(" ")}`,
+            renderKeyValues(experiment as unknown as Record<string, unknown>, [
+              "experiment_id",
+              "name",
+              "status",
+              "workload_name",
+              "adapter",
+              "design",
+              "blocks",
+              "treatment_factor",
+              "treatments",
+              "random_seed",
+              "planned_trials",
+              "comparison_id",
+              "first_failure_trial_id",
+            ]),
+            `counts: ${Object.entries(experiment.counts)
+              .filter(([, count]) => count > 0)
+              .map(([outcome, count]) => `${outcome}=${count}`)
+              .join(" ")}`,
             ...experiment.run_sets.map((entry) => `run set ${entry.treatment}: ${entry.run_set_id}`),
           ].join("\n"),
         );
@@ -100,8 +141,11 @@ export const experimentCommand = defineCommand({
           cursor: (args.cursor as string | undefined) ?? null,
           outcome: (args.outcome as never) ?? null,
         });
-        emit(cliOptions(), result, () =>
-          `${renderTable(result.trials as unknown as Record<string, unknown>[], ["trial_id", "block_id", "treatment", "outcome", "failure_class", "validation_status", "run_id"])}${result.truncated ? `\n(more: --cursor ${result.next_cursor})` : ""}`,
+        emit(
+          cliOptions(),
+          result,
+          () =>
+            `${renderTable(result.trials as unknown as Record<string, unknown>[], ["trial_id", "block_id", "treatment", "outcome", "failure_class", "validation_status", "run_id"])}${result.truncated ? `\n(more: --cursor ${result.next_cursor})` : ""}`,
         );
       },
     }),
@@ -114,7 +158,20 @@ export const experimentCommand = defineCommand({
       run({ args }) {
         const trial = cliServices().experiments.getTrial(String(args.trial_id), (args["experiment-id"] as string | undefined) ?? null);
         emit(cliOptions(), trial, () =>
-          renderKeyValues(trial as unknown as Record<string, unknown>, ["trial_id", "experiment_id", "block_id", "order_in_block", "treatment", "parameters", "run_id", "outcome", "failure_class", "execution_status", "validation_status", "oracle"]),
+          renderKeyValues(trial as unknown as Record<string, unknown>, [
+            "trial_id",
+            "experiment_id",
+            "block_id",
+            "order_in_block",
+            "treatment",
+            "parameters",
+            "run_id",
+            "outcome",
+            "failure_class",
+            "execution_status",
+            "validation_status",
+            "oracle",
+          ]),
         );
       },
     }),

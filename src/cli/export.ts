@@ -8,21 +8,32 @@ import { requireOutput, unitArgument } from "./report.ts";
 export const exportCommand = defineCommand({
   meta: {
     name: "export",
-    description: "Write a run's or artifact's evidence as a standard file: speedscope (speedscope), pprof (gzip profile.proto), collapsed (folded stacks) or chrome (trace event JSON for Perfetto UI and the Firefox Profiler).",
+    description:
+      "Write a run's or artifact's evidence as a standard file: speedscope (speedscope), pprof (gzip profile.proto), collapsed (folded stacks) or chrome (trace event JSON for Perfetto UI and the Firefox Profiler).",
   },
   args: {
     target: { type: "positional", required: true, description: "Run id or artifact id (sha256:…)." },
     format: { type: "string", description: "speedscope | pprof | collapsed | chrome" },
     output: { type: "string", description: "The file to write (a new file or a regular file to replace)." },
-    unit: { type: "string", description: "ns | samples | bytes (pprof, collapsed and chrome hold one unit; default: time, then samples, then bytes)." },
+    unit: {
+      type: "string",
+      description: "ns | samples | bytes (pprof, collapsed and chrome hold one unit; default: time, then samples, then bytes).",
+    },
   },
   async run({ args }) {
     const format = String(args.format ?? "");
     if (!(exportFormats as readonly string[]).includes(format)) {
-      throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `--format must be one of ${exportFormats.join(", ")}${format ? `, not '${format}'` : ""}.`, remediation: ["Pass --format speedscope, pprof, collapsed or chrome."] });
+      throw new FlameoxError({
+        code: "INVALID_ARGUMENTS",
+        message: `--format must be one of ${exportFormats.join(", ")}${format ? `, not '${format}'` : ""}.`,
+        remediation: ["Pass --format speedscope, pprof, collapsed or chrome."],
+      });
     }
     const output = requireOutput(args.output, "export");
-    const result = await cliServices().reports.export({ target: String(args.target), format: format as ExportFormat, unit: unitArgument(args.unit) }, output);
+    const result = await cliServices().reports.export(
+      { target: String(args.target), format: format as ExportFormat, unit: unitArgument(args.unit) },
+      output,
+    );
     emit(cliOptions(), result, () => result.path);
   },
 });

@@ -18,13 +18,20 @@ function extractCommand(tool: ExtractionTool): CommandDef {
       "artifact-id": { type: "string", description: "One artifact of the run (sha256:…); default: every matching artifact." },
     },
     async run({ args }) {
-      const result = await cliServices().extraction.extract(tool, { run_id: String(args.run_id), artifact_id: (args["artifact-id"] as string | undefined) ?? null });
+      const result = await cliServices().extraction.extract(tool, {
+        run_id: String(args.run_id),
+        artifact_id: (args["artifact-id"] as string | undefined) ?? null,
+      });
       emit(cliOptions(), result, () => human(result));
     },
   }) as CommandDef;
 }
 
 export const extractCommandGroup = defineCommand({
-  meta: { name: "extract", description: "Normalize stored artifacts into evidence (pyperf, benchmark-samples, python-startup, pytest, coverage, memray, perfetto, nsight-systems, observations)." },
+  meta: {
+    name: "extract",
+    description:
+      "Normalize stored artifacts into evidence (pyperf, benchmark-samples, python-startup, pytest, coverage, memray, perfetto, nsight-systems, observations).",
+  },
   subCommands: Object.fromEntries(extractionTools.map((tool) => [tool.replaceAll("_", "-"), extractCommand(tool)])),
 });

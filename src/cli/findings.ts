@@ -21,7 +21,9 @@ const FindingRequest = v.strictObject({
   hypothesis_id: v.optional(v.nullable(identifier)),
   limitations: v.optional(v.array(text)),
   next_experiments: v.optional(v.array(v.record(v.string(), v.unknown()))),
-  evidence: v.optional(v.array(v.strictObject({ ref_type: v.picklist(evidenceReferenceTypes), ref_id: identifier, relation: v.picklist(evidenceRelations) }))),
+  evidence: v.optional(
+    v.array(v.strictObject({ ref_type: v.picklist(evidenceReferenceTypes), ref_id: identifier, relation: v.picklist(evidenceRelations) })),
+  ),
   finding_id: v.optional(v.nullable(identifier)),
   expected_revision: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1)))),
 });
@@ -30,11 +32,26 @@ export const findingsCommand = defineCommand({
   meta: { name: "findings", description: "Findings: claims with typed evidence references, revised with expected_revision." },
   subCommands: {
     record: defineCommand({
-      meta: { name: "record", description: "Record or revise a finding: JSON {kind, title, claim, evidence_level, confidence, assessment, evidence[{ref_type, ref_id, relation}], finding_id?, expected_revision?, …} or @file.json." },
+      meta: {
+        name: "record",
+        description:
+          "Record or revise a finding: JSON {kind, title, claim, evidence_level, confidence, assessment, evidence[{ref_type, ref_id, relation}], finding_id?, expected_revision?, …} or @file.json.",
+      },
       args: { request: { type: "positional", required: true, description: "Structured request." } },
       run({ args }) {
         const result = cliServices().investigations.recordFinding(parseCliRequest(FindingRequest, String(args.request), "findings record"));
-        emit(cliOptions(), result, () => renderKeyValues(result.finding as unknown as Record<string, unknown>, ["finding_id", "revision", "kind", "title", "assessment", "evidence_level", "confidence", "evidence"]));
+        emit(cliOptions(), result, () =>
+          renderKeyValues(result.finding as unknown as Record<string, unknown>, [
+            "finding_id",
+            "revision",
+            "kind",
+            "title",
+            "assessment",
+            "evidence_level",
+            "confidence",
+            "evidence",
+          ]),
+        );
       },
     }),
     list: defineCommand({
@@ -52,7 +69,16 @@ export const findingsCommand = defineCommand({
           investigation_id: (args.investigation as string | undefined) ?? null,
           assessment: (args.assessment as Assessment | undefined) ?? null,
         });
-        emit(cliOptions(), result, () => renderTable(result.findings as unknown as Record<string, unknown>[], ["finding_id", "revision", "kind", "assessment", "confidence", "title"]));
+        emit(cliOptions(), result, () =>
+          renderTable(result.findings as unknown as Record<string, unknown>[], [
+            "finding_id",
+            "revision",
+            "kind",
+            "assessment",
+            "confidence",
+            "title",
+          ]),
+        );
       },
     }),
     show: defineCommand({

@@ -22,7 +22,10 @@ export function splitGlobalOptions(argv: string[]): { options: GlobalOptions; re
       rest.push(...argv.slice(index));
       break;
     }
-    const [flag, inlineValue] = argument.startsWith("--") && argument.includes("=") ? [argument.slice(0, argument.indexOf("=")), argument.slice(argument.indexOf("=") + 1)] : [argument, undefined];
+    const [flag, inlineValue] =
+      argument.startsWith("--") && argument.includes("=")
+        ? [argument.slice(0, argument.indexOf("=")), argument.slice(argument.indexOf("=") + 1)]
+        : [argument, undefined];
     if (flagOptions.has(flag)) {
       if (flag === "--json") options.json = true;
       else options.quiet = true;
@@ -53,7 +56,11 @@ function assign(options: GlobalOptions, flag: string, value: string): void {
     case "--log-level": {
       const level = value.toLowerCase();
       if (!["debug", "info", "warning", "error"].includes(level)) {
-        throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `Unknown log level '${value}'.`, remediation: ["Use one of debug, info, warning, error."] });
+        throw new FlameoxError({
+          code: "INVALID_ARGUMENTS",
+          message: `Unknown log level '${value}'.`,
+          remediation: ["Use one of debug, info, warning, error."],
+        });
       }
       options.logLevel = level as GlobalOptions["logLevel"];
       return;
@@ -61,7 +68,11 @@ function assign(options: GlobalOptions, flag: string, value: string): void {
     case "--timeout": {
       const seconds = Number(value);
       if (!Number.isFinite(seconds) || seconds <= 0) {
-        throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `--timeout must be a positive number of seconds, not '${value}'.`, remediation: ["Pass --timeout <seconds>, e.g. --timeout 30."] });
+        throw new FlameoxError({
+          code: "INVALID_ARGUMENTS",
+          message: `--timeout must be a positive number of seconds, not '${value}'.`,
+          remediation: ["Pass --timeout <seconds>, e.g. --timeout 30."],
+        });
       }
       options.timeoutSeconds = seconds;
       return;

@@ -15,11 +15,19 @@ export function parseCliRequest<Schema extends v.GenericSchema>(schema: Schema, 
   if (parsed.success) return parsed.output;
   throw invalidArguments(
     subject,
-    parsed.issues.map((issue) => ({ field: (issue.path ?? []).map((item) => String(item.key)).join(".") || "(root)", message: issue.message, type: issue.type })),
+    parsed.issues.map((issue) => ({
+      field: (issue.path ?? []).map((item) => String(item.key)).join(".") || "(root)",
+      message: issue.message,
+      type: issue.type,
+    })),
   );
 }
 
-const InvestigationRequest = v.strictObject({ question: text, symptom: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(2000)))), parent_investigation_id: v.optional(v.nullable(identifier)) });
+const InvestigationRequest = v.strictObject({
+  question: text,
+  symptom: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(2000)))),
+  parent_investigation_id: v.optional(v.nullable(identifier)),
+});
 const HypothesisRequest = v.strictObject({
   investigation_id: identifier,
   claim: text,
@@ -38,16 +46,33 @@ export const investigationsCommand = defineCommand({
       meta: { name: "create", description: "Open an investigation: JSON {question, symptom?, parent_investigation_id?} or @file.json." },
       args: { request: { type: "positional", required: true, description: "Structured request." } },
       run({ args }) {
-        const result = cliServices().investigations.createInvestigation(parseCliRequest(InvestigationRequest, String(args.request), "investigations create"));
-        emit(cliOptions(), result, () => renderKeyValues(result as unknown as Record<string, unknown>, ["investigation_id", "question", "status"]));
+        const result = cliServices().investigations.createInvestigation(
+          parseCliRequest(InvestigationRequest, String(args.request), "investigations create"),
+        );
+        emit(cliOptions(), result, () =>
+          renderKeyValues(result as unknown as Record<string, unknown>, ["investigation_id", "question", "status"]),
+        );
       },
     }),
     list: defineCommand({
       meta: { name: "list", description: "List investigations, newest first." },
-      args: { limit: { type: "string", description: "Page size (1..1000, default 100)." }, cursor: { type: "string", description: "Cursor from a previous page." } },
+      args: {
+        limit: { type: "string", description: "Page size (1..1000, default 100)." },
+        cursor: { type: "string", description: "Cursor from a previous page." },
+      },
       run({ args }) {
-        const result = cliServices().investigations.listInvestigations({ limit: parseLimit(args.limit, 100), cursor: (args.cursor as string | undefined) ?? null });
-        emit(cliOptions(), result, () => renderTable(result.investigations as unknown as Record<string, unknown>[], ["investigation_id", "created_at", "status", "question"]));
+        const result = cliServices().investigations.listInvestigations({
+          limit: parseLimit(args.limit, 100),
+          cursor: (args.cursor as string | undefined) ?? null,
+        });
+        emit(cliOptions(), result, () =>
+          renderTable(result.investigations as unknown as Record<string, unknown>[], [
+            "investigation_id",
+            "created_at",
+            "status",
+            "question",
+          ]),
+        );
       },
     }),
     show: defineCommand({
@@ -65,11 +90,26 @@ export const hypothesesCommand = defineCommand({
   meta: { name: "hypotheses", description: "Hypotheses: claim, prediction, discriminating condition; revised with expected_revision." },
   subCommands: {
     record: defineCommand({
-      meta: { name: "record", description: "Record or revise a hypothesis: JSON {investigation_id, claim, prediction, discriminating_condition, hypothesis_id?, expected_revision?, assessment?, lifecycle?} or @file.json." },
+      meta: {
+        name: "record",
+        description:
+          "Record or revise a hypothesis: JSON {investigation_id, claim, prediction, discriminating_condition, hypothesis_id?, expected_revision?, assessment?, lifecycle?} or @file.json.",
+      },
       args: { request: { type: "positional", required: true, description: "Structured request." } },
       run({ args }) {
-        const result = cliServices().investigations.recordHypothesis(parseCliRequest(HypothesisRequest, String(args.request), "hypotheses record"));
-        emit(cliOptions(), result, () => renderKeyValues(result as unknown as Record<string, unknown>, ["hypothesis_id", "revision", "investigation_id", "claim", "assessment", "lifecycle"]));
+        const result = cliServices().investigations.recordHypothesis(
+          parseCliRequest(HypothesisRequest, String(args.request), "hypotheses record"),
+        );
+        emit(cliOptions(), result, () =>
+          renderKeyValues(result as unknown as Record<string, unknown>, [
+            "hypothesis_id",
+            "revision",
+            "investigation_id",
+            "claim",
+            "assessment",
+            "lifecycle",
+          ]),
+        );
       },
     }),
     show: defineCommand({

@@ -32,7 +32,10 @@ export async function runCli(rest: string[]): Promise<number> {
   const options = cliOptions();
   if (rest.includes("--help") || rest.includes("-h") || rest.length === 0) {
     const { renderUsage } = await import("citty");
-    const [command, parent] = await resolveForHelp(rootCommand as CommandDef, rest.filter((argument) => argument !== "--help" && argument !== "-h"));
+    const [command, parent] = await resolveForHelp(
+      rootCommand as CommandDef,
+      rest.filter((argument) => argument !== "--help" && argument !== "-h"),
+    );
     process.stdout.write(`${await renderUsage(command, parent)}\n`);
     return rest.length === 0 ? 2 : 0;
   }
@@ -65,7 +68,14 @@ export async function runCli(rest: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof NegativeResult) return 1;
     if (isUsageError(error)) {
-      return emitFailure(options, new FlameoxError({ code: "INVALID_ARGUMENTS", message: (error as Error).message, remediation: ["Run flameox --help for the commands and their options."] }));
+      return emitFailure(
+        options,
+        new FlameoxError({
+          code: "INVALID_ARGUMENTS",
+          message: (error as Error).message,
+          remediation: ["Run flameox --help for the commands and their options."],
+        }),
+      );
     }
     return emitFailure(options, toFlameoxError(error));
   }
@@ -80,7 +90,9 @@ async function resolveForHelp(command: CommandDef, words: string[]): Promise<[Co
   let parent: CommandDef | undefined;
   for (const word of words) {
     if (word.startsWith("-")) continue;
-    const subCommands = (typeof current.subCommands === "function" ? await current.subCommands() : await current.subCommands) as Record<string, CommandDef> | undefined;
+    const subCommands = (typeof current.subCommands === "function" ? await current.subCommands() : await current.subCommands) as
+      | Record<string, CommandDef>
+      | undefined;
     const next = subCommands?.[word];
     if (!next) break;
     parent = current;

@@ -9,7 +9,8 @@ export const mcpCommand = defineCommand({
     serve: defineCommand({
       meta: {
         name: "serve",
-        description: "Serve MCP over stdio for the fixed --project-root (default '.'); --init creates the workspace first; --workspace names an explicit workspace folder.",
+        description:
+          "Serve MCP over stdio for the fixed --project-root (default '.'); --init creates the workspace first; --workspace names an explicit workspace folder.",
       },
       args: { init: { type: "boolean", description: "Initialize the workspace before serving (additive)." } },
       async run({ args }) {
@@ -18,7 +19,10 @@ export const mcpCommand = defineCommand({
       },
     }),
     inspect: defineCommand({
-      meta: { name: "inspect", description: "Print the exact tools (schemas, annotations), resource templates and instructions the server exposes." },
+      meta: {
+        name: "inspect",
+        description: "Print the exact tools (schemas, annotations), resource templates and instructions the server exposes.",
+      },
       run() {
         const result = inspectServer();
         emit(cliOptions(), result, () =>

@@ -22,17 +22,31 @@ function quote(word: string): string {
 }
 
 export const openCommand = defineCommand({
-  meta: { name: "open", description: "Print which viewers open a run's or artifact's evidence and the exact commands; --launch prepares the file and starts the chosen installed viewer (never with --json)." },
+  meta: {
+    name: "open",
+    description:
+      "Print which viewers open a run's or artifact's evidence and the exact commands; --launch prepares the file and starts the chosen installed viewer (never with --json).",
+  },
   args: {
     target: { type: "positional", required: true, description: "Run id or artifact id (sha256:…)." },
-    viewer: { type: "string", description: "report | speedscope | pprof | perfetto | firefox_profiler (with --launch; default: the first installed)." },
+    viewer: {
+      type: "string",
+      description: "report | speedscope | pprof | perfetto | firefox_profiler (with --launch; default: the first installed).",
+    },
     launch: { type: "boolean", description: "Write the viewer's file and start the viewer." },
-    output: { type: "string", description: "With --launch: where to write the file (default: the plan's file name in the current folder)." },
+    output: {
+      type: "string",
+      description: "With --launch: where to write the file (default: the plan's file name in the current folder).",
+    },
   },
   async run({ args }) {
     const options = cliOptions();
     if (args.launch && options.json) {
-      throw new FlameoxError({ code: "EXECUTION_REFUSED", message: "flameox open never launches a viewer with --json.", remediation: ["Drop --json to launch, or drop --launch to get the plan as JSON."] });
+      throw new FlameoxError({
+        code: "EXECUTION_REFUSED",
+        message: "flameox open never launches a viewer with --json.",
+        remediation: ["Drop --json to launch, or drop --launch to get the plan as JSON."],
+      });
     }
     const services = cliServices();
     const plan = await services.reports.viewerPlan(String(args.target));
@@ -41,13 +55,19 @@ export const openCommand = defineCommand({
       return;
     }
     const wanted = args.viewer as string | undefined;
-    const viewer: ViewerEntry | undefined = wanted ? plan.viewers.find((entry) => entry.viewer === wanted) : plan.viewers.find((entry) => entry.open_command !== null);
-    if (!viewer || !viewer.open_command) {
+    const viewer: ViewerEntry | undefined = wanted
+      ? plan.viewers.find((entry) => entry.viewer === wanted)
+      : plan.viewers.find((entry) => entry.open_command !== null);
+    if (!viewer?.open_command) {
       throw new FlameoxError({
         code: "CAPABILITY_UNAVAILABLE",
-        message: wanted ? `No launchable viewer '${wanted}' for ${plan.run_or_artifact}.` : `No installed viewer can be launched for ${plan.run_or_artifact}.`,
+        message: wanted
+          ? `No launchable viewer '${wanted}' for ${plan.run_or_artifact}.`
+          : `No installed viewer can be launched for ${plan.run_or_artifact}.`,
         details: { viewers: plan.viewers.map((entry) => entry.viewer) },
-        remediation: viewer ? [viewer.how_to_open, `Prepare the file with: ${viewer.prepare_command.join(" ")}`] : ["Run flameox open without --launch to see the viewers and their commands."],
+        remediation: viewer
+          ? [viewer.how_to_open, `Prepare the file with: ${viewer.prepare_command.join(" ")}`]
+          : ["Run flameox open without --launch to see the viewers and their commands."],
       });
     }
     const output = resolve(String(args.output ?? viewer.output));
@@ -60,7 +80,15 @@ export const openCommand = defineCommand({
     const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: "ignore" });
     await new Promise<void>((done, fail) => {
       child.once("spawn", () => done());
-      child.once("error", (error) => fail(new FlameoxError({ code: "PROCESS_FAILED", message: `Could not start ${argv[0]}: ${error.message}`, remediation: [viewer.how_to_open] })));
+      child.once("error", (error) =>
+        fail(
+          new FlameoxError({
+            code: "PROCESS_FAILED",
+            message: `Could not start ${argv[0]}: ${error.message}`,
+            remediation: [viewer.how_to_open],
+          }),
+        ),
+      );
     });
     child.unref();
     emit(options, { viewer: viewer.viewer, output, argv }, () => `${output}\nlaunched: ${argv.map(quote).join(" ")}`);

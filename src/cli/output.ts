@@ -42,7 +42,11 @@ export function renderTable(rows: Record<string, unknown>[], columns: string[]):
   if (rows.length === 0) return "(none)";
   const cells = rows.map((row) => columns.map((column) => formatCell(row[column])));
   const widths = columns.map((column, index) => Math.max(column.length, ...cells.map((row) => row[index]!.length)));
-  const line = (values: string[]) => values.map((value, index) => value.padEnd(widths[index]!)).join("  ").trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((value, index) => value.padEnd(widths[index]!))
+      .join("  ")
+      .trimEnd();
   return [line(columns), ...cells.map(line)].join("\n");
 }
 

@@ -8,7 +8,11 @@ import { emit } from "./output.ts";
 export function unitArgument(value: unknown): StackUnit | null {
   if (value === undefined || value === null || value === "") return null;
   if (value === "ns" || value === "samples" || value === "bytes") return value;
-  throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `--unit must be ns, samples or bytes, not '${String(value)}'.`, remediation: ["Pass --unit ns, samples or bytes, or leave it out."] });
+  throw new FlameoxError({
+    code: "INVALID_ARGUMENTS",
+    message: `--unit must be ns, samples or bytes, not '${String(value)}'.`,
+    remediation: ["Pass --unit ns, samples or bytes, or leave it out."],
+  });
 }
 
 /** Repeated options arrive as arrays; single ones as strings. */
@@ -19,23 +23,39 @@ export function listArgument(value: unknown): string[] {
 
 export function requireOutput(value: unknown, command: string): string {
   const [output] = listArgument(value).slice(-1);
-  if (!output) throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `${command} needs --output FILE.`, remediation: [`Pass --output FILE, e.g. flameox ${command} RUN_ID --output ${command === "report" ? "report.html" : "profile.speedscope.json"}.`] });
+  if (!output)
+    throw new FlameoxError({
+      code: "INVALID_ARGUMENTS",
+      message: `${command} needs --output FILE.`,
+      remediation: [
+        `Pass --output FILE, e.g. flameox ${command} RUN_ID --output ${command === "report" ? "report.html" : "profile.speedscope.json"}.`,
+      ],
+    });
   return output;
 }
 
 function groupByArgument(value: unknown): "function" | "line" {
   if (value === undefined || value === null || value === "" || value === "function") return "function";
   if (value === "line") return "line";
-  throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `--group-by must be function or line, not '${String(value)}'.`, remediation: ["Pass --group-by function or --group-by line."] });
+  throw new FlameoxError({
+    code: "INVALID_ARGUMENTS",
+    message: `--group-by must be function or line, not '${String(value)}'.`,
+    remediation: ["Pass --group-by function or --group-by line."],
+  });
 }
 
 export const reportCommand = defineCommand({
   meta: {
     name: "report",
-    description: "Write one self-contained HTML report (no network): flame graph, differential flame graph with --baseline, trace timeline, slowest tests, top allocators. Several runs (comma-separated or repeated) are pooled.",
+    description:
+      "Write one self-contained HTML report (no network): flame graph, differential flame graph with --baseline, trace timeline, slowest tests, top allocators. Several runs (comma-separated or repeated) are pooled.",
   },
   args: {
-    target: { type: "positional", required: true, description: "Run id, artifact id (sha256:…) or run set id; several as a,b or repeated." },
+    target: {
+      type: "positional",
+      required: true,
+      description: "Run id, artifact id (sha256:…) or run set id; several as a,b or repeated.",
+    },
     baseline: { type: "string", description: "Baseline run(s), artifact or run set for the differential graph (a,b or repeated)." },
     output: { type: "string", description: "The HTML file to write (a new file or a regular file to replace)." },
     unit: { type: "string", description: "ns | samples | bytes (default: time, then samples, then bytes)." },
@@ -47,7 +67,13 @@ export const reportCommand = defineCommand({
     const baseline = splitTargets(listArgument(args.baseline));
     const output = requireOutput(args.output, "report");
     const summary = await cliServices().reports.writeReport(
-      { targets, baseline: baseline.length > 0 ? baseline : null, unit: unitArgument(args.unit), title: (args.title as string | undefined) ?? null, group_by: groupByArgument(args["group-by"]) },
+      {
+        targets,
+        baseline: baseline.length > 0 ? baseline : null,
+        unit: unitArgument(args.unit),
+        title: (args.title as string | undefined) ?? null,
+        group_by: groupByArgument(args["group-by"]),
+      },
       output,
     );
     emit(cliOptions(), summary, () => summary.path);

@@ -14,13 +14,18 @@ export const runSetsCommand = defineCommand({
       meta: { name: "freeze", description: "Freeze the given runs as one run set (membership never changes)." },
       args: {
         run_ids: { type: "positional", required: false, description: "Run ids (space separated)." },
-        members: { type: "string", description: "Instead of run ids: a JSON array [{run_id, trial_id?, included?, reason?}] or @file.json." },
+        members: {
+          type: "string",
+          description: "Instead of run ids: a JSON array [{run_id, trial_id?, included?, reason?}] or @file.json.",
+        },
       },
       run({ args }) {
         const runIds = ((args._ as string[] | undefined) ?? []).filter((id) => id !== "");
         const members = args.members ? jsonArray(String(args.members), "--members") : null;
         const result = cliServices().runSets.freeze(members ? { members: members as never } : { run_ids: runIds });
-        emit(cliOptions(), result, () => renderKeyValues(result as unknown as Record<string, unknown>, ["run_set_id", "membership_digest", "experiment_id", "counts"]));
+        emit(cliOptions(), result, () =>
+          renderKeyValues(result as unknown as Record<string, unknown>, ["run_set_id", "membership_digest", "experiment_id", "counts"]),
+        );
       },
     }),
     show: defineCommand({
@@ -29,7 +34,23 @@ export const runSetsCommand = defineCommand({
       run({ args }) {
         const result = cliServices().runSets.get(String(args.run_set_id));
         emit(cliOptions(), result, () =>
-          [renderKeyValues(result as unknown as Record<string, unknown>, ["run_set_id", "membership_digest", "corpus_commit_id", "experiment_id", "counts"]), renderTable(result.members as unknown as Record<string, unknown>[], ["order", "run_id", "block_id", "treatment", "included", "reason"])].join("\n"),
+          [
+            renderKeyValues(result as unknown as Record<string, unknown>, [
+              "run_set_id",
+              "membership_digest",
+              "corpus_commit_id",
+              "experiment_id",
+              "counts",
+            ]),
+            renderTable(result.members as unknown as Record<string, unknown>[], [
+              "order",
+              "run_id",
+              "block_id",
+              "treatment",
+              "included",
+              "reason",
+            ]),
+          ].join("\n"),
         );
       },
     }),
@@ -56,20 +77,33 @@ function jsonArray(value: string, option: string): unknown[] {
   } catch {
     // Reported below with the option's name.
   }
-  throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `Structured input is invalid for ${option}: expected a JSON array.`, remediation: [`Pass ${option} as a JSON array or @file.json.`] });
+  throw new FlameoxError({
+    code: "INVALID_ARGUMENTS",
+    message: `Structured input is invalid for ${option}: expected a JSON array.`,
+    remediation: [`Pass ${option} as a JSON array or @file.json.`],
+  });
 }
 
 function numberOption(value: unknown, option: string): number | null {
   if (value === undefined || value === null || value === "") return null;
   const parsed = Number(value);
-  if (!Number.isFinite(parsed)) throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `${option} must be a number.`, remediation: [`Pass ${option} as a number.`] });
+  if (!Number.isFinite(parsed))
+    throw new FlameoxError({
+      code: "INVALID_ARGUMENTS",
+      message: `${option} must be a number.`,
+      remediation: [`Pass ${option} as a number.`],
+    });
   return parsed;
 }
 
 function compareRequest(args: Record<string, unknown>): CompareRunSetsRequest {
   const polarity = args.polarity as string | undefined;
   if (polarity && !["lower_is_better", "higher_is_better", "neutral"].includes(polarity)) {
-    throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: "--polarity must be lower_is_better, higher_is_better or neutral.", remediation: ["Pass a valid --polarity."] });
+    throw new FlameoxError({
+      code: "INVALID_ARGUMENTS",
+      message: "--polarity must be lower_is_better, higher_is_better or neutral.",
+      remediation: ["Pass a valid --polarity."],
+    });
   }
   return {
     baseline: String(args.baseline),
@@ -88,7 +122,9 @@ function percent(value: number): string {
 }
 
 export function renderComparison(result: ComparisonResult): string {
-  const ci = result.ci ? ` [${result.ci.lower.toFixed(4)}, ${result.ci.upper.toFixed(4)}] ${percent(result.ci.level)} ${result.ci.method}` : "";
+  const ci = result.ci
+    ? ` [${result.ci.lower.toFixed(4)}, ${result.ci.upper.toFixed(4)}] ${percent(result.ci.level)} ${result.ci.method}`
+    : "";
   return [
     `${result.decision.toUpperCase()} (${result.validity}): ${result.metric} ratio candidate/baseline ${result.estimate?.toFixed(4) ?? "-"}${ci}; ${result.test ?? "no test"} p=${result.p_value?.toPrecision(3) ?? "-"}`,
     `  ${result.pairing}, ${result.estimator}; threshold ${percent(result.parameters.practical_threshold)}, ${result.parameters.polarity}`,
@@ -112,8 +148,14 @@ function renderScaling(result: ScalingResult): string {
     `${result.metric} vs ${result.size_parameter} over ${result.counts.sizes} sizes (${result.counts.eligible_runs} runs)`,
     ...result.series.flatMap((series) => [
       `  series ${series.series}: best ${series.fit.best_model ?? "none"}${series.fit.distinguishable ? "" : " (not distinguishable)"}; exponent ${series.fit.exponent_estimate?.value.toFixed(3) ?? "-"}`,
-      ...series.fit.models.map((model) => `    ${model.model.padEnd(9)} R²=${model.r_squared.toFixed(4)} ΔAICc=${model.delta_aicc.toFixed(2)}`),
-      ...(series.fastest_growing_hotspot ? [`    fastest-growing hotspot: ${series.fastest_growing_hotspot.function} (exponent ${series.fastest_growing_hotspot.exponent?.toFixed(2) ?? "-"})`] : []),
+      ...series.fit.models.map(
+        (model) => `    ${model.model.padEnd(9)} R²=${model.r_squared.toFixed(4)} ΔAICc=${model.delta_aicc.toFixed(2)}`,
+      ),
+      ...(series.fastest_growing_hotspot
+        ? [
+            `    fastest-growing hotspot: ${series.fastest_growing_hotspot.function} (exponent ${series.fastest_growing_hotspot.exponent?.toFixed(2) ?? "-"})`,
+          ]
+        : []),
     ]),
     ...result.limitations.map((limitation) => `  limitation: ${limitation}`),
   ].join("\n");
@@ -122,7 +164,10 @@ function renderScaling(result: ScalingResult): string {
 /** `flameox analyze compare|scaling|record|record-comparison`, merged into the analyze group. */
 export const comparisonAnalyzeCommands: Record<string, CommandDef> = {
   compare: defineCommand({
-    meta: { name: "compare", description: "Compare two run sets (or two runs): estimate, CI, p-value, decision, validity, counts, differential hotspots." },
+    meta: {
+      name: "compare",
+      description: "Compare two run sets (or two runs): estimate, CI, p-value, decision, validity, counts, differential hotspots.",
+    },
     args: compareArguments,
     async run({ args }) {
       const result = await cliServices().comparisons.compare(compareRequest(args));
@@ -134,7 +179,17 @@ export const comparisonAnalyzeCommands: Record<string, CommandDef> = {
     args: compareArguments,
     async run({ args }) {
       const result = await cliServices().comparisons.record(compareRequest(args));
-      emit(cliOptions(), result, () => renderKeyValues(result as unknown as Record<string, unknown>, ["ref_id", "decision", "validity", "estimate", "corpus_commit_id", "result_digest", "created"]));
+      emit(cliOptions(), result, () =>
+        renderKeyValues(result as unknown as Record<string, unknown>, [
+          "ref_id",
+          "decision",
+          "validity",
+          "estimate",
+          "corpus_commit_id",
+          "result_digest",
+          "created",
+        ]),
+      );
     },
   }) as CommandDef,
   scaling: defineCommand({
@@ -147,18 +202,31 @@ export const comparisonAnalyzeCommands: Record<string, CommandDef> = {
     async run({ args }) {
       const id = String(args.experiment_or_run_set);
       const isRunSet = id.startsWith("sha256:");
-      const result = await cliServices().comparisons.scaling({ experiment_id: isRunSet ? null : id, run_set_id: isRunSet ? id : null, size_parameter: (args["size-parameter"] as string | undefined) ?? null, metric: (args.metric as string | undefined) ?? null });
+      const result = await cliServices().comparisons.scaling({
+        experiment_id: isRunSet ? null : id,
+        run_set_id: isRunSet ? id : null,
+        size_parameter: (args["size-parameter"] as string | undefined) ?? null,
+        metric: (args.metric as string | undefined) ?? null,
+      });
       emit(cliOptions(), result, () => renderScaling(result));
     },
   }) as CommandDef,
   record: defineCommand({
-    meta: { name: "record", description: "Run a curated recipe (hotspots, memory, execution, pytorch, accelerator_launches, failures, scaling) and persist it: JSON {recipe, input_id?, comparison_input_id?, phase?, experiment_id?, run_set_id?, size_parameter?, limit?} or @file.json." },
+    meta: {
+      name: "record",
+      description:
+        "Run a curated recipe (hotspots, memory, execution, pytorch, accelerator_launches, failures, scaling) and persist it: JSON {recipe, input_id?, comparison_input_id?, phase?, experiment_id?, run_set_id?, size_parameter?, limit?} or @file.json.",
+    },
     args: { request: { type: "positional", required: true, description: "Structured request." } },
     async run({ args }) {
       const request = parseStructuredInput(String(args.request), "request");
       const log = cliLog(cliOptions());
-      const result = await cliServices().analysisRecords.record(request as never, (step, total, message) => log.debug(`[${step}/${total}] ${message}`));
-      emit(cliOptions(), result, () => renderKeyValues(result as unknown as Record<string, unknown>, ["ref_id", "recipe", "corpus_commit_id", "result_digest", "created"]));
+      const result = await cliServices().analysisRecords.record(request as never, (step, total, message) =>
+        log.debug(`[${step}/${total}] ${message}`),
+      );
+      emit(cliOptions(), result, () =>
+        renderKeyValues(result as unknown as Record<string, unknown>, ["ref_id", "recipe", "corpus_commit_id", "result_digest", "created"]),
+      );
     },
   }) as CommandDef,
 };

@@ -25,8 +25,11 @@ export const runsCommand = defineCommand({
             execution_status: args.status ? [String(args.status)] : null,
           },
         });
-        emit(cliOptions(), result, () =>
-          `${renderTable(result.runs as unknown as Record<string, unknown>[], ["run_id", "created_at", "run_type", "workload_name", "adapter", "execution_status", "validation_status"])}${result.truncated ? `\n(more: --cursor ${result.next_cursor})` : ""}`,
+        emit(
+          cliOptions(),
+          result,
+          () =>
+            `${renderTable(result.runs as unknown as Record<string, unknown>[], ["run_id", "created_at", "run_type", "workload_name", "adapter", "execution_status", "validation_status"])}${result.truncated ? `\n(more: --cursor ${result.next_cursor})` : ""}`,
         );
       },
     }),
@@ -37,12 +40,24 @@ export const runsCommand = defineCommand({
         const result = cliServices().runs.getRun(String(args.run_id));
         emit(cliOptions(), result, () =>
           [
-            renderKeyValues(result, ["run_id", "run_type", "workload_name", "adapter", "execution_status", "capture_status", "validation_status", "created_at", "finished_at"]),
+            renderKeyValues(result, [
+              "run_id",
+              "run_type",
+              "workload_name",
+              "adapter",
+              "execution_status",
+              "capture_status",
+              "validation_status",
+              "created_at",
+              "finished_at",
+            ]),
             "measurements:",
             ...result.measurements.map((measurement) => `  ${measurement.name} = ${measurement.value} ${measurement.unit}`),
             ...result.unavailable_measurements.map((missing) => `  ${missing.name} unavailable: ${missing.reason}`),
             "artifacts:",
-            ...result.artifacts.map((artifact) => `  ${artifact.artifact_id}  ${artifact.kind}/${artifact.role}  ${artifact.byte_length} bytes`),
+            ...result.artifacts.map(
+              (artifact) => `  ${artifact.artifact_id}  ${artifact.kind}/${artifact.role}  ${artifact.byte_length} bytes`,
+            ),
           ].join("\n"),
         );
       },
@@ -68,7 +83,14 @@ export const artifactsCommand = defineCommand({
           run_id: (args.run as string | undefined) ?? null,
           kind: (args.kind as string | undefined) ?? null,
         });
-        emit(cliOptions(), result, () => renderTable(result.artifacts as unknown as Record<string, unknown>[], ["artifact_id", "byte_length", "kinds", "registration_count"]));
+        emit(cliOptions(), result, () =>
+          renderTable(result.artifacts as unknown as Record<string, unknown>[], [
+            "artifact_id",
+            "byte_length",
+            "kinds",
+            "registration_count",
+          ]),
+        );
       },
     }),
     show: defineCommand({
@@ -79,7 +101,9 @@ export const artifactsCommand = defineCommand({
         emit(cliOptions(), result, () =>
           [
             renderKeyValues(result, ["artifact_id", "byte_length", "kinds", "effective_sensitivity"]),
-            ...result.registrations.map((registration) => `  ${registration.run_id}  ${registration.kind}/${registration.role}  ${registration.display_name}`),
+            ...result.registrations.map(
+              (registration) => `  ${registration.run_id}  ${registration.kind}/${registration.role}  ${registration.display_name}`,
+            ),
           ].join("\n"),
         );
       },
@@ -88,13 +112,21 @@ export const artifactsCommand = defineCommand({
 });
 
 export const recoverCommand = defineCommand({
-  meta: { name: "recover", description: "Close runs whose owning flameox process died (kill -9, crash, reboot): kill leftovers, quarantine partial outputs." },
+  meta: {
+    name: "recover",
+    description: "Close runs whose owning flameox process died (kill -9, crash, reboot): kill leftovers, quarantine partial outputs.",
+  },
   async run() {
     const result = await cliServices().recovery.recover();
     emit(cliOptions(), result, () =>
       result.recovered.length === 0
         ? `Nothing to recover${result.still_running.length > 0 ? ` (${result.still_running.length} runs still owned by live processes)` : ""}.`
-        : result.recovered.map((run) => `recovered ${run.run_id}: cancelled, cleanup_complete=${run.cleanup_complete}${run.workload_killed ? ", leftover workload killed" : ""}`).join("\n"),
+        : result.recovered
+            .map(
+              (run) =>
+                `recovered ${run.run_id}: cancelled, cleanup_complete=${run.cleanup_complete}${run.workload_killed ? ", leftover workload killed" : ""}`,
+            )
+            .join("\n"),
     );
   },
 });

@@ -61,7 +61,9 @@ function usage(message: string): FlameoxError {
   return new FlameoxError({
     code: "INVALID_ARGUMENTS",
     message,
-    remediation: ["Run `flameox setup --help`; non-interactive use needs a target (--claude, --all, --refresh, --rollback, --verify) and --yes."],
+    remediation: [
+      "Run `flameox setup --help`; non-interactive use needs a target (--claude, --all, --refresh, --rollback, --verify) and --yes.",
+    ],
     details: { fields: [{ field: "setup", message, type: "usage" }] },
   });
 }
@@ -83,7 +85,10 @@ export function parseSetupArguments(rawArgs: string[]): SetupArguments {
   };
   for (let index = 0; index < rawArgs.length; index += 1) {
     const word = rawArgs[index]!;
-    const [flag, inline] = word.startsWith("--") && word.includes("=") ? [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)] : [word, undefined];
+    const [flag, inline] =
+      word.startsWith("--") && word.includes("=")
+        ? [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)]
+        : [word, undefined];
     if (valueFlags.has(flag)) {
       const value = inline ?? rawArgs[index + 1];
       if (inline === undefined) index += 1;
@@ -98,7 +103,8 @@ export function parseSetupArguments(rawArgs: string[]): SetupArguments {
         version = rawArgs[index + 1];
         index += 1;
       }
-      if (version !== undefined && !isCanonicalVersion(version)) throw usage(`--rollback needs a canonical version such as 0.2.0, not ${JSON.stringify(version)}.`);
+      if (version !== undefined && !isCanonicalVersion(version))
+        throw usage(`--rollback needs a canonical version such as 0.2.0, not ${JSON.stringify(version)}.`);
       parsed.rollback = { version };
       continue;
     }
@@ -203,7 +209,8 @@ export async function executeSetup(parsed: SetupArguments, env: Record<string, s
     : parsed.remove
       ? { operation: "remove", clients }
       : { operation: "configure", clients };
-  if (request.operation !== "rollback" && clients.length === 0) throw usage("Select at least one MCP client (a client flag, --all or --refresh).");
+  if (request.operation !== "rollback" && clients.length === 0)
+    throw usage("Select at least one MCP client (a client flag, --all or --refresh).");
 
   const prepared = await service.plan(request);
   if (parsed.dryRun) {
@@ -251,7 +258,11 @@ export const setupCommand = defineCommand({
     all: { type: "boolean", description: "Every supported client" },
     refresh: { type: "boolean", description: "The connected clients (the detected ones when none is connected)" },
     remove: { type: "boolean", description: "Disconnect the selected clients" },
-    rollback: { type: "string", description: "Activate an installed VERSION (default: the newest other one) in every connected client", valueHint: "VERSION" },
+    rollback: {
+      type: "string",
+      description: "Activate an installed VERSION (default: the newest other one) in every connected client",
+      valueHint: "VERSION",
+    },
     verify: { type: "boolean", description: "Read-only: runtime version, MCP handshake, and every client's exact launcher" },
     yes: { type: "boolean", alias: "y", description: "Apply without asking" },
     "dry-run": { type: "boolean", description: "Print the plan; change nothing" },

@@ -9,7 +9,11 @@ export function parseStructuredInput(value: string | undefined, option: string):
     try {
       text = readFileSync(value.slice(1), "utf8");
     } catch {
-      throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `Structured input is invalid: cannot read ${value.slice(1)} for ${option}.`, remediation: [`Pass ${option} as JSON text or @file.json.`] });
+      throw new FlameoxError({
+        code: "INVALID_ARGUMENTS",
+        message: `Structured input is invalid: cannot read ${value.slice(1)} for ${option}.`,
+        remediation: [`Pass ${option} as JSON text or @file.json.`],
+      });
     }
   }
   let parsed: unknown;
@@ -23,7 +27,11 @@ export function parseStructuredInput(value: string | undefined, option: string):
     });
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `Structured input is invalid for ${option}: expected a JSON object.`, remediation: [`Pass ${option} as a JSON object.`] });
+    throw new FlameoxError({
+      code: "INVALID_ARGUMENTS",
+      message: `Structured input is invalid for ${option}: expected a JSON object.`,
+      remediation: [`Pass ${option} as a JSON object.`],
+    });
   }
   return parsed as Record<string, unknown>;
 }
@@ -32,7 +40,11 @@ export function parseLimit(value: unknown, fallback: number, maximum = 1000): nu
   if (value === undefined || value === null || value === "") return fallback;
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 1 || parsed > maximum) {
-    throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `--limit must be an integer between 1 and ${maximum}.`, remediation: [`Pass --limit between 1 and ${maximum}.`] });
+    throw new FlameoxError({
+      code: "INVALID_ARGUMENTS",
+      message: `--limit must be an integer between 1 and ${maximum}.`,
+      remediation: [`Pass --limit between 1 and ${maximum}.`],
+    });
   }
   return parsed;
 }

@@ -18,11 +18,14 @@ export const workloadCommand = defineCommand({
         const kind = args.kind === "experiment" ? "experiment" : "workload";
         const limit = Math.min(100, Math.max(1, Number(args.limit) || 100));
         const result = await cliServices().workloads.listDeclared({ kind, limit, cursor: (args.cursor as string | undefined) ?? null });
-        emit(cliOptions(), result, () =>
-          `${renderTable(
-            result.workflows.map((workflow) => ({ ...workflow, parameters: workflow.parameter_names.join(",") })),
-            ["name", "parameters", "timeout_seconds", "definition_id"],
-          )}${result.truncated ? `\n(more: --cursor ${result.next_cursor})` : ""}`,
+        emit(
+          cliOptions(),
+          result,
+          () =>
+            `${renderTable(
+              result.workflows.map((workflow) => ({ ...workflow, parameters: workflow.parameter_names.join(",") })),
+              ["name", "parameters", "timeout_seconds", "definition_id"],
+            )}${result.truncated ? `\n(more: --cursor ${result.next_cursor})` : ""}`,
         );
       },
     }),
@@ -39,14 +42,23 @@ export const workloadCommand = defineCommand({
           const lines = [String(result.summary), `definition_id: ${String(result.definition_id)}`];
           const options = (result.adapter_options ?? []) as { adapter: string; planning_disposition: string; remediation: string[] }[];
           if (options.length > 0) {
-            lines.push("", renderTable(options.map((option) => ({ ...option, remedy: option.remediation[0] ?? "" })), ["adapter", "planning_disposition", "remedy"]));
+            lines.push(
+              "",
+              renderTable(
+                options.map((option) => ({ ...option, remedy: option.remediation[0] ?? "" })),
+                ["adapter", "planning_disposition", "remedy"],
+              ),
+            );
           }
           return lines.join("\n");
         });
       },
     }),
     run: defineCommand({
-      meta: { name: "run", description: "Run a declared workload once with no profiler (the command adapter): outcome, output and runtime resources." },
+      meta: {
+        name: "run",
+        description: "Run a declared workload once with no profiler (the command adapter): outcome, output and runtime resources.",
+      },
       args: {
         name: { type: "positional", required: true, description: "Workload name." },
         parameters: { type: "string", description: "Parameter overrides as a JSON object or @file.json." },
@@ -55,7 +67,10 @@ export const workloadCommand = defineCommand({
         await planAndRun({
           workload_name: String(args.name),
           adapter: "command",
-          parameters: parseStructuredInput(args.parameters as string | undefined, "--parameters") as Record<string, string | number | boolean>,
+          parameters: parseStructuredInput(args.parameters as string | undefined, "--parameters") as Record<
+            string,
+            string | number | boolean
+          >,
           adapter_options: {},
           preflight_mode: "auto",
           capture_mode: "auto",

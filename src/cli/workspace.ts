@@ -5,12 +5,17 @@ import { FlameoxError } from "../domain/errors.ts";
 
 export const initCommand = defineCommand({
   meta: { name: "init", description: "Create the .diagnostics workspace for a project (additive, idempotent; never installs anything)." },
-  args: { project: { type: "positional", required: false, description: "Project root (defaults to --project-root or the current folder)." } },
+  args: {
+    project: { type: "positional", required: false, description: "Project root (defaults to --project-root or the current folder)." },
+  },
   async run({ args }) {
     const services = cliServicesForInit(args.project as string | undefined);
     const result = await services.workspaces.initialize();
-    emit(cliOptions(), result, () =>
-      `${result.created ? "Initialized" : "Already initialized"} workspace ${result.workspace_id}\n  project: ${result.project_root}\n  workspace: ${result.workspace_root}`,
+    emit(
+      cliOptions(),
+      result,
+      () =>
+        `${result.created ? "Initialized" : "Already initialized"} workspace ${result.workspace_id}\n  project: ${result.project_root}\n  workspace: ${result.workspace_root}`,
     );
   },
 });
@@ -20,7 +25,15 @@ export const statusCommand = defineCommand({
   async run() {
     const result = await cliServices().workspaces.status();
     emit(cliOptions(), result, () =>
-      renderKeyValues(result, ["workspace_id", "project_root", "corpus_commit_id", "run_count", "artifact_object_count", "storage_bytes", "active_captures"]),
+      renderKeyValues(result, [
+        "workspace_id",
+        "project_root",
+        "corpus_commit_id",
+        "run_count",
+        "artifact_object_count",
+        "storage_bytes",
+        "active_captures",
+      ]),
     );
   },
 });

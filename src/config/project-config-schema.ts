@@ -50,7 +50,12 @@ const ChoicesSchema = v.pipe(
   uniqueBy<ScalarValue>(scalarKey, "parameter choices must be unique"),
 );
 
-const ArgvItemSchema = v.pipe(v.string(), v.minLength(1, "argv items must not be empty"), v.maxLength(4096, "argv items are at most 4096 characters"), noNul);
+const ArgvItemSchema = v.pipe(
+  v.string(),
+  v.minLength(1, "argv items must not be empty"),
+  v.maxLength(4096, "argv items are at most 4096 characters"),
+  noNul,
+);
 
 const ArgvSchema = v.pipe(
   v.array(ArgvItemSchema),
@@ -65,7 +70,12 @@ const CwdSchema = v.pipe(
   v.check(isContainedRelativePath, "cwd must be project-relative: not absolute and not escaping the project with .."),
 );
 
-const TimeoutSchema = v.pipe(v.number(), v.finite(), v.gtValue(0, "timeout_seconds must be > 0"), v.maxValue(86400, "timeout_seconds must be <= 86400"));
+const TimeoutSchema = v.pipe(
+  v.number(),
+  v.finite(),
+  v.gtValue(0, "timeout_seconds must be > 0"),
+  v.maxValue(86400, "timeout_seconds must be <= 86400"),
+);
 
 const ParametersSchema = v.pipe(v.record(ParameterNameSchema, ChoicesSchema), v.maxEntries(128, "at most 128 parameters"));
 
@@ -91,7 +101,10 @@ const WritablePathSchema = v.pipe(
     (path) => !reservedFirstSegments.has(path.split(/[\\/]/).find((segment) => segment !== "" && segment !== ".") ?? "."),
     "writable paths must not start with .git, .diagnostics or flameox.toml",
   ),
-  v.check((path) => path.split(/[\\/]/).some((segment) => segment !== "" && segment !== "."), "writable paths must name a directory below the project root"),
+  v.check(
+    (path) => path.split(/[\\/]/).some((segment) => segment !== "" && segment !== "."),
+    "writable paths must name a directory below the project root",
+  ),
 );
 
 const stringList = (max: number, label: string) =>
@@ -104,7 +117,8 @@ export const WorkloadOracleSchema = v.strictObject({
 });
 
 // Index specifiers only: a name with optional extras and version specifiers, never a URL or path.
-const pythonDistributionPattern = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\s*\[[A-Za-z0-9._,\s-]*\])?\s*(?:(?:===|==|!=|~=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)*(?:;[^@/\\]*)?$/;
+const pythonDistributionPattern =
+  /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\s*\[[A-Za-z0-9._,\s-]*\])?\s*(?:(?:===|==|!=|~=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)*(?:;[^@/\\]*)?$/;
 
 export const WorkloadRequirementsSchema = v.pipe(
   v.strictObject({
@@ -144,7 +158,11 @@ export const WorkloadIdentitySchema = v.strictObject({
   environment: v.optional(
     v.strictObject({
       required: v.optional(
-        v.pipe(v.array(v.picklist(identityEnvironmentFacts)), v.maxLength(4), uniqueBy<(typeof identityEnvironmentFacts)[number]>(String, "identity.environment.required items must be unique")),
+        v.pipe(
+          v.array(v.picklist(identityEnvironmentFacts)),
+          v.maxLength(4),
+          uniqueBy<(typeof identityEnvironmentFacts)[number]>(String, "identity.environment.required items must be unique"),
+        ),
         () => [],
       ),
     }),
@@ -161,7 +179,11 @@ const workloadEntries = {
   oracle: v.optional(WorkloadOracleSchema),
   requirements: v.optional(WorkloadRequirementsSchema, () => ({})),
   writable_paths: v.optional(
-    v.pipe(v.array(WritablePathSchema), v.maxLength(16, "at most 16 writable paths"), uniqueBy<string>(String, "writable_paths must be unique")),
+    v.pipe(
+      v.array(WritablePathSchema),
+      v.maxLength(16, "at most 16 writable paths"),
+      uniqueBy<string>(String, "writable_paths must be unique"),
+    ),
     () => [],
   ),
   identity: v.optional(WorkloadIdentitySchema, () => ({})),
@@ -180,7 +202,11 @@ const ConfidenceSchema = v.pipe(v.number(), v.gtValue(0, "confidence_level must 
 const ThresholdSchema = v.pipe(v.number(), v.finite(), v.minValue(0, "practical_threshold must be >= 0"));
 const SeedSchema = v.pipe(v.number(), v.safeInteger(), v.minValue(0, "random_seed must be >= 0"));
 const intBetween = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
-const runtimeResourceMetrics = new Set(["runtime_resource.peak_rss_bytes", "runtime_resource.minimum_free_bytes", "runtime_resource.staging_growth_bytes"]);
+const runtimeResourceMetrics = new Set([
+  "runtime_resource.peak_rss_bytes",
+  "runtime_resource.minimum_free_bytes",
+  "runtime_resource.staging_growth_bytes",
+]);
 const PrimaryMetricSchema = v.pipe(
   v.string(),
   v.minLength(1),
@@ -190,7 +216,12 @@ const PrimaryMetricSchema = v.pipe(
     "runtime_resource metrics must be peak_rss_bytes, minimum_free_bytes or staging_growth_bytes",
   ),
 );
-const FactorLevelsSchema = v.pipe(v.array(ScalarSchema), v.minLength(1), v.maxLength(32), uniqueBy<ScalarValue>(scalarKey, "factor levels must be unique"));
+const FactorLevelsSchema = v.pipe(
+  v.array(ScalarSchema),
+  v.minLength(1),
+  v.maxLength(32),
+  uniqueBy<ScalarValue>(scalarKey, "factor levels must be unique"),
+);
 const CombinationSchema = v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), ScalarSchema);
 
 const statisticsEntries = {
@@ -205,7 +236,14 @@ const statisticsEntries = {
 export const ExperimentConfigSchema = v.pipe(
   v.strictObject({
     workload: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
-    variants: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(256))), v.minLength(1), v.maxLength(16), uniqueBy<string>(String, "variants must be unique"))),
+    variants: v.optional(
+      v.pipe(
+        v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(256))),
+        v.minLength(1),
+        v.maxLength(16),
+        uniqueBy<string>(String, "variants must be unique"),
+      ),
+    ),
     design: v.optional(v.picklist(["randomized_complete_blocks", "randomized", "fixed_order"]), "randomized_complete_blocks"),
     blocks: v.optional(intBetween(1, 1000), 1),
     factors: v.optional(v.pipe(v.record(ParameterNameSchema, FactorLevelsSchema), v.minEntries(1), v.maxEntries(8, "at most 8 factors"))),
@@ -220,7 +258,9 @@ export const ExperimentConfigSchema = v.pipe(
     maximum_attempts: v.optional(intBetween(1, 1000)),
     ...statisticsEntries,
     scaling_parameter: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100))),
-    scaling_values: v.optional(v.pipe(v.array(ScalarSchema), v.minLength(1), v.maxLength(1000), uniqueBy<ScalarValue>(scalarKey, "scaling_values must be unique"))),
+    scaling_values: v.optional(
+      v.pipe(v.array(ScalarSchema), v.minLength(1), v.maxLength(1000), uniqueBy<ScalarValue>(scalarKey, "scaling_values must be unique")),
+    ),
   }),
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
@@ -228,15 +268,21 @@ export const ExperimentConfigSchema = v.pipe(
     const hasFactors = experiment.factors !== undefined;
     if (hasFactors) {
       if (experiment.variants !== undefined) addIssue({ message: "variants cannot be combined with factors" });
-      if (experiment.scaling_parameter !== undefined || experiment.scaling_values !== undefined) addIssue({ message: "scaling_parameter/scaling_values cannot be combined with factors" });
+      if (experiment.scaling_parameter !== undefined || experiment.scaling_values !== undefined)
+        addIssue({ message: "scaling_parameter/scaling_values cannot be combined with factors" });
       if (experiment.treatment_factor === undefined) addIssue({ message: "treatment_factor is required when factors are declared" });
-      else if (!Object.hasOwn(experiment.factors!, experiment.treatment_factor)) addIssue({ message: `treatment_factor "${experiment.treatment_factor}" is not one of the factors` });
-      for (const [listName, list] of [["combinations", experiment.combinations], ["exclude", experiment.exclude]] as const) {
+      else if (!Object.hasOwn(experiment.factors!, experiment.treatment_factor))
+        addIssue({ message: `treatment_factor "${experiment.treatment_factor}" is not one of the factors` });
+      for (const [listName, list] of [
+        ["combinations", experiment.combinations],
+        ["exclude", experiment.exclude],
+      ] as const) {
         (list ?? []).forEach((combination, position) => {
           for (const [factor, level] of Object.entries(combination)) {
             const levels = experiment.factors![factor];
             if (levels === undefined) addIssue({ message: `${listName}.${position}: "${factor}" is not a factor` });
-            else if (!levels.includes(level)) addIssue({ message: `${listName}.${position}.${factor}: ${JSON.stringify(level)} is not a declared level` });
+            else if (!levels.includes(level))
+              addIssue({ message: `${listName}.${position}.${factor}: ${JSON.stringify(level)} is not a declared level` });
           }
         });
       }
@@ -246,14 +292,18 @@ export const ExperimentConfigSchema = v.pipe(
         if (experiment[field] !== undefined) addIssue({ message: `${field} is only allowed with factors` });
       }
     }
-    if (experiment.combination_policy === "cartesian" && experiment.combinations !== undefined) addIssue({ message: "combinations require combination_policy = \"explicit\"" });
-    if (experiment.combination_policy === "explicit" && (experiment.combinations === undefined || experiment.combinations.length === 0)) addIssue({ message: "combination_policy = \"explicit\" requires combinations" });
-    if ((experiment.scaling_parameter === undefined) !== (experiment.scaling_values === undefined)) addIssue({ message: "scaling_parameter and scaling_values go together" });
+    if (experiment.combination_policy === "cartesian" && experiment.combinations !== undefined)
+      addIssue({ message: 'combinations require combination_policy = "explicit"' });
+    if (experiment.combination_policy === "explicit" && (experiment.combinations === undefined || experiment.combinations.length === 0))
+      addIssue({ message: 'combination_policy = "explicit" requires combinations' });
+    if ((experiment.scaling_parameter === undefined) !== (experiment.scaling_values === undefined))
+      addIssue({ message: "scaling_parameter and scaling_values go together" });
     if (experiment.analysis === "outcome") {
-      if (experiment.outcome_goal === undefined) addIssue({ message: "analysis = \"outcome\" requires outcome_goal" });
+      if (experiment.outcome_goal === undefined) addIssue({ message: 'analysis = "outcome" requires outcome_goal' });
       const minimum = experiment.minimum_attempts ?? experiment.blocks;
       const maximum = experiment.maximum_attempts ?? experiment.blocks;
-      if (!(minimum <= experiment.blocks && experiment.blocks <= maximum)) addIssue({ message: "outcome experiments need minimum_attempts <= blocks <= maximum_attempts" });
+      if (!(minimum <= experiment.blocks && experiment.blocks <= maximum))
+        addIssue({ message: "outcome experiments need minimum_attempts <= blocks <= maximum_attempts" });
     } else {
       for (const field of ["outcome_goal", "minimum_attempts", "maximum_attempts"] as const) {
         if (experiment[field] !== undefined) addIssue({ message: `${field} is only allowed with analysis = "outcome"` });
@@ -304,7 +354,10 @@ export const FaultExperimentConfigSchema = v.pipe(
     ),
     scenarios: v.pipe(
       v.record(
-        v.pipe(ConfigurationNameSchema, v.check((name) => name !== "baseline", "the scenario name baseline is reserved")),
+        v.pipe(
+          ConfigurationNameSchema,
+          v.check((name) => name !== "baseline", "the scenario name baseline is reserved"),
+        ),
         FaultScenarioSchema,
       ),
       v.minEntries(1, "at least one scenario"),
@@ -318,10 +371,13 @@ export const FaultExperimentConfigSchema = v.pipe(
     if (!dataset.typed) return;
     const experiment = dataset.value;
     const scenarios = Object.entries(experiment.scenarios);
-    if (experiment.blocks * experiment.repetitions * (scenarios.length + 1) > 100000) addIssue({ message: "blocks x repetitions x (scenarios + 1) must be <= 100000" });
+    if (experiment.blocks * experiment.repetitions * (scenarios.length + 1) > 100000)
+      addIssue({ message: "blocks x repetitions x (scenarios + 1) must be <= 100000" });
     for (const [name, scenario] of scenarios) {
-      if (scenario.type === "latency" && scenario.toxicity === 1 && scenario.jitter_ms !== 0) addIssue({ message: `scenarios.${name}: a deterministic latency fault (toxicity 1) needs jitter_ms = 0` });
-      if (scenario.type !== "proxy" && scenario.toxicity < 1 && experiment.repetitions < 2) addIssue({ message: `scenarios.${name}: toxicity < 1 needs repetitions >= 2` });
+      if (scenario.type === "latency" && scenario.toxicity === 1 && scenario.jitter_ms !== 0)
+        addIssue({ message: `scenarios.${name}: a deterministic latency fault (toxicity 1) needs jitter_ms = 0` });
+      if (scenario.type !== "proxy" && scenario.toxicity < 1 && experiment.repetitions < 2)
+        addIssue({ message: `scenarios.${name}: toxicity < 1 needs repetitions >= 2` });
     }
   }),
 );
@@ -342,8 +398,10 @@ export const InferenceServerConfigSchema = v.pipe(
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
     const server = dataset.value;
-    if (server.provider === "sglang" && server.benchmark_python === undefined) addIssue({ message: "benchmark_python is required for provider sglang" });
-    if (server.provider !== "sglang" && server.benchmark_python !== undefined) addIssue({ message: "benchmark_python is only allowed for provider sglang" });
+    if (server.provider === "sglang" && server.benchmark_python === undefined)
+      addIssue({ message: "benchmark_python is required for provider sglang" });
+    if (server.provider !== "sglang" && server.benchmark_python !== undefined)
+      addIssue({ message: "benchmark_python is only allowed for provider sglang" });
     if (server.mode === "managed" && server.workload === undefined) addIssue({ message: "managed servers require a workload" });
     if (server.mode !== "managed" && server.workload !== undefined) addIssue({ message: "workload is only allowed for managed servers" });
     let url: URL | null = null;
@@ -357,7 +415,8 @@ export const InferenceServerConfigSchema = v.pipe(
     const ipLiteral = loopbackIpPattern.test(host);
     if (url.protocol !== "http:") addIssue({ message: "base_url must use plain http" });
     if (!ipLiteral && host !== "localhost") addIssue({ message: "base_url must point at a loopback address" });
-    if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "") addIssue({ message: "base_url must not carry credentials, a query or a fragment" });
+    if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "")
+      addIssue({ message: "base_url must not carry credentials, a query or a fragment" });
     if (server.mode === "managed" && !ipLiteral) addIssue({ message: "managed servers need a loopback IP literal in base_url" });
     if (server.provider === "sglang" && url.pathname !== "/") addIssue({ message: "sglang servers need base_url at the root path" });
   }),
@@ -385,13 +444,20 @@ export const InferenceScenarioConfigSchema = v.pipe(
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
     const scenario = dataset.value;
-    if (scenario.trace_artifact_id !== undefined && scenario.provider !== "aiperf") addIssue({ message: "trace_artifact_id is only allowed for aiperf" });
+    if (scenario.trace_artifact_id !== undefined && scenario.provider !== "aiperf")
+      addIssue({ message: "trace_artifact_id is only allowed for aiperf" });
     if (scenario.provider !== "aiperf" && !scenario.streaming) addIssue({ message: `${scenario.provider} scenarios must stream` });
-    if (scenario.speedup_ratio !== 1 && !(scenario.provider === "aiperf" && scenario.trace_artifact_id !== undefined)) addIssue({ message: "speedup_ratio other than 1 needs aiperf with a trace_artifact_id" });
+    if (scenario.speedup_ratio !== 1 && !(scenario.provider === "aiperf" && scenario.trace_artifact_id !== undefined))
+      addIssue({ message: "speedup_ratio other than 1 needs aiperf with a trace_artifact_id" });
     if (scenario.provider === "sglang_bench") {
-      if (scenario.random_input_len === undefined || scenario.random_output_len === undefined) addIssue({ message: "sglang_bench needs random_input_len and random_output_len" });
+      if (scenario.random_input_len === undefined || scenario.random_output_len === undefined)
+        addIssue({ message: "sglang_bench needs random_input_len and random_output_len" });
       if (scenario.burstiness !== undefined) addIssue({ message: "sglang_bench does not take burstiness" });
-    } else if (scenario.random_input_len !== undefined || scenario.random_output_len !== undefined || scenario.random_range_ratio !== undefined) {
+    } else if (
+      scenario.random_input_len !== undefined ||
+      scenario.random_output_len !== undefined ||
+      scenario.random_range_ratio !== undefined
+    ) {
       addIssue({ message: "random_* fields are only allowed for sglang_bench" });
     }
     if (scenario.burstiness !== undefined && scenario.request_rate === undefined) addIssue({ message: "burstiness needs request_rate" });
@@ -399,7 +465,10 @@ export const InferenceScenarioConfigSchema = v.pipe(
 );
 
 const section = <T extends v.GenericSchema>(schema: T, label: string) =>
-  v.optional(v.pipe(v.record(ConfigurationNameSchema, schema), v.maxEntries(maxEntriesPerSection, `at most ${maxEntriesPerSection} ${label}`)), () => ({}));
+  v.optional(
+    v.pipe(v.record(ConfigurationNameSchema, schema), v.maxEntries(maxEntriesPerSection, `at most ${maxEntriesPerSection} ${label}`)),
+    () => ({}),
+  );
 
 export const ProjectConfigSchema = v.strictObject({
   schema_version: v.optional(v.literal(1, "schema_version must be 1"), 1),
@@ -424,7 +493,11 @@ export const ConfigureWorkloadInputSchema = v.strictObject({
   oracle: v.optional(v.nullable(WorkloadOracleSchema)),
   requirements: v.optional(v.nullable(WorkloadRequirementsSchema)),
   writable_paths: v.optional(
-    v.pipe(v.array(WritablePathSchema), v.maxLength(16, "at most 16 writable paths"), uniqueBy<string>(String, "writable_paths must be unique")),
+    v.pipe(
+      v.array(WritablePathSchema),
+      v.maxLength(16, "at most 16 writable paths"),
+      uniqueBy<string>(String, "writable_paths must be unique"),
+    ),
   ),
   identity: v.optional(v.nullable(WorkloadIdentitySchema)),
   expected_configuration_id: v.optional(v.nullable(DigestSchema)),

@@ -50,7 +50,9 @@ export function configurationIdOfText(text: string): string {
 }
 
 function bounded(diagnostics: string[]): string[] {
-  return diagnostics.slice(0, maxDiagnostics).map((diagnostic) => (diagnostic.length > maxDiagnosticLength ? `${diagnostic.slice(0, maxDiagnosticLength - 1)}…` : diagnostic));
+  return diagnostics
+    .slice(0, maxDiagnostics)
+    .map((diagnostic) => (diagnostic.length > maxDiagnosticLength ? `${diagnostic.slice(0, maxDiagnosticLength - 1)}…` : diagnostic));
 }
 
 const barePathKey = /^[A-Za-z0-9_-]+$/;
@@ -68,7 +70,8 @@ function issueDiagnostic(issue: v.BaseIssue<unknown>): string {
     return `${formatFieldPath(path.slice(0, -1))}: unknown key ${JSON.stringify(String(key))} is not allowed here`;
   }
   const received = issue.received && issue.type !== "raw_check" && issue.kind === "schema" ? ` (received ${issue.received})` : "";
-  const message = issue.kind === "schema" && issue.message.startsWith("Invalid type:") ? `expected ${issue.expected ?? "another type"}` : issue.message;
+  const message =
+    issue.kind === "schema" && issue.message.startsWith("Invalid type:") ? `expected ${issue.expected ?? "another type"}` : issue.message;
   return `${formatFieldPath(path)}: ${message}${received}`;
 }
 
@@ -116,7 +119,10 @@ export function decodeProjectConfigBytes(bytes: Uint8Array): { ok: true; text: s
         break;
       }
     }
-    return { ok: false, diagnostic: `${projectConfigFileName}: not valid UTF-8 (first invalid byte near offset ${offset}); save the file as UTF-8` };
+    return {
+      ok: false,
+      diagnostic: `${projectConfigFileName}: not valid UTF-8 (first invalid byte near offset ${offset}); save the file as UTF-8`,
+    };
   }
 }
 
@@ -138,7 +144,12 @@ export async function readProjectConfig(projectRoot: string): Promise<ProjectCon
   }
   const configurationId = configurationIdOfBytes(bytes);
   if (bytes.length > maxProjectConfigBytes) {
-    return { ...base, status: "invalid", configurationId, diagnostics: [`${projectConfigFileName} is ${bytes.length} bytes; the limit is ${maxProjectConfigBytes}`] };
+    return {
+      ...base,
+      status: "invalid",
+      configurationId,
+      diagnostics: [`${projectConfigFileName} is ${bytes.length} bytes; the limit is ${maxProjectConfigBytes}`],
+    };
   }
   const decoded = decodeProjectConfigBytes(bytes);
   if (!decoded.ok) return { ...base, status: "invalid", configurationId, diagnostics: [decoded.diagnostic] };
@@ -155,45 +166,65 @@ export function projectCrossReferenceProblems(config: ProjectConfig): string[] {
   const path = (...keys: string[]) => formatFieldPath(keys);
   for (const [name, experiment] of Object.entries(config.experiments)) {
     if (!Object.hasOwn(workloads, experiment.workload)) {
-      problems.push(`${path("experiments", name, "workload")}: experiment references unknown workload ${JSON.stringify(experiment.workload)}`);
+      problems.push(
+        `${path("experiments", name, "workload")}: experiment references unknown workload ${JSON.stringify(experiment.workload)}`,
+      );
     }
   }
   for (const [name, experiment] of Object.entries(config.fault_experiments)) {
     const workload = workloads[experiment.workload];
     if (workload === undefined) {
-      problems.push(`${path("fault_experiments", name, "workload")}: fault experiment references unknown workload ${JSON.stringify(experiment.workload)}`);
+      problems.push(
+        `${path("fault_experiments", name, "workload")}: fault experiment references unknown workload ${JSON.stringify(experiment.workload)}`,
+      );
       continue;
     }
     if (!Object.hasOwn(workload.parameters, experiment.endpoint_parameter)) {
-      problems.push(`${path("fault_experiments", name, "endpoint_parameter")}: fault experiments must inject a declared workload parameter; ${JSON.stringify(experiment.endpoint_parameter)} is not a parameter of ${JSON.stringify(experiment.workload)}`);
+      problems.push(
+        `${path("fault_experiments", name, "endpoint_parameter")}: fault experiments must inject a declared workload parameter; ${JSON.stringify(experiment.endpoint_parameter)} is not a parameter of ${JSON.stringify(experiment.workload)}`,
+      );
       continue;
     }
-    const rendered = workloadTemplateFields({ argv: workload.argv, cwd: workload.cwd, environment: workload.environment }).some(({ template }) => {
-      const scan = scanTemplate(template);
-      return scan.ok && scan.placeholders.includes(experiment.endpoint_parameter);
-    });
+    const rendered = workloadTemplateFields({ argv: workload.argv, cwd: workload.cwd, environment: workload.environment }).some(
+      ({ template }) => {
+        const scan = scanTemplate(template);
+        return scan.ok && scan.placeholders.includes(experiment.endpoint_parameter);
+      },
+    );
     if (!rendered) {
-      problems.push(`${path("fault_experiments", name, "endpoint_parameter")}: endpoint_parameter ${JSON.stringify(experiment.endpoint_parameter)} must be rendered by the workload's argv, cwd or environment`);
+      problems.push(
+        `${path("fault_experiments", name, "endpoint_parameter")}: endpoint_parameter ${JSON.stringify(experiment.endpoint_parameter)} must be rendered by the workload's argv, cwd or environment`,
+      );
     }
   }
   for (const [name, server] of Object.entries(config.inference_servers)) {
     if (server.workload !== undefined && !Object.hasOwn(workloads, server.workload)) {
-      problems.push(`${path("inference_servers", name, "workload")}: inference server references unknown workload ${JSON.stringify(server.workload)}`);
+      problems.push(
+        `${path("inference_servers", name, "workload")}: inference server references unknown workload ${JSON.stringify(server.workload)}`,
+      );
     }
   }
   for (const [name, scenario] of Object.entries(config.inference_scenarios)) {
     const server = config.inference_servers[scenario.server];
     if (server === undefined) {
-      problems.push(`${path("inference_scenarios", name, "server")}: scenario references unknown server ${JSON.stringify(scenario.server)}`);
+      problems.push(
+        `${path("inference_scenarios", name, "server")}: scenario references unknown server ${JSON.stringify(scenario.server)}`,
+      );
     } else if ((scenario.provider === "sglang_bench") !== (server.provider === "sglang")) {
-      problems.push(`${path("inference_scenarios", name, "provider")}: sglang_bench scenarios pair with sglang servers only (server ${JSON.stringify(scenario.server)} is ${server.provider})`);
+      problems.push(
+        `${path("inference_scenarios", name, "provider")}: sglang_bench scenarios pair with sglang servers only (server ${JSON.stringify(scenario.server)} is ${server.provider})`,
+      );
     }
     if (scenario.semantic_oracle_workload !== undefined) {
       const oracleWorkload = workloads[scenario.semantic_oracle_workload];
       if (oracleWorkload === undefined) {
-        problems.push(`${path("inference_scenarios", name, "semantic_oracle_workload")}: unknown oracle workload ${JSON.stringify(scenario.semantic_oracle_workload)}`);
+        problems.push(
+          `${path("inference_scenarios", name, "semantic_oracle_workload")}: unknown oracle workload ${JSON.stringify(scenario.semantic_oracle_workload)}`,
+        );
       } else if (oracleWorkload.oracle?.strength !== "contract_check" || oracleWorkload.oracle.receipt_schema === undefined) {
-        problems.push(`${path("inference_scenarios", name, "semantic_oracle_workload")}: oracle workloads must declare a contract_check oracle with a receipt_schema`);
+        problems.push(
+          `${path("inference_scenarios", name, "semantic_oracle_workload")}: oracle workloads must declare a contract_check oracle with a receipt_schema`,
+        );
       }
     }
   }
@@ -204,7 +235,10 @@ export function projectCrossReferenceProblems(config: ProjectConfig): string[] {
  * Applies every default to a workload definition, so hand-written and generated spellings of the
  * same definition compare equal. Throws INVALID_ARGUMENTS naming each bad field.
  */
-export function normalizeWorkloadDefinition(definition: WorkloadConfigInput | WorkloadConfig, subject = "configure_workload"): WorkloadConfig {
+export function normalizeWorkloadDefinition(
+  definition: WorkloadConfigInput | WorkloadConfig,
+  subject = "configure_workload",
+): WorkloadConfig {
   const result = v.safeParse(WorkloadConfigSchema, definition, { abortEarly: false });
   if (result.success) return result.output;
   throw invalidArguments(
@@ -227,4 +261,3 @@ export function validateConfigurationName(name: string): string {
 export function workloadDefinitionId(name: string, workload: WorkloadConfigInput | WorkloadConfig): string {
   return digestOf({ name, definition: normalizeWorkloadDefinition(workload) });
 }
-

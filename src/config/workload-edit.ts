@@ -43,9 +43,7 @@ export type WorkloadEditPlan = {
   config: ProjectConfig;
 };
 
-const manualRemediation = [
-  "Edit flameox.toml by hand until it parses and validates, then call workload_configuration_status to verify.",
-];
+const manualRemediation = ["Edit flameox.toml by hand until it parses and validates, then call workload_configuration_status to verify."];
 
 function byName([left]: [string, unknown], [right]: [string, unknown]): number {
   return left < right ? -1 : left > right ? 1 : 0;
@@ -81,7 +79,8 @@ export function renderWorkloadTable(name: string, definition: WorkloadConfig, eo
   for (const key of ["python_modules", "native_files"] as const) {
     if (definition.identity[key].length > 0) identity.push(line(key, definition.identity[key]));
   }
-  if (definition.identity.environment.required.length > 0) identity.push(line("environment", { required: definition.identity.environment.required }));
+  if (definition.identity.environment.required.length > 0)
+    identity.push(line("environment", { required: definition.identity.environment.required }));
   if (identity.length > 0) blocks.push([`[${head}.identity]`, ...identity]);
   return blocks.map((block) => block.join(eol)).join(eol + eol) + eol;
 }
@@ -106,7 +105,9 @@ function notSurgicallyEditable(name: string, reason: string): FlameoxError {
     code: "EXECUTION_REFUSED",
     message: `Workload '${name}' cannot be edited in place: ${reason}`,
     details: { name, config_path: projectConfigFileName, next_tool: "workload_configuration_status" },
-    remediation: [`Write workload '${name}' as a [workloads.${name}] table (no inline table or dotted keys elsewhere), or edit flameox.toml by hand.`],
+    remediation: [
+      `Write workload '${name}' as a [workloads.${name}] table (no inline table or dotted keys elsewhere), or edit flameox.toml by hand.`,
+    ],
   });
 }
 
@@ -157,7 +158,13 @@ function verifyCandidate(
     throw new FlameoxError({
       code: "WORKSPACE_INVALID",
       message: `Project workload configuration is invalid: ${diagnostic}`,
-      details: { invalid_configuration: true, next_tool: "configure_workload", config_path: projectConfigFileName, diagnostic: diagnostic.slice(0, 500), diagnostics: parsed.diagnostics },
+      details: {
+        invalid_configuration: true,
+        next_tool: "configure_workload",
+        config_path: projectConfigFileName,
+        diagnostic: diagnostic.slice(0, 500),
+        diagnostics: parsed.diagnostics,
+      },
       remediation: ["Change the workload definition so the whole project configuration validates; nothing was written."],
     });
   }
@@ -178,7 +185,12 @@ function staleConfiguration(currentId: string | null, expected: string | null): 
       expected === null
         ? "Replacing a workload needs expected_configuration_id, the current configuration_id from workload_configuration_status."
         : `flameox.toml changed: expected configuration ${expected}, found ${currentId ?? "no file"}.`,
-    details: { configuration_id: currentId, expected_configuration_id: expected, config_path: projectConfigFileName, next_tool: "workload_configuration_status" },
+    details: {
+      configuration_id: currentId,
+      expected_configuration_id: expected,
+      config_path: projectConfigFileName,
+      next_tool: "workload_configuration_status",
+    },
     remediation: ["Call workload_configuration_status, review the current configuration, and retry with its configuration_id."],
   });
 }
@@ -217,7 +229,7 @@ export function planWorkloadEdit(request: WorkloadEditRequest): WorkloadEditPlan
           diagnostic: (current.diagnostics[0] ?? "").slice(0, 500),
           diagnostics: current.diagnostics,
         },
-        remediation: ["Use operation \"create\" with a definition that makes the whole file valid, or repair flameox.toml by hand."],
+        remediation: ['Use operation "create" with a definition that makes the whole file valid, or repair flameox.toml by hand.'],
       });
     }
     const existing = current?.ok ? current.config.workloads[name] : undefined;
@@ -255,7 +267,12 @@ export function planWorkloadEdit(request: WorkloadEditRequest): WorkloadEditPlan
     }
   }
   // Repairing an invalid (but parseable) file may rewrite a broken declaration of this very workload.
-  const repairInPlace = currentText !== null && current !== null && !current.ok && current.stage !== "syntax" && tableSpans(currentText, ["workloads", name]).length > 0;
+  const repairInPlace =
+    currentText !== null &&
+    current !== null &&
+    !current.ok &&
+    current.stage !== "syntax" &&
+    tableSpans(currentText, ["workloads", name]).length > 0;
   const text = repairInPlace ? replaceTable(currentText, name, definition) : appendTable(currentText, name, definition);
   const repairing = current !== null && !current.ok ? { diagnostics: current.diagnostics } : null;
   return result("created", text, verifyCandidate(text, name, definition, current?.ok ? current : null, repairing));
@@ -275,7 +292,11 @@ async function currentBytesDigest(target: string): Promise<string | null> {
  * that the current bytes still have `expectedCurrentBytesDigest` (null: no file yet), rename.
  * The existing file mode is kept (new files get 0644). The caller holds the workspace write lock.
  */
-export async function writeProjectConfigAtomically(projectRoot: string, text: string, expectedCurrentBytesDigest: string | null): Promise<{ configurationId: string }> {
+export async function writeProjectConfigAtomically(
+  projectRoot: string,
+  text: string,
+  expectedCurrentBytesDigest: string | null,
+): Promise<{ configurationId: string }> {
   const target = join(projectRoot, projectConfigFileName);
   let mode = 0o644;
   try {
@@ -299,7 +320,12 @@ export async function writeProjectConfigAtomically(projectRoot: string, text: st
       throw new FlameoxError({
         code: "REVISION_CONFLICT",
         message: "flameox.toml changed while the edit was being prepared; nothing was written.",
-        details: { configuration_id: currentDigest, expected_configuration_id: expectedCurrentBytesDigest, config_path: projectConfigFileName, next_tool: "workload_configuration_status" },
+        details: {
+          configuration_id: currentDigest,
+          expected_configuration_id: expectedCurrentBytesDigest,
+          config_path: projectConfigFileName,
+          next_tool: "workload_configuration_status",
+        },
         remediation: ["Call workload_configuration_status and retry with the current configuration_id."],
       });
     }

@@ -40,7 +40,10 @@ export function scanTemplate(template: string): TemplateScan {
       }
       const inner = template.slice(index + 1, close);
       if (inner.length === 0) {
-        return { ok: false, message: `has an empty placeholder "{}" at offset ${index}; name a declared parameter such as {size}, or write "{{}}" for literal braces` };
+        return {
+          ok: false,
+          message: `has an empty placeholder "{}" at offset ${index}; name a declared parameter such as {size}, or write "{{}}" for literal braces`,
+        };
       }
       if (!identifierPattern.test(inner)) {
         const shown = inner.length > 40 ? `${inner.slice(0, 40)}…` : inner;
@@ -128,9 +131,11 @@ export function workloadTemplateFields(workload: {
  * Problems with a workload's templates: malformed templates and placeholders that are not declared
  * parameters. Empty when all is well. Messages start with the field path.
  */
-export function workloadTemplateProblems(workload: Parameters<typeof workloadTemplateFields>[0] & {
-  parameters?: Readonly<Record<string, readonly Scalar[]>> | undefined;
-}): string[] {
+export function workloadTemplateProblems(
+  workload: Parameters<typeof workloadTemplateFields>[0] & {
+    parameters?: Readonly<Record<string, readonly Scalar[]>> | undefined;
+  },
+): string[] {
   const declared = new Set(Object.keys(workload.parameters ?? {}));
   const problems: string[] = [];
   const undeclared = new Set<string>();
@@ -180,9 +185,14 @@ function matchChoice(choices: readonly Scalar[], received: unknown): { found: tr
  * Renders a validated workload for one set of parameter overrides. Unknown parameters and values
  * outside the declared choices are refused; nothing here touches the file system.
  */
-export function resolveWorkloadInvocation(workload: ResolvableWorkload, overrides: Readonly<Record<string, unknown>> = {}): WorkloadInvocation {
+export function resolveWorkloadInvocation(
+  workload: ResolvableWorkload,
+  overrides: Readonly<Record<string, unknown>> = {},
+): WorkloadInvocation {
   const declared = Object.keys(workload.parameters).sort();
-  const unknown = Object.keys(overrides).filter((name) => !Object.hasOwn(workload.parameters, name)).sort();
+  const unknown = Object.keys(overrides)
+    .filter((name) => !Object.hasOwn(workload.parameters, name))
+    .sort();
   if (unknown.length > 0) {
     const first = unknown[0]!;
     throw new FlameoxError({
@@ -240,7 +250,8 @@ export function resolveWorkloadInvocation(workload: ResolvableWorkload, override
   }
   const environment: Record<string, string> = {};
   for (const [name, value] of Object.entries(workload.environment)) environment[name] = renderTemplate(value, parameters);
-  const oracleArgv = workload.oracle && workload.oracle.argv.length > 0 ? workload.oracle.argv.map((item) => renderTemplate(item, parameters)) : null;
+  const oracleArgv =
+    workload.oracle && workload.oracle.argv.length > 0 ? workload.oracle.argv.map((item) => renderTemplate(item, parameters)) : null;
   return { argv, cwd, environment, parameters, oracleArgv };
 }
 

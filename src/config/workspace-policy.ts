@@ -58,7 +58,13 @@ export const WorkspacePolicySchema = v.pipe(
       v.strictObject({
         allowlist_additions: v.optional(
           v.pipe(
-            v.array(v.pipe(v.string(), v.maxLength(256), v.regex(environmentNamePattern, "environment names must match ^[A-Za-z_][A-Za-z0-9_]*$"))),
+            v.array(
+              v.pipe(
+                v.string(),
+                v.maxLength(256),
+                v.regex(environmentNamePattern, "environment names must match ^[A-Za-z_][A-Za-z0-9_]*$"),
+              ),
+            ),
             v.maxLength(128, "at most 128 names"),
             v.check((names) => new Set(names).size === names.length, "names must be unique"),
           ),
@@ -68,7 +74,10 @@ export const WorkspacePolicySchema = v.pipe(
       () => ({}),
     ),
   }),
-  v.check((policy) => policy.limits.default_row_limit <= policy.limits.max_row_limit, "limits.default_row_limit must be <= limits.max_row_limit"),
+  v.check(
+    (policy) => policy.limits.default_row_limit <= policy.limits.max_row_limit,
+    "limits.default_row_limit must be <= limits.max_row_limit",
+  ),
 );
 
 export type WorkspacePolicy = v.InferOutput<typeof WorkspacePolicySchema>;

@@ -24,7 +24,8 @@ export function decodeCursor(secret: string, cursor: string, expected: { scope: 
     });
   if (!body || !mac) throw stale("it is malformed");
   const expectedMac = createHmac("sha256", secret).update(body).digest("base64url").slice(0, 32);
-  if (expectedMac.length !== mac.length || !timingSafeEqual(Buffer.from(expectedMac), Buffer.from(mac))) throw stale("it was not issued by this workspace");
+  if (expectedMac.length !== mac.length || !timingSafeEqual(Buffer.from(expectedMac), Buffer.from(mac)))
+    throw stale("it was not issued by this workspace");
   let payload: CursorPayload;
   try {
     payload = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as CursorPayload;

@@ -1,4 +1,4 @@
-import { FlameoxError } from "./errors.ts";
+import type { FlameoxError } from "./errors.ts";
 
 export const schemaVersion = 1;
 
@@ -74,20 +74,42 @@ export function recoveryFor(error: FlameoxError): Recovery {
   // An invalid flameox.toml: either a create that repairs it, or a person fixes the file by hand.
   if (error.details.invalid_configuration === true) {
     if (error.nextTool === "configure_workload") {
-      return { kind: "configure_workload", next_tool: "configure_workload", safe_to_repeat_same_call: false, retry_after_ms: null, context: { kind: "configure_workload", operation: "create", config_path: "flameox.toml" } };
+      return {
+        kind: "configure_workload",
+        next_tool: "configure_workload",
+        safe_to_repeat_same_call: false,
+        retry_after_ms: null,
+        context: { kind: "configure_workload", operation: "create", config_path: "flameox.toml" },
+      };
     }
-    const diagnostic = String((error.details.diagnostics as unknown[] | undefined)?.[0] ?? error.details.diagnostic ?? error.message).slice(0, 500);
+    const diagnostic = String((error.details.diagnostics as unknown[] | undefined)?.[0] ?? error.details.diagnostic ?? error.message).slice(
+      0,
+      500,
+    );
     return {
       kind: "manual",
       next_tool: null,
       safe_to_repeat_same_call: false,
       retry_after_ms: null,
-      context: { kind: "manual_configuration", config_path: "flameox.toml", diagnostic, verification_tool: "workload_configuration_status" },
+      context: {
+        kind: "manual_configuration",
+        config_path: "flameox.toml",
+        diagnostic,
+        verification_tool: "workload_configuration_status",
+      },
     };
   }
   if (error.nextTool === "extract_perfetto") {
     const runId = error.nextArguments?.run_id ?? error.details.run_id;
-    return { kind: "extract_perfetto", next_tool: "extract_perfetto", safe_to_repeat_same_call: true, retry_after_ms: null, ...(typeof runId === "string" ? { context: { kind: "extract_perfetto", run_id: runId, arguments: error.nextArguments ?? { run_id: runId } } } : {}) };
+    return {
+      kind: "extract_perfetto",
+      next_tool: "extract_perfetto",
+      safe_to_repeat_same_call: true,
+      retry_after_ms: null,
+      ...(typeof runId === "string"
+        ? { context: { kind: "extract_perfetto", run_id: runId, arguments: error.nextArguments ?? { run_id: runId } } }
+        : {}),
+    };
   }
   if (error.code === "RUN_NOT_FOUND" || error.details.missing_entity === "run") return build("discover_runs", "list_runs", false);
   if (error.details.missing_entity === "artifact") return build("discover_artifacts", "list_artifacts", false);

@@ -103,7 +103,7 @@ export class FlameoxError extends Error {
     this.code = options.code;
     this.remediation = options.remediation ?? [];
     this.details = options.details ?? {};
-    this.retryable = options.retryable ?? (options.code === "WRITE_LOCK_TIMEOUT");
+    this.retryable = options.retryable ?? options.code === "WRITE_LOCK_TIMEOUT";
     this.runId = options.runId ?? null;
     this.nextTool = options.nextTool ?? (typeof options.details?.next_tool === "string" ? options.details.next_tool : null);
     this.nextArguments = options.nextArguments ?? null;
@@ -124,9 +124,7 @@ export function workspaceNotFound(root: string): FlameoxError {
   return new FlameoxError({
     code: "WORKSPACE_NOT_FOUND",
     message: `No flameox workspace exists at ${root}.`,
-    remediation: [
-      "Verify the fixed project root, then call initialize_workspace (CLI: flameox init).",
-    ],
+    remediation: ["Verify the fixed project root, then call initialize_workspace (CLI: flameox init)."],
     nextTool: "initialize_workspace",
     nextArguments: {},
   });

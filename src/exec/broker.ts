@@ -163,10 +163,12 @@ function validateRequest(request: ProcessRequest): void {
   } else {
     request.argv.forEach((argument, index) => {
       if (typeof argument !== "string") problems.push({ field: `argv[${index}]`, message: "must be a string", type: "string" });
-      else if (argument.includes("\u0000")) problems.push({ field: `argv[${index}]`, message: "must not contain a NUL byte", type: "string" });
+      else if (argument.includes("\u0000"))
+        problems.push({ field: `argv[${index}]`, message: "must not contain a NUL byte", type: "string" });
     });
   }
-  if (typeof request.cwd !== "string" || request.cwd.length === 0) problems.push({ field: "cwd", message: "must be a directory path", type: "string" });
+  if (typeof request.cwd !== "string" || request.cwd.length === 0)
+    problems.push({ field: "cwd", message: "must be a directory path", type: "string" });
   if (typeof request.deadline !== "number" || !Number.isFinite(request.deadline)) {
     problems.push({ field: "deadline", message: "must be milliseconds since the epoch", type: "number" });
   } else if (request.deadline - Date.now() > maximumDeadlineAheadMs) {
@@ -239,7 +241,11 @@ const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(do
 export async function runProcess(request: ProcessRequest, options: ProcessOptions = {}): Promise<ProcessResult> {
   validateRequest(request);
   if (options.signal?.aborted) {
-    throw new FlameoxError({ code: "PROCESS_CANCELLED", message: "The run was cancelled before the process started.", remediation: ["Start the run again when ready."] });
+    throw new FlameoxError({
+      code: "PROCESS_CANCELLED",
+      message: "The run was cancelled before the process started.",
+      remediation: ["Start the run again when ready."],
+    });
   }
   if (request.deadline <= Date.now()) {
     throw new FlameoxError({
@@ -280,7 +286,12 @@ export async function runProcess(request: ProcessRequest, options: ProcessOption
     subprocess = Bun.spawn([executable, ...rest], {
       cwd,
       env: child.environment,
-      stdin: request.stdin === undefined ? "ignore" : typeof request.stdin === "string" ? new TextEncoder().encode(request.stdin) : request.stdin,
+      stdin:
+        request.stdin === undefined
+          ? "ignore"
+          : typeof request.stdin === "string"
+            ? new TextEncoder().encode(request.stdin)
+            : request.stdin,
       stdout: "pipe",
       stderr: "pipe",
       // setsid(): a new session and process group, so the whole group can be signalled at once.
@@ -306,7 +317,8 @@ export async function runProcess(request: ProcessRequest, options: ProcessOption
   tracker.refresh();
   const processStartTime = readProcessStat(pid)?.startTime ?? null;
   const bootId = readBootId();
-  if (!tracker.available) limitations.push("descendant tracking is unavailable on this platform (no /proc); cleanup relies on the process group only");
+  if (!tracker.available)
+    limitations.push("descendant tracking is unavailable on this platform (no /proc); cleanup relies on the process group only");
 
   let rootExited = false;
   let exitedNs = 0n;

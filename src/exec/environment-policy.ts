@@ -75,7 +75,8 @@ const refusedExactNames = new Set([
 const refusedPrefixes = ["LD_", "DYLD_", "GDB_", "LLDB_", "GIT_CONFIG", "BUN_INSPECT", "AWS_", "AZURE_", "NPM_CONFIG_", "PIP_", "UV_INDEX"];
 
 /** Credential-like names: the word stands alone between underscores (so `KEYBOARD` passes). */
-const credentialPattern = /(^|_)(TOKEN|TOKENS|PASSWORD|PASSWD|PASS|SECRET|SECRETS|KEY|KEYS|APIKEY|CREDENTIAL|CREDENTIALS|COOKIE|COOKIES|AUTH)(_|$)/;
+const credentialPattern =
+  /(^|_)(TOKEN|TOKENS|PASSWORD|PASSWD|PASS|SECRET|SECRETS|KEY|KEYS|APIKEY|CREDENTIAL|CREDENTIALS|COOKIE|COOKIES|AUTH)(_|$)/;
 
 const namePattern = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

@@ -63,7 +63,11 @@ export function resolveExecutable(name: string, pathValue: string | undefined, c
   }
   const directories = (pathValue ?? "").split(delimiter).filter((entry) => entry.length > 0 && isAbsolute(entry));
   if (directories.length === 0) {
-    throw refused(name, "the child environment has no usable PATH to look it up on", "Give an absolute executable path or pass PATH to the child.");
+    throw refused(
+      name,
+      "the child environment has no usable PATH to look it up on",
+      "Give an absolute executable path or pass PATH to the child.",
+    );
   }
   for (const directory of directories) {
     for (const candidate of windowsCandidates(join(directory, name))) {

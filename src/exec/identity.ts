@@ -158,7 +158,16 @@ const gitIsolation: Record<string, string> = {
   GIT_TERMINAL_PROMPT: "0",
   GIT_OPTIONAL_LOCKS: "0",
 };
-const gitPrefix = ["git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "core.quotePath=false", "--no-optional-locks"];
+const gitPrefix = [
+  "git",
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "core.untrackedCache=false",
+  "-c",
+  "core.quotePath=false",
+  "--no-optional-locks",
+];
 
 function finishSource(identity: Omit<SourceIdentity, "source_state_id">): SourceIdentity {
   const source_state_id = digestOf({
@@ -166,7 +175,12 @@ function finishSource(identity: Omit<SourceIdentity, "source_state_id">): Source
     head_commit: identity.head_commit,
     project_subdirectory: identity.project_subdirectory,
     diff_sha256: identity.diff_sha256,
-    untracked_files: identity.untracked_files.map((file) => ({ path: file.path, kind: file.kind, size_bytes: file.size_bytes, sha256: file.sha256 })),
+    untracked_files: identity.untracked_files.map((file) => ({
+      path: file.path,
+      kind: file.kind,
+      size_bytes: file.size_bytes,
+      sha256: file.sha256,
+    })),
     untracked_total: identity.untracked_total,
     missing_fields: identity.missing_fields,
   });
@@ -271,7 +285,11 @@ async function readSourceIdentity(projectRoot: string, options: SourceIdentityOp
   const branchRun = await git(["symbolic-ref", "--quiet", "--short", "HEAD"], repositoryRoot);
   const branch = succeeded(branchRun) ? branchRun.stdout.toString("utf8").trim() || null : null;
 
-  const status = await git(["status", "--porcelain", "-z", "--untracked-files=all", "--ignore-submodules=none"], repositoryRoot, 16 * 1024 * 1024);
+  const status = await git(
+    ["status", "--porcelain", "-z", "--untracked-files=all", "--ignore-submodules=none"],
+    repositoryRoot,
+    16 * 1024 * 1024,
+  );
   if (!succeeded(status)) {
     return finishSource({
       quality: "unavailable",
@@ -298,7 +316,11 @@ async function readSourceIdentity(projectRoot: string, options: SourceIdentityOp
   let diffSha256: string | null = null;
   let diffBytes: number | null = null;
   if (headCommit !== null) {
-    const diff = await git(["diff", "--binary", "--no-ext-diff", "--no-textconv", "--no-color", "HEAD", "--"], repositoryRoot, maximumDiffBytes);
+    const diff = await git(
+      ["diff", "--binary", "--no-ext-diff", "--no-textconv", "--no-color", "HEAD", "--"],
+      repositoryRoot,
+      maximumDiffBytes,
+    );
     if (succeeded(diff)) {
       diffSha256 = sha256Hex(diff.stdout);
       diffBytes = diff.stdout.byteLength;
@@ -330,7 +352,13 @@ async function readSourceIdentity(projectRoot: string, options: SourceIdentityOp
       }
     } catch (error) {
       skipped += 1;
-      untrackedFiles.push({ path, kind: "other", size_bytes: null, sha256: null, skipped: error instanceof Error ? error.message : String(error) });
+      untrackedFiles.push({
+        path,
+        kind: "other",
+        size_bytes: null,
+        sha256: null,
+        skipped: error instanceof Error ? error.message : String(error),
+      });
     }
   }
   const untrackedTruncated = untrackedPaths.length > maximumUntrackedFiles;
@@ -500,7 +528,9 @@ export async function interpreterIdentity(executable: string, options: Interpret
  * id are recorded but kept out of the id, so the same interpreter reached through another venv
  * or after a reboot is the same environment.
  */
-export async function environmentIdentity(options: InterpreterIdentityOptions & { interpreter?: string | null } = {}): Promise<EnvironmentIdentity> {
+export async function environmentIdentity(
+  options: InterpreterIdentityOptions & { interpreter?: string | null } = {},
+): Promise<EnvironmentIdentity> {
   const machine = machineIdentity();
   const missing: string[] = [];
   if (machine.boot_id === null) missing.push("machine.boot_id");

@@ -61,7 +61,10 @@ function readSmallFile(path: string): string | null {
 export function parseProcessStat(pid: number, text: string): ProcessStat | null {
   const close = text.lastIndexOf(")");
   if (close < 0) return null;
-  const fields = text.slice(close + 2).trim().split(" ");
+  const fields = text
+    .slice(close + 2)
+    .trim()
+    .split(" ");
   // fields[0] is field 3 (state); field N is at index N - 3.
   const state = fields[0];
   const startTime = fields[19];

@@ -159,7 +159,13 @@ export class ResourceSampler {
     const usage = final.childUsage ?? null;
 
     const wallTimeNs = final.wallTimeNs ?? Number(process.hrtime.bigint() - this.startedNs);
-    measurements.push({ name: runtimeMeasurementNames.wallTimeNs, value: wallTimeNs, unit: "ns", aggregation: "total", source: "monotonic_clock" });
+    measurements.push({
+      name: runtimeMeasurementNames.wallTimeNs,
+      value: wallTimeNs,
+      unit: "ns",
+      aggregation: "total",
+      source: "monotonic_clock",
+    });
 
     const polled = { user: 0, system: 0 };
     for (const cpu of this.cpuByProcess.values()) {
@@ -169,7 +175,13 @@ export class ResourceSampler {
     const havePolledCpu = this.cpuByProcess.size > 0;
     const cpu = (name: RuntimeMeasurementName, polledNs: number, usageNs: number | undefined): void => {
       if (!havePolledCpu && usageNs === undefined) {
-        unavailable.push({ name, reason: this.treeBackend === "none" ? "no process-tree sampling on this platform and no exit resource usage" : "the process exited before the first sample and no exit resource usage was available" });
+        unavailable.push({
+          name,
+          reason:
+            this.treeBackend === "none"
+              ? "no process-tree sampling on this platform and no exit resource usage"
+              : "the process exited before the first sample and no exit resource usage was available",
+        });
         return;
       }
       const fromUsage = usageNs ?? -1;
@@ -185,12 +197,27 @@ export class ResourceSampler {
     if (this.rssSampleCount === 0) {
       unavailable.push({
         name: runtimeMeasurementNames.peakRssBytes,
-        reason: this.treeBackend === "none" ? "no process-tree memory sampling on this platform" : "the process tree exited before the first memory sample",
+        reason:
+          this.treeBackend === "none"
+            ? "no process-tree memory sampling on this platform"
+            : "the process tree exited before the first memory sample",
       });
     } else if (this.peakSingleHighWaterBytes > this.peakRssBytes) {
-      measurements.push({ name: runtimeMeasurementNames.peakRssBytes, value: this.peakSingleHighWaterBytes, unit: "bytes", aggregation: "max", source: "proc_status_single_process_high_water" });
+      measurements.push({
+        name: runtimeMeasurementNames.peakRssBytes,
+        value: this.peakSingleHighWaterBytes,
+        unit: "bytes",
+        aggregation: "max",
+        source: "proc_status_single_process_high_water",
+      });
     } else {
-      measurements.push({ name: runtimeMeasurementNames.peakRssBytes, value: this.peakRssBytes, unit: "bytes", aggregation: "max", source: "proc_status_tree_sum" });
+      measurements.push({
+        name: runtimeMeasurementNames.peakRssBytes,
+        value: this.peakRssBytes,
+        unit: "bytes",
+        aggregation: "max",
+        source: "proc_status_tree_sum",
+      });
     }
     notes.push(
       `Peak RSS is an observed lower bound: the larger of the largest sum of VmRSS over the live tree (sampled every ${this.intervalMs} ms) and the largest VmHWM of any single sampled process; tree peaks between samples and processes that lived less than one interval can be missed.`,
@@ -201,7 +228,13 @@ export class ResourceSampler {
     } else if (this.minimumFreeBytes === null) {
       unavailable.push({ name: runtimeMeasurementNames.minimumFreeBytes, reason: `statfs failed: ${this.diskError ?? "no sample taken"}` });
     } else {
-      measurements.push({ name: runtimeMeasurementNames.minimumFreeBytes, value: this.minimumFreeBytes, unit: "bytes", aggregation: "min", source: "statfs" });
+      measurements.push({
+        name: runtimeMeasurementNames.minimumFreeBytes,
+        value: this.minimumFreeBytes,
+        unit: "bytes",
+        aggregation: "min",
+        source: "statfs",
+      });
     }
 
     return {

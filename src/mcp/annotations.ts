@@ -15,4 +15,9 @@ export const configure: ToolAnnotationHints = { readOnlyHint: false, destructive
 /** Runs a workload: an uncontained process may modify files or use the network. */
 export const execute: ToolAnnotationHints = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
 /** Detached start/cancel: reconnect with the same idempotency key. */
-export const idempotentExecute: ToolAnnotationHints = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true };
+export const idempotentExecute: ToolAnnotationHints = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: true,
+  openWorldHint: true,
+};

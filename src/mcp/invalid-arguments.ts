@@ -39,17 +39,41 @@ function describe(issue: v.BaseIssue<unknown>, field: string): FieldProblem {
     case "enum":
       return { field, message: `Input should be ${issue.expected} (received ${issue.received})`, type: "literal_error" };
     case "min_length":
-      return { field, message: `Length should be at least ${String(issue.expected).replace(">=", "")} (received ${issue.received})`, type: "too_short" };
+      return {
+        field,
+        message: `Length should be at least ${String(issue.expected).replace(">=", "")} (received ${issue.received})`,
+        type: "too_short",
+      };
     case "max_length":
-      return { field, message: `Length should be at most ${String(issue.expected).replace("<=", "")} (received ${issue.received})`, type: "too_long" };
+      return {
+        field,
+        message: `Length should be at most ${String(issue.expected).replace("<=", "")} (received ${issue.received})`,
+        type: "too_long",
+      };
     case "min_value":
-      return { field, message: `Input should be greater than or equal to ${String(issue.expected).replace(">=", "")} (received ${issue.received})`, type: "greater_than_equal" };
+      return {
+        field,
+        message: `Input should be greater than or equal to ${String(issue.expected).replace(">=", "")} (received ${issue.received})`,
+        type: "greater_than_equal",
+      };
     case "max_value":
-      return { field, message: `Input should be less than or equal to ${String(issue.expected).replace("<=", "")} (received ${issue.received})`, type: "less_than_equal" };
+      return {
+        field,
+        message: `Input should be less than or equal to ${String(issue.expected).replace("<=", "")} (received ${issue.received})`,
+        type: "less_than_equal",
+      };
     case "gt_value":
-      return { field, message: `Input should be greater than ${String(issue.expected).replace(">", "")} (received ${issue.received})`, type: "greater_than" };
+      return {
+        field,
+        message: `Input should be greater than ${String(issue.expected).replace(">", "")} (received ${issue.received})`,
+        type: "greater_than",
+      };
     case "regex":
-      return { field, message: `String should match pattern ${issue.expected} (received ${issue.received})`, type: "string_pattern_mismatch" };
+      return {
+        field,
+        message: `String should match pattern ${issue.expected} (received ${issue.received})`,
+        type: "string_pattern_mismatch",
+      };
     case "union":
     case "variant":
       return { field, message: `Input matches none of the allowed shapes (received ${issue.received})`, type: "union_error" };

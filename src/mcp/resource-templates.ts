@@ -19,7 +19,8 @@ export const resourceTemplateDefinitions: ResourceTemplate[] = [
   {
     uriTemplate: "flameox://runs/{run_id}/flamegraph.svg",
     name: "flamegraph",
-    description: "A bounded static SVG flame graph of a run's stack samples (at most 1500 frames, none narrower than a pixel; each frame's <title> gives self, total and share). Units are never mixed: time beats samples beats bytes.",
+    description:
+      "A bounded static SVG flame graph of a run's stack samples (at most 1500 frames, none narrower than a pixel; each frame's <title> gives self, total and share). Units are never mixed: time beats samples beats bytes.",
     mimeType: "image/svg+xml",
     read: ({ run_id }, services) => services.reports.flameGraphSvg(run_id!),
   },
@@ -33,7 +34,8 @@ export const resourceTemplateDefinitions: ResourceTemplate[] = [
   {
     uriTemplate: "flameox://experiments/{experiment_id}/trials",
     name: "experiment-trials",
-    description: "The first page (up to 1000) of an experiment's trials in realized order, with a continuation cursor for list_experiment_trials.",
+    description:
+      "The first page (up to 1000) of an experiment's trials in realized order, with a continuation cursor for list_experiment_trials.",
     mimeType: "application/json",
     read: ({ experiment_id }, services) => services.experiments.listTrials({ experiment_id: experiment_id!, limit: 1000, cursor: null }),
   },
@@ -54,7 +56,8 @@ export const resourceTemplateDefinitions: ResourceTemplate[] = [
   {
     uriTemplate: "flameox://evidence/{ref_type}/{ref_id}",
     name: "evidence",
-    description: "A recorded analysis or comparison (ref_type 'analysis' or 'comparison'): inputs, pinned corpus commit, result digest and result.",
+    description:
+      "A recorded analysis or comparison (ref_type 'analysis' or 'comparison'): inputs, pinned corpus commit, result digest and result.",
     mimeType: "application/json",
     read: ({ ref_type, ref_id }, services) => services.comparisons.getEvidence(ref_type!, ref_id!),
   },

@@ -57,7 +57,12 @@ export async function callTool(
 ): Promise<CallToolResult> {
   const unknown = unknownRootFields(tool, rawArguments);
   if (unknown.length > 0) {
-    return failureResult(invalidArguments(tool.name, unknown.map((field) => ({ field, message: "Unknown argument field.", type: "extra_forbidden" }))));
+    return failureResult(
+      invalidArguments(
+        tool.name,
+        unknown.map((field) => ({ field, message: "Unknown argument field.", type: "extra_forbidden" })),
+      ),
+    );
   }
   const parsed = v.safeParse(tool.input, rawArguments ?? {});
   if (!parsed.success) return failureResult(invalidArgumentsFromIssues(tool.name, parsed.issues));
@@ -84,7 +89,10 @@ export async function callTool(
 export function createServer(services: Services): Server {
   const server = new Server(
     { name: "flameox", version: flameoxVersion },
-    { capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } }, instructions: serverInstructions },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } },
+      instructions: serverInstructions,
+    },
   );
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools() }) as never);
@@ -117,7 +125,8 @@ export function createServer(services: Services): Server {
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const contents = await readResource(request.params.uri, services);
-    if (!contents) throw new McpError(ErrorCode.InvalidParams, `No resource template matches ${request.params.uri}`, { uri: request.params.uri });
+    if (!contents)
+      throw new McpError(ErrorCode.InvalidParams, `No resource template matches ${request.params.uri}`, { uri: request.params.uri });
     return { contents: [contents] };
   });
   return server;
@@ -141,5 +150,7 @@ export async function serveStdio(services: Services): Promise<void> {
 function unknownRootFields(tool: ToolDefinition, rawArguments: unknown): string[] {
   const entries = (tool.input as { entries?: Record<string, unknown> }).entries;
   if (!entries || rawArguments === null || typeof rawArguments !== "object" || Array.isArray(rawArguments)) return [];
-  return Object.keys(rawArguments).filter((key) => !Object.hasOwn(entries, key)).sort();
+  return Object.keys(rawArguments)
+    .filter((key) => !Object.hasOwn(entries, key))
+    .sort();
 }

@@ -52,7 +52,13 @@ async function overPinnedInputs<Result extends { corpus_commit_id: string }>(
     const comparison = ids.comparison_input_id ? pinEvidenceScope(services, ids.comparison_input_id) : null;
     const result = await query();
     if (result.corpus_commit_id === input.corpusCommitId || attempt === 2) {
-      return { result, bundle_ids: { input: input.bundles.map((bundle) => bundle.bundle_id), comparison: comparison ? comparison.bundles.map((bundle) => bundle.bundle_id) : null } };
+      return {
+        result,
+        bundle_ids: {
+          input: input.bundles.map((bundle) => bundle.bundle_id),
+          comparison: comparison ? comparison.bundles.map((bundle) => bundle.bundle_id) : null,
+        },
+      };
     }
   }
 }
@@ -79,8 +85,14 @@ function singleInputRecipe<Result extends { corpus_commit_id: string }>(
     async run(services, request) {
       const inputId = request.input_id!;
       const limit = request.limit ?? defaultLimit;
-      const { result, bundle_ids } = await overPinnedInputs(services, { input_id: inputId, comparison_input_id: null }, () => query(services, inputId, limit));
-      return { result: asRecord(result), corpus_commit_id: result.corpus_commit_id, inputs: { input_id: inputId, limit, ...fixedInputs, bundle_ids: bundle_ids.input } };
+      const { result, bundle_ids } = await overPinnedInputs(services, { input_id: inputId, comparison_input_id: null }, () =>
+        query(services, inputId, limit),
+      );
+      return {
+        result: asRecord(result),
+        corpus_commit_id: result.corpus_commit_id,
+        inputs: { input_id: inputId, limit, ...fixedInputs, bundle_ids: bundle_ids.input },
+      };
     },
   };
 }
@@ -90,12 +102,23 @@ export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
   [
     "hotspots",
     singleInputRecipe("analyze_hotspots.v1", 20, (services, inputId, limit) =>
-      services.analysis.hotspots({ run_or_artifact: inputId, limit, group_by: "function", order_by: "self", unit: null, thread: null, per_thread: false, cursor: null }),
+      services.analysis.hotspots({
+        run_or_artifact: inputId,
+        limit,
+        group_by: "function",
+        order_by: "self",
+        unit: null,
+        thread: null,
+        per_thread: false,
+        cursor: null,
+      }),
     ),
   ],
   [
     "memory",
-    singleInputRecipe("analyze_memory.v1", 20, (services, inputId, limit) => services.evidenceAnalysis.memory({ run_or_artifact: inputId, limit })),
+    singleInputRecipe("analyze_memory.v1", 20, (services, inputId, limit) =>
+      services.evidenceAnalysis.memory({ run_or_artifact: inputId, limit }),
+    ),
   ],
   [
     "execution",
@@ -106,14 +129,29 @@ export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
       async run(services, request) {
         const ids = { input_id: request.input_id!, comparison_input_id: request.comparison_input_id ?? null };
         const limit = request.limit ?? 50;
-        const { result, bundle_ids } = await overPinnedInputs(services, ids, () => services.evidenceAnalysis.execution({ run_or_artifact: ids.input_id, limit, comparison_run_or_artifact: ids.comparison_input_id }));
-        return { result: asRecord(result), corpus_commit_id: result.corpus_commit_id, inputs: { ...ids, limit, bundle_ids: bundle_ids.input, comparison_bundle_ids: bundle_ids.comparison } };
+        const { result, bundle_ids } = await overPinnedInputs(services, ids, () =>
+          services.evidenceAnalysis.execution({
+            run_or_artifact: ids.input_id,
+            limit,
+            comparison_run_or_artifact: ids.comparison_input_id,
+          }),
+        );
+        return {
+          result: asRecord(result),
+          corpus_commit_id: result.corpus_commit_id,
+          inputs: { ...ids, limit, bundle_ids: bundle_ids.input, comparison_bundle_ids: bundle_ids.comparison },
+        };
       },
     },
   ],
   [
     "pytorch",
-    singleInputRecipe("analyze_pytorch.v1", 20, (services, inputId, limit) => services.evidenceAnalysis.pytorch({ run_or_artifact: inputId, limit, order_by: "self", cursor: null }), { order_by: "self" }),
+    singleInputRecipe(
+      "analyze_pytorch.v1",
+      20,
+      (services, inputId, limit) => services.evidenceAnalysis.pytorch({ run_or_artifact: inputId, limit, order_by: "self", cursor: null }),
+      { order_by: "self" },
+    ),
   ],
   [
     "accelerator_launches",
@@ -126,9 +164,18 @@ export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
         const limit = request.limit ?? 20;
         const phase = request.phase ?? null;
         const { result, bundle_ids } = await overPinnedInputs(services, ids, () =>
-          services.evidenceAnalysis.acceleratorLaunches({ run_or_artifact: ids.input_id, limit, comparison_run_or_artifact: ids.comparison_input_id, phase }),
+          services.evidenceAnalysis.acceleratorLaunches({
+            run_or_artifact: ids.input_id,
+            limit,
+            comparison_run_or_artifact: ids.comparison_input_id,
+            phase,
+          }),
         );
-        return { result: asRecord(result), corpus_commit_id: result.corpus_commit_id, inputs: { ...ids, phase, limit, bundle_ids: bundle_ids.input, comparison_bundle_ids: bundle_ids.comparison } };
+        return {
+          result: asRecord(result),
+          corpus_commit_id: result.corpus_commit_id,
+          inputs: { ...ids, phase, limit, bundle_ids: bundle_ids.input, comparison_bundle_ids: bundle_ids.comparison },
+        };
       },
     },
   ],
@@ -141,7 +188,11 @@ export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
       async run(services, request) {
         const limit = request.limit ?? 20;
         const result = await services.evidenceAnalysis.failures({ limit, filter: null });
-        return { result: asRecord(result), corpus_commit_id: result.corpus_commit_id, inputs: { limit, filter: null, runs_examined: result.runs_examined } };
+        return {
+          result: asRecord(result),
+          corpus_commit_id: result.corpus_commit_id,
+          inputs: { limit, filter: null, runs_examined: result.runs_examined },
+        };
       },
     },
   ],
@@ -152,11 +203,25 @@ export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
       fields: ["experiment_id", "run_set_id", "size_parameter", "limit"],
       requires: ["experiment_id", "run_set_id"],
       async run(services, request, progress) {
-        const result = await services.comparisons.scaling({ experiment_id: request.experiment_id ?? null, run_set_id: request.run_set_id ?? null, size_parameter: request.size_parameter ?? null, hotspot_limit: request.limit ?? 10 }, progress);
+        const result = await services.comparisons.scaling(
+          {
+            experiment_id: request.experiment_id ?? null,
+            run_set_id: request.run_set_id ?? null,
+            size_parameter: request.size_parameter ?? null,
+            hotspot_limit: request.limit ?? 10,
+          },
+          progress,
+        );
         return {
           result: asRecord(result),
           corpus_commit_id: result.corpus_commit_id,
-          inputs: { experiment_id: request.experiment_id ?? null, run_set_id: request.run_set_id ?? null, size_parameter: result.size_parameter, metric: result.metric, limit: request.limit ?? 10 },
+          inputs: {
+            experiment_id: request.experiment_id ?? null,
+            run_set_id: request.run_set_id ?? null,
+            size_parameter: result.size_parameter,
+            metric: result.metric,
+            limit: request.limit ?? 10,
+          },
         };
       },
     },
@@ -167,8 +232,12 @@ export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
 function unusedFieldReason(field: RequestField, recipe: AnalysisRecipeName): string {
   if (field === "comparison_input_id") return "only the execution and accelerator_launches recipes compare with a second input";
   if (field === "phase") return "only the accelerator_launches recipe takes a phase";
-  if (field === "input_id") return recipe === "scaling" ? "the scaling recipe reads an experiment (experiment_id), not one run or artifact" : "the failures recipe reads every run, not one input";
-  if (field === "experiment_id" || field === "run_set_id" || field === "size_parameter") return "only the scaling recipe reads an experiment or run set";
+  if (field === "input_id")
+    return recipe === "scaling"
+      ? "the scaling recipe reads an experiment (experiment_id), not one run or artifact"
+      : "the failures recipe reads every run, not one input";
+  if (field === "experiment_id" || field === "run_set_id" || field === "size_parameter")
+    return "only the scaling recipe reads an experiment or run set";
   return `not used by recipe ${recipe}`;
 }
 
@@ -188,12 +257,17 @@ export function validateAnalysisRequest(request: MaterializeAnalysisRequest): { 
     throw new FlameoxError({
       code: "INVALID_ARGUMENTS",
       message: `Unknown analysis recipe '${request.recipe}'; recordable recipes: ${analysisRecipeNames.join(", ")}.`,
-      details: { fields: [{ field: "recipe", message: `must be one of ${analysisRecipeNames.join(", ")}`, type: "value_error" }], recipes: [...analysisRecipeNames] },
+      details: {
+        fields: [{ field: "recipe", message: `must be one of ${analysisRecipeNames.join(", ")}`, type: "value_error" }],
+        recipes: [...analysisRecipeNames],
+      },
       remediation: [`Use one of: ${analysisRecipeNames.join(", ")}. Comparisons are recorded with record_comparison.`],
     });
   }
   const name = request.recipe as AnalysisRecipeName;
-  const given = (Object.keys(request) as (keyof MaterializeAnalysisRequest)[]).filter((key): key is RequestField => key !== "recipe" && request[key] != null);
+  const given = (Object.keys(request) as (keyof MaterializeAnalysisRequest)[]).filter(
+    (key): key is RequestField => key !== "recipe" && request[key] != null,
+  );
   const extra = given.filter((field) => !recipe.fields.includes(field));
   if (extra.length > 0) {
     throw invalidRequest(
@@ -206,12 +280,25 @@ export function validateAnalysisRequest(request: MaterializeAnalysisRequest): { 
     const field = recipe.requires[0]!;
     throw invalidRequest(
       name,
-      [{ field, message: recipe.requires.length > 1 ? `required for recipe ${name} (or ${recipe.requires.slice(1).join(", ")})` : `required for recipe ${name}`, type: "missing" }],
+      [
+        {
+          field,
+          message:
+            recipe.requires.length > 1
+              ? `required for recipe ${name} (or ${recipe.requires.slice(1).join(", ")})`
+              : `required for recipe ${name}`,
+          type: "missing",
+        },
+      ],
       `Pass ${recipe.requires.join(" or ")}.`,
     );
   }
   if (request.limit != null && (!Number.isInteger(request.limit) || request.limit < 1 || request.limit > 1000)) {
-    throw invalidRequest(name, [{ field: "limit", message: "an integer from 1 to 1000", type: "value_error" }], "Pass a limit between 1 and 1000.");
+    throw invalidRequest(
+      name,
+      [{ field: "limit", message: "an integer from 1 to 1000", type: "value_error" }],
+      "Pass a limit between 1 and 1000.",
+    );
   }
   return { name, recipe };
 }

@@ -161,11 +161,20 @@ export class AnalysisService {
           hidden_self_share: 0,
           next_cursor: null,
           evidence: requestedMissing
-            ? { status: "unavailable", reason: `No stacks in unit ${request.unit}; available: ${units.map((entry) => entry.unit).join(", ")}.`, next_tool: "analyze_hotspots", next_arguments: { run_or_artifact: request.run_or_artifact, unit: units[0]!.unit } }
+            ? {
+                status: "unavailable",
+                reason: `No stacks in unit ${request.unit}; available: ${units.map((entry) => entry.unit).join(", ")}.`,
+                next_tool: "analyze_hotspots",
+                next_arguments: { run_or_artifact: request.run_or_artifact, unit: units[0]!.unit },
+              }
             : { status: "empty", reason: "The extracted profile holds no samples.", next_tool: null, next_arguments: null },
         };
       }
-      const page = await queryHotspots(view, { groupBy: request.group_by, unit, thread: request.thread, perThread: request.per_thread, orderBy: request.order_by }, { offset, limit });
+      const page = await queryHotspots(
+        view,
+        { groupBy: request.group_by, unit, thread: request.thread, perThread: request.per_thread, orderBy: request.order_by },
+        { offset, limit },
+      );
       const truncated = offset + page.hotspots.length < page.total;
       return {
         ...base,
@@ -179,17 +188,41 @@ export class AnalysisService {
         next_cursor: truncated ? nextCursor(offset + page.hotspots.length) : null,
         evidence:
           page.total === 0
-            ? { status: "empty", reason: request.thread ? `No samples on thread ${request.thread}.` : "The extracted profile holds no samples.", next_tool: null, next_arguments: null }
-            : { status: "available", reason: "Ranked from extracted stack samples.", next_tool: "get_frame_callers", next_arguments: { run_or_artifact: request.run_or_artifact, frame_id: page.hotspots[0]?.frame_id ?? null } },
+            ? {
+                status: "empty",
+                reason: request.thread ? `No samples on thread ${request.thread}.` : "The extracted profile holds no samples.",
+                next_tool: null,
+                next_arguments: null,
+              }
+            : {
+                status: "available",
+                reason: "Ranked from extracted stack samples.",
+                next_tool: "get_frame_callers",
+                next_arguments: { run_or_artifact: request.run_or_artifact, frame_id: page.hotspots[0]?.frame_id ?? null },
+              },
       };
     });
   }
 
-  async callEdges(request: { run_or_artifact: string; frame_id: string; limit: number; cursor: string | null; unit: StackUnit | null; thread: string | null }, direction: "callers" | "callees"): Promise<CallEdgeResult> {
+  async callEdges(
+    request: {
+      run_or_artifact: string;
+      frame_id: string;
+      limit: number;
+      cursor: string | null;
+      unit: StackUnit | null;
+      thread: string | null;
+    },
+    direction: "callers" | "callees",
+  ): Promise<CallEdgeResult> {
     const { limit, scope, offset, nextCursor } = this.pinPage(`get_frame_${direction}`, request);
     return withEvidence(this.services, scope, async (view) => {
       const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
-      const result = await queryCallEdges(view, { frameId: request.frame_id, groupBy: frame.groupBy, direction: direction === "callers" ? -1 : 1, unit, thread: request.thread }, { offset, limit });
+      const result = await queryCallEdges(
+        view,
+        { frameId: request.frame_id, groupBy: frame.groupBy, direction: direction === "callers" ? -1 : 1, unit, thread: request.thread },
+        { offset, limit },
+      );
       const truncated = offset + result.edges.length < result.total;
       return {
         schema_version: 1,
@@ -204,16 +237,30 @@ export class AnalysisService {
         returned: result.edges.length,
         truncated,
         next_cursor: truncated ? nextCursor(offset + result.edges.length) : null,
-        evidence: result.total === 0 ? { status: "empty", reason: "The frame has no samples in this unit or thread.", next_tool: null, next_arguments: null } : { status: "available", reason: "From extracted stack samples.", next_tool: null, next_arguments: null },
+        evidence:
+          result.total === 0
+            ? { status: "empty", reason: "The frame has no samples in this unit or thread.", next_tool: null, next_arguments: null }
+            : { status: "available", reason: "From extracted stack samples.", next_tool: null, next_arguments: null },
       };
     });
   }
 
-  async stackExamples(request: { run_or_artifact: string; frame_id: string; limit: number; cursor: string | null; unit: StackUnit | null; thread: string | null }): Promise<StackExamplesResult> {
+  async stackExamples(request: {
+    run_or_artifact: string;
+    frame_id: string;
+    limit: number;
+    cursor: string | null;
+    unit: StackUnit | null;
+    thread: string | null;
+  }): Promise<StackExamplesResult> {
     const { limit, scope, offset, nextCursor } = this.pinPage("get_stack_examples", request);
     return withEvidence(this.services, scope, async (view) => {
       const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
-      const result = await queryStackExamples(view, { frameId: request.frame_id, groupBy: frame.groupBy, unit, thread: request.thread }, { offset, limit });
+      const result = await queryStackExamples(
+        view,
+        { frameId: request.frame_id, groupBy: frame.groupBy, unit, thread: request.thread },
+        { offset, limit },
+      );
       const truncated = offset + result.examples.length < result.total;
       return {
         schema_version: 1,
@@ -226,12 +273,20 @@ export class AnalysisService {
         returned: result.examples.length,
         truncated,
         next_cursor: truncated ? nextCursor(offset + result.examples.length) : null,
-        evidence: result.total === 0 ? { status: "empty", reason: "No stacks contain the frame in this unit or thread.", next_tool: null, next_arguments: null } : { status: "available", reason: "From extracted stack samples.", next_tool: null, next_arguments: null },
+        evidence:
+          result.total === 0
+            ? { status: "empty", reason: "No stacks contain the frame in this unit or thread.", next_tool: null, next_arguments: null }
+            : { status: "available", reason: "From extracted stack samples.", next_tool: null, next_arguments: null },
       };
     });
   }
 
-  private async frameAndUnit(view: Parameters<typeof stackUnits>[0], frameId: string, requestedUnit: StackUnit | null, runOrArtifact: string) {
+  private async frameAndUnit(
+    view: Parameters<typeof stackUnits>[0],
+    frameId: string,
+    requestedUnit: StackUnit | null,
+    runOrArtifact: string,
+  ) {
     const frame = await resolveFrame(view, frameId);
     if (!frame) {
       throw new FlameoxError({

@@ -16,7 +16,11 @@ export type RegistrationInput = {
 };
 
 /** Inside a write transaction, after the run row exists: the artifact object (once) and this run's registration of it. */
-export function registerArtifact(database: Database, input: RegistrationInput, registrationId = `reg-${crypto.randomUUID()}`): RunArtifactReference {
+export function registerArtifact(
+  database: Database,
+  input: RegistrationInput,
+  registrationId = `reg-${crypto.randomUUID()}`,
+): RunArtifactReference {
   const now = new Date().toISOString();
   database
     .query("INSERT OR IGNORE INTO artifacts (artifact_id, byte_length, payload_name, stored_path, hashed_at) VALUES (?, ?, ?, ?, ?)")

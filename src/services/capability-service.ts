@@ -107,12 +107,18 @@ export class CapabilityService {
     const adapter = captureAdapters.get(descriptor.name);
     if (adapter && hasProbe(adapter) && (report.executable || !descriptor.executable)) {
       // The adapter's own probe runs the tool for real (an interpreter with its module, a permission).
-      const probe = await adapter.probe({ workloadArgv: [], adapterExecutable: report.executable, pathValue: process.env.PATH ?? "", run: probeRunner() });
+      const probe = await adapter.probe({
+        workloadArgv: [],
+        adapterExecutable: report.executable,
+        pathValue: process.env.PATH ?? "",
+        run: probeRunner(),
+      });
       report.version = probe.version;
       report.status = probe.status;
       report.remediation = probe.remediation;
       report.limitations = [...descriptor.limitations, ...probe.limitations];
-      if (descriptor.permissions.length > 0) report.permission_status = probe.status === "permission_required" ? "denied" : probe.status === "available" ? "granted" : "unknown";
+      if (descriptor.permissions.length > 0)
+        report.permission_status = probe.status === "permission_required" ? "denied" : probe.status === "available" ? "granted" : "unknown";
     } else if (report.executable) {
       const version = await probeVersion(report.executable, descriptor.versionArguments);
       report.version = version.version;
@@ -232,9 +238,13 @@ export function passiveReport(descriptor: AdapterDescriptor, pathValue: string):
     remediation: missing
       ? [`${descriptor.executable} was not found on PATH. ${descriptor.installRemedy}`]
       : descriptor.needsActivePermissionProbe
-        ? [`Call list_capabilities(mode='active_refresh', adapter='${descriptor.name}') to check the ${descriptor.permissions.join(", ")} permission; plan_capture checks it too.`]
+        ? [
+            `Call list_capabilities(mode='active_refresh', adapter='${descriptor.name}') to check the ${descriptor.permissions.join(", ")} permission; plan_capture checks it too.`,
+          ]
         : needsInterpreter
-          ? [`Call list_capabilities(mode='active_refresh', adapter='${descriptor.name}') to ask python3 on PATH; plan_capture asks the workload's own interpreter. If missing: ${descriptor.installRemedy}`]
+          ? [
+              `Call list_capabilities(mode='active_refresh', adapter='${descriptor.name}') to ask python3 on PATH; plan_capture asks the workload's own interpreter. If missing: ${descriptor.installRemedy}`,
+            ]
           : [],
     options: descriptor.options,
     probe_kind: "passive",
@@ -246,10 +256,17 @@ export function passiveReport(descriptor: AdapterDescriptor, pathValue: string):
   };
 }
 
-async function probeVersion(executable: string, versionArguments: string[]): Promise<{ ok: boolean; version: string | null; error: string }> {
+async function probeVersion(
+  executable: string,
+  versionArguments: string[],
+): Promise<{ ok: boolean; version: string | null; error: string }> {
   try {
     const child = Bun.spawn([executable, ...versionArguments], { stdout: "pipe", stderr: "pipe", stdin: "ignore", timeout: 10_000 });
-    const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    const [stdout, stderr, exitCode] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+      child.exited,
+    ]);
     const text = `${stdout}\n${stderr}`;
     const version = /(\d+\.\d+(?:\.\d+)?(?:[-.+][0-9A-Za-z.]+)?)/.exec(text)?.[1] ?? null;
     return { ok: exitCode === 0, version, error: exitCode === 0 ? "" : `exit ${exitCode}` };
@@ -266,7 +283,23 @@ async function probePermission(descriptor: AdapterDescriptor, executable: string
     const output = `${process.env.TMPDIR ?? "/tmp"}/flameox-probe-${process.pid}-${Date.now()}.json`;
     try {
       const child = Bun.spawn(
-        [executable, "record", "--nonblocking", "--duration", "1", "--rate", "50", "--format", "speedscope", "--output", output, "--", python, "-c", "import time; time.sleep(0.3)"],
+        [
+          executable,
+          "record",
+          "--nonblocking",
+          "--duration",
+          "1",
+          "--rate",
+          "50",
+          "--format",
+          "speedscope",
+          "--output",
+          output,
+          "--",
+          python,
+          "-c",
+          "import time; time.sleep(0.3)",
+        ],
         { stdout: "pipe", stderr: "pipe", stdin: "ignore", timeout: 20_000 },
       );
       const [stderr, exitCode] = await Promise.all([new Response(child.stderr).text(), child.exited]);
@@ -279,7 +312,9 @@ async function probePermission(descriptor: AdapterDescriptor, executable: string
           : [`py-spy failed its probe (exit ${exitCode}): ${stderr.trim().split("\n").slice(-1)[0] ?? ""}`],
       };
     } finally {
-      await Bun.file(output).delete().catch(() => undefined);
+      await Bun.file(output)
+        .delete()
+        .catch(() => undefined);
     }
   }
   return { granted: true, remediation: [] };

@@ -131,7 +131,12 @@ export class CaptureService {
         details: { next_tool: "plan_capture", capture_mode: "auto" },
         remediation: ["Re-plan with capture_mode='auto' to run the workload directly and record that limitation."],
         nextTool: "plan_capture",
-        nextArguments: { workload_name: request.workload_name, adapter: request.adapter, parameters: request.parameters, capture_mode: "auto" },
+        nextArguments: {
+          workload_name: request.workload_name,
+          adapter: request.adapter,
+          parameters: request.parameters,
+          capture_mode: "auto",
+        },
       });
     }
     const descriptor = adapterDescriptor(request.adapter);
@@ -151,7 +156,12 @@ export class CaptureService {
     const cwd = resolve(this.services.projectRoot, invocation.cwd);
     refuseEscape(this.services.projectRoot, cwd);
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
-      throw new FlameoxError({ code: "EXECUTION_REFUSED", message: `The workload's cwd '${invocation.cwd}' is not an existing folder.`, remediation: ["Fix the workload's cwd with configure_workload."], details: { next_tool: "configure_workload" } });
+      throw new FlameoxError({
+        code: "EXECUTION_REFUSED",
+        message: `The workload's cwd '${invocation.cwd}' is not an existing folder.`,
+        remediation: ["Fix the workload's cwd with configure_workload."],
+        details: { next_tool: "configure_workload" },
+      });
     }
     const adapterOptions = parseAdapterOptions(adapter, request.adapter_options);
     const childPath = invocation.environment.PATH ?? process.env.PATH ?? "";
@@ -187,8 +197,18 @@ export class CaptureService {
         });
       }
       checks.push({ name: `${descriptor.name}_executable`, status: "ok", detail: `${adapterExecutable} ${report?.version ?? ""}`.trim() });
-      if (report) checks.push({ name: `${descriptor.name}_permission`, status: report.permission_status, detail: descriptor.permissions.join(", ") || "none" });
-      else checks.push({ name: `${descriptor.name}_permission`, status: "unchecked", detail: "preflight_mode='passive' skipped the permission probe" });
+      if (report)
+        checks.push({
+          name: `${descriptor.name}_permission`,
+          status: report.permission_status,
+          detail: descriptor.permissions.join(", ") || "none",
+        });
+      else
+        checks.push({
+          name: `${descriptor.name}_permission`,
+          status: "unchecked",
+          detail: "preflight_mode='passive' skipped the permission probe",
+        });
     }
     const runId = crypto.randomUUID();
     const artifactDirectory = workspace.path("staging", `run-${runId}`);
@@ -234,7 +254,9 @@ export class CaptureService {
     const requestDigest = digestOf({ tool: "plan_capture", ...request });
     workspace.state.write(() => {
       workspace.state.database
-        .query("INSERT INTO capture_plans (token_hash, plan_id, run_id, request_digest, bound_intent, created_at, expires_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        .query(
+          "INSERT INTO capture_plans (token_hash, plan_id, run_id, request_digest, bound_intent, created_at, expires_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
         .run(tokenHash(planId), planIdDigest(planId), runId, requestDigest, canonicalJson(intent), createdAt.toISOString(), expiresAtMs);
     });
     return {
@@ -248,14 +270,23 @@ export class CaptureService {
       adapter: descriptor.name,
       adapter_options: adapterOptions,
       parameters: invocation.parameters,
-      command: { argv: invocation.argv, cwd: relative(this.services.projectRoot, cwd) || ".", timeout_seconds: workload.timeout_seconds, environment_names: Object.keys(invocation.environment).sort() },
+      command: {
+        argv: invocation.argv,
+        cwd: relative(this.services.projectRoot, cwd) || ".",
+        timeout_seconds: workload.timeout_seconds,
+        environment_names: Object.keys(invocation.environment).sort(),
+      },
       collector_argv: collectorArgv.map((argument) => argument.replace(workspace.root, ".diagnostics")),
       expected_artifact_kinds: descriptor.artifactKinds,
       expected_overhead: collector.expectedOverhead,
       execution_policy: "trusted_local",
       containment: "uncontained",
       preflight: { mode: request.preflight_mode, disposition: "ready", checks },
-      limits: { timeout_seconds: workload.timeout_seconds, max_output_bytes: policy.limits.max_output_bytes, max_artifact_bytes: policy.limits.max_artifact_bytes },
+      limits: {
+        timeout_seconds: workload.timeout_seconds,
+        max_output_bytes: policy.limits.max_output_bytes,
+        max_artifact_bytes: policy.limits.max_artifact_bytes,
+      },
       warnings: [trustedLocalWarning],
       limitation_details: [{ source: "plan", code: "trusted_local_execution", message: trustedLocalWarning }],
       created_at: createdAt.toISOString(),
@@ -297,7 +328,12 @@ export class CaptureService {
       adapter: intent.adapter,
       adapter_options: intent.adapter_options,
       parameters: intent.parameters,
-      command: { argv: intent.argv, cwd: relative(this.services.projectRoot, intent.cwd) || ".", timeout_seconds: intent.timeout_seconds, environment_names: Object.keys(intent.environment).sort() },
+      command: {
+        argv: intent.argv,
+        cwd: relative(this.services.projectRoot, intent.cwd) || ".",
+        timeout_seconds: intent.timeout_seconds,
+        environment_names: Object.keys(intent.environment).sort(),
+      },
       lease: { pid: process.pid, process_start_time: processStartTime(process.pid), boot_id: bootId() },
       limitations: [trustedLocalWarning],
       limitation_details: [{ source: "plan", code: "trusted_local_execution", message: trustedLocalWarning }],
@@ -311,13 +347,19 @@ export class CaptureService {
     ]);
     revision = workspace.state.write(
       () =>
-        reviseRun(workspace.state.database, intent.run_id, revision, (current) => ({
-          ...current,
-          source_state_id: source?.source_state_id ?? null,
-          environment_id: environment?.environment_id ?? null,
-          source: source as unknown as Record<string, unknown> | null,
-          environment: environment as unknown as Record<string, unknown> | null,
-        }), "identity collected").revision,
+        reviseRun(
+          workspace.state.database,
+          intent.run_id,
+          revision,
+          (current) => ({
+            ...current,
+            source_state_id: source?.source_state_id ?? null,
+            environment_id: environment?.environment_id ?? null,
+            source: source as unknown as Record<string, unknown> | null,
+            environment: environment as unknown as Record<string, unknown> | null,
+          }),
+          "identity collected",
+        ).revision,
     );
     await report(3, "Source and environment identity collected");
     await this.acquireSlot(policy.limits.max_parallel_captures, options.signal);
@@ -345,11 +387,17 @@ export class CaptureService {
           onStarted: (info) => {
             revision = workspace.state.write(
               () =>
-                reviseRun(workspace.state.database, intent.run_id, revision, (current) => ({
-                  ...current,
-                  started_at: info.started_at,
-                  process: { pid: info.pid, process_start_time: info.process_start_time, boot_id: info.boot_id },
-                }), "process started").revision,
+                reviseRun(
+                  workspace.state.database,
+                  intent.run_id,
+                  revision,
+                  (current) => ({
+                    ...current,
+                    started_at: info.started_at,
+                    process: { pid: info.pid, process_start_time: info.process_start_time, boot_id: info.boot_id },
+                  }),
+                  "process started",
+                ).revision,
             );
           },
         },
@@ -365,15 +413,52 @@ export class CaptureService {
     return this.finish(intent, revision, result, report);
   }
 
-  private async finish(intent: BoundIntent, revision: number, result: ProcessResult, report: (step: number, message: string) => Promise<void>): Promise<CaptureReceipt> {
+  private async finish(
+    intent: BoundIntent,
+    revision: number,
+    result: ProcessResult,
+    report: (step: number, message: string) => Promise<void>,
+  ): Promise<CaptureReceipt> {
     const workspace = this.services.workspace();
     const policy = loadPolicy(workspace);
-    const executionStatus = result.cancelled && !result.timed_out ? "cancelled" : result.timed_out ? "timed_out" : result.exit_code === 0 ? "succeeded" : "failed";
+    const executionStatus =
+      result.cancelled && !result.timed_out
+        ? "cancelled"
+        : result.timed_out
+          ? "timed_out"
+          : result.exit_code === 0
+            ? "succeeded"
+            : "failed";
     const limitations = [...result.limitations];
     const bundles: PreparedBundle[] = [];
-    const stored: { path: string; kind: string; role: string; name: string; mediaType: string; format: string | null; producer: string | null; output?: CollectorOutput }[] = [
-      { path: join(intent.artifact_directory, "stdout.txt"), kind: "process_output", role: "stdout", name: "stdout.txt", mediaType: "text/plain", format: "text", producer: null },
-      { path: join(intent.artifact_directory, "stderr.txt"), kind: "process_output", role: "stderr", name: "stderr.txt", mediaType: "text/plain", format: "text", producer: null },
+    const stored: {
+      path: string;
+      kind: string;
+      role: string;
+      name: string;
+      mediaType: string;
+      format: string | null;
+      producer: string | null;
+      output?: CollectorOutput;
+    }[] = [
+      {
+        path: join(intent.artifact_directory, "stdout.txt"),
+        kind: "process_output",
+        role: "stdout",
+        name: "stdout.txt",
+        mediaType: "text/plain",
+        format: "text",
+        producer: null,
+      },
+      {
+        path: join(intent.artifact_directory, "stderr.txt"),
+        kind: "process_output",
+        role: "stderr",
+        name: "stderr.txt",
+        mediaType: "text/plain",
+        format: "text",
+        producer: null,
+      },
     ];
     let validation: RunManifest["validation_status"] = intent.outputs.length > 0 ? "passed" : "not_requested";
     let captureStatus: RunManifest["capture_status"] = "registered";
@@ -381,7 +466,16 @@ export class CaptureService {
     for (const output of intent.outputs) {
       const path = join(intent.artifact_directory, output.file);
       if (existsSync(path) && statSync(path).size > 0) {
-        stored.push({ path, kind: output.kind, role: output.role, name: output.file, mediaType: output.mediaType, format: output.format, producer: output.producer, output });
+        stored.push({
+          path,
+          kind: output.kind,
+          role: output.role,
+          name: output.file,
+          mediaType: output.mediaType,
+          format: output.format,
+          producer: output.producer,
+          output,
+        });
       } else if (output.required) {
         validation = "failed";
         limitations.push(`${intent.adapter} wrote no ${output.file}; see the stderr artifact.`);
@@ -405,10 +499,19 @@ export class CaptureService {
         if (!output?.extract) continue;
         try {
           bundles.push(
-            await prepareBundle(workspace, { runId: intent.run_id, artifactId: item.artifact.artifact_id, extractor: adapter.extractor.name, extractorVersion: adapter.extractor.version }, async (sink) => {
-              const extracted = await adapter.extract!(output, workspace.path(item.artifact.stored_path), sink, extractionContext);
-              limitations.push(...extracted.limitations);
-            }),
+            await prepareBundle(
+              workspace,
+              {
+                runId: intent.run_id,
+                artifactId: item.artifact.artifact_id,
+                extractor: adapter.extractor.name,
+                extractorVersion: adapter.extractor.version,
+              },
+              async (sink) => {
+                const extracted = await adapter.extract!(output, workspace.path(item.artifact.stored_path), sink, extractionContext);
+                limitations.push(...extracted.limitations);
+              },
+            ),
           );
         } catch (error) {
           validation = "failed";
@@ -418,18 +521,37 @@ export class CaptureService {
       }
     }
     await report(6, "Validation complete");
-    const measurements = (result.resources?.measurements ?? []).map((measurement) => ({ name: measurement.name, value: measurement.value, unit: measurement.unit }));
+    const measurements = (result.resources?.measurements ?? []).map((measurement) => ({
+      name: measurement.name,
+      value: measurement.value,
+      unit: measurement.unit,
+    }));
     if (!measurements.some((measurement) => measurement.name === runtimeMeasurementNames.wallTimeNs)) {
       measurements.unshift({ name: runtimeMeasurementNames.wallTimeNs, value: result.wall_time_ns, unit: "ns" });
     }
     const stdoutArtifact = storedArtifacts.find((item) => item.entry.role === "stdout");
     if (stdoutArtifact && measurements.length > 0) {
       bundles.push(
-        await prepareBundle(workspace, { runId: intent.run_id, artifactId: stdoutArtifact.artifact.artifact_id, extractor: "runtime", extractorVersion: "1" }, async (sink) => {
-          for (const measurement of measurements) {
-            sink.measurement({ name: measurement.name, value: measurement.value, unit: measurement.unit, aggregation: measurement.name.endsWith("bytes") ? "max" : "total", is_warmup: false, worker: null, run_index: 0, value_index: 0, phase: "capture", dimensions: null });
-          }
-        }),
+        await prepareBundle(
+          workspace,
+          { runId: intent.run_id, artifactId: stdoutArtifact.artifact.artifact_id, extractor: "runtime", extractorVersion: "1" },
+          async (sink) => {
+            for (const measurement of measurements) {
+              sink.measurement({
+                name: measurement.name,
+                value: measurement.value,
+                unit: measurement.unit,
+                aggregation: measurement.name.endsWith("bytes") ? "max" : "total",
+                is_warmup: false,
+                worker: null,
+                run_index: 0,
+                value_index: 0,
+                phase: "capture",
+                dimensions: null,
+              });
+            }
+          },
+        ),
       );
     }
     await report(7, "Artifacts registered");
@@ -439,36 +561,61 @@ export class CaptureService {
         const database = workspace.state.database;
         for (const { entry, artifact } of storedArtifacts) {
           references.push(
-            registerArtifact(database, { runId: intent.run_id, artifact, displayName: entry.name, kind: entry.kind, role: entry.role, mediaType: entry.mediaType, sensitivity: "internal", producer: entry.producer, producerVersion: null, format: entry.format }),
+            registerArtifact(database, {
+              runId: intent.run_id,
+              artifact,
+              displayName: entry.name,
+              kind: entry.kind,
+              role: entry.role,
+              mediaType: entry.mediaType,
+              sensitivity: "internal",
+              producer: entry.producer,
+              producerVersion: null,
+              format: entry.format,
+            }),
           );
         }
-        reviseRun(database, intent.run_id, revision, (current) => ({
-          ...current,
-          finished_at: result.finished_at,
-          execution_status: executionStatus,
-          capture_status: captureStatus,
-          validation_status: validation,
-          process: {
-            ...(current.process ?? {}),
-            pid: result.pid,
-            exit_code: result.exit_code,
-            terminating_signal: result.terminating_signal,
-            wall_time_ns: result.wall_time_ns,
-            timed_out: result.timed_out,
-            cancelled: result.cancelled,
-            cancellation_cause: result.cancellation_cause,
-            cleanup_complete: result.cleanup_complete,
-            leftover_processes: result.leftover_processes,
-            stdout: { bytes_written: result.stdout.bytes_written, bytes_dropped: result.stdout.bytes_dropped, truncated: result.stdout.truncated },
-            stderr: { bytes_written: result.stderr.bytes_written, bytes_dropped: result.stderr.bytes_dropped, truncated: result.stderr.truncated },
-            resources: result.resources,
-          },
-          lease: null,
-          artifacts: references,
-          measurements,
-          unavailable_measurements: result.resources?.unavailable ?? [],
-          limitations: [...current.limitations, ...limitations],
-        }), "execution finished");
+        reviseRun(
+          database,
+          intent.run_id,
+          revision,
+          (current) => ({
+            ...current,
+            finished_at: result.finished_at,
+            execution_status: executionStatus,
+            capture_status: captureStatus,
+            validation_status: validation,
+            process: {
+              ...(current.process ?? {}),
+              pid: result.pid,
+              exit_code: result.exit_code,
+              terminating_signal: result.terminating_signal,
+              wall_time_ns: result.wall_time_ns,
+              timed_out: result.timed_out,
+              cancelled: result.cancelled,
+              cancellation_cause: result.cancellation_cause,
+              cleanup_complete: result.cleanup_complete,
+              leftover_processes: result.leftover_processes,
+              stdout: {
+                bytes_written: result.stdout.bytes_written,
+                bytes_dropped: result.stdout.bytes_dropped,
+                truncated: result.stdout.truncated,
+              },
+              stderr: {
+                bytes_written: result.stderr.bytes_written,
+                bytes_dropped: result.stderr.bytes_dropped,
+                truncated: result.stderr.truncated,
+              },
+              resources: result.resources,
+            },
+            lease: null,
+            artifacts: references,
+            measurements,
+            unavailable_measurements: result.resources?.unavailable ?? [],
+            limitations: [...current.limitations, ...limitations],
+          }),
+          "execution finished",
+        );
         const head = advanceCorpus(database, workspace.id, `capture ${intent.run_id}`);
         for (const bundle of bundles) bundle.register(head);
         return head.commit_id;
@@ -510,7 +657,12 @@ export class CaptureService {
         code: "PROCESS_TIMEOUT",
         message: `Capture run ${intent.run_id} exceeded the workload's timeout of ${intent.timeout_seconds} s and was stopped; its output is kept.`,
         runId: intent.run_id,
-        details: { run_id: intent.run_id, timeout_seconds: intent.timeout_seconds, cleanup_complete: result.cleanup_complete, artifact_ids: receipt.artifact_ids },
+        details: {
+          run_id: intent.run_id,
+          timeout_seconds: intent.timeout_seconds,
+          cleanup_complete: result.cleanup_complete,
+          artifact_ids: receipt.artifact_ids,
+        },
         remediation: ["Raise the workload's timeout_seconds with configure_workload, or plan a smaller parameter choice."],
       });
     }
@@ -523,19 +675,27 @@ export class CaptureService {
     const now = Date.now();
     return workspace.state.write(() => {
       const database = workspace.state.database;
-      const row = database.query<{ bound_intent: string; expires_at_ms: number; consumed_at: string | null }, [string]>("SELECT bound_intent, expires_at_ms, consumed_at FROM capture_plans WHERE token_hash = ?").get(hash);
+      const row = database
+        .query<{ bound_intent: string; expires_at_ms: number; consumed_at: string | null }, [string]>(
+          "SELECT bound_intent, expires_at_ms, consumed_at FROM capture_plans WHERE token_hash = ?",
+        )
+        .get(hash);
       const refuse = (reason: string) =>
         new FlameoxError({
           code: "INVALID_CAPTURE_PLAN",
           message: `The capture plan ${reason}.`,
           details: { reason },
-          remediation: ["Call plan_capture again and execute the new plan_id. A consumed plan is never retryable: inspect list_runs/get_run for its run."],
+          remediation: [
+            "Call plan_capture again and execute the new plan_id. A consumed plan is never retryable: inspect list_runs/get_run for its run.",
+          ],
           nextTool: "plan_capture",
         });
       if (!row) throw refuse("does not exist");
       if (row.consumed_at) throw refuse("was already consumed");
       if (row.expires_at_ms <= now) throw refuse("has expired");
-      const changed = database.query("UPDATE capture_plans SET consumed_at = ? WHERE token_hash = ? AND consumed_at IS NULL").run(new Date(now).toISOString(), hash).changes;
+      const changed = database
+        .query("UPDATE capture_plans SET consumed_at = ? WHERE token_hash = ? AND consumed_at IS NULL")
+        .run(new Date(now).toISOString(), hash).changes;
       if (changed !== 1) throw refuse("was already consumed");
       return JSON.parse(row.bound_intent) as BoundIntent;
     });
@@ -550,8 +710,10 @@ export class CaptureService {
     } catch {
       problems.push("the workload is no longer declared or flameox.toml is invalid");
     }
-    if ((await safeDigest(intent.workload_executable)) !== intent.workload_executable_digest) problems.push("the workload executable changed");
-    if (intent.adapter_executable && (await safeDigest(intent.adapter_executable)) !== intent.adapter_executable_digest) problems.push(`the ${intent.adapter} executable changed`);
+    if ((await safeDigest(intent.workload_executable)) !== intent.workload_executable_digest)
+      problems.push("the workload executable changed");
+    if (intent.adapter_executable && (await safeDigest(intent.adapter_executable)) !== intent.adapter_executable_digest)
+      problems.push(`the ${intent.adapter} executable changed`);
     if (digestOf(loadPolicy(this.services.workspace())) !== intent.policy_digest) problems.push("the workspace policy changed");
     if (problems.length > 0) {
       throw new FlameoxError({
@@ -568,15 +730,21 @@ export class CaptureService {
   private closeFailedStart(intent: BoundIntent, revision: number, error: FlameoxError): void {
     const workspace = this.services.workspace();
     workspace.state.write(() => {
-      reviseRun(workspace.state.database, intent.run_id, revision, (current) => ({
-        ...current,
-        finished_at: new Date().toISOString(),
-        execution_status: error.code === "PROCESS_CANCELLED" ? "cancelled" : "failed",
-        capture_status: error.code === "PROCESS_CANCELLED" ? "cancelled" : "failed",
-        lease: null,
-        process: { ...(current.process ?? {}), cleanup_complete: true },
-        failure: { code: error.code, message: error.message },
-      }), "execution could not start");
+      reviseRun(
+        workspace.state.database,
+        intent.run_id,
+        revision,
+        (current) => ({
+          ...current,
+          finished_at: new Date().toISOString(),
+          execution_status: error.code === "PROCESS_CANCELLED" ? "cancelled" : "failed",
+          capture_status: error.code === "PROCESS_CANCELLED" ? "cancelled" : "failed",
+          lease: null,
+          process: { ...(current.process ?? {}), cleanup_complete: true },
+          failure: { code: error.code, message: error.message },
+        }),
+        "execution could not start",
+      );
       advanceCorpus(workspace.state.database, workspace.id, `capture ${intent.run_id} failed to start`);
     });
     rmSync(intent.artifact_directory, { recursive: true, force: true });
@@ -584,7 +752,12 @@ export class CaptureService {
 
   private async acquireSlot(maximum: number, signal?: AbortSignal): Promise<void> {
     while (activeCaptures >= maximum) {
-      if (signal?.aborted) throw new FlameoxError({ code: "PROCESS_CANCELLED", message: "Cancelled while waiting for a capture slot.", remediation: ["Plan the capture again."] });
+      if (signal?.aborted)
+        throw new FlameoxError({
+          code: "PROCESS_CANCELLED",
+          message: "Cancelled while waiting for a capture slot.",
+          remediation: ["Plan the capture again."],
+        });
       await Bun.sleep(50);
     }
     activeCaptures += 1;
@@ -617,7 +790,10 @@ function sumTables(tables: Record<string, number>[]): Record<string, number> {
 }
 
 /** Reports step of a fixed total to an optional reporter; long operations share it so none can fail on a notification. */
-export function bestEffortProgress(progress: ProgressReporter | undefined, total: number): (step: number, message: string) => Promise<void> {
+export function bestEffortProgress(
+  progress: ProgressReporter | undefined,
+  total: number,
+): (step: number, message: string) => Promise<void> {
   return async (step, message) => {
     try {
       await progress?.(step, total, message);
@@ -641,16 +817,35 @@ function parseAdapterOptions(adapter: CaptureAdapter, options: Record<string, un
   const allowed = Object.keys(adapter.descriptor.options);
   const error = invalidArguments(
     "plan_capture",
-    parsed.issues.map((issue) => ({ field: `adapter_options.${(issue.path ?? []).map((item) => String(item.key)).join(".")}`, message: issue.message, type: issue.type })),
-    [allowed.length > 0 ? `Use only the ${adapter.descriptor.name} options listed by list_capabilities: ${allowed.join(", ")}.` : `The ${adapter.descriptor.name} adapter takes no adapter_options.`],
+    parsed.issues.map((issue) => ({
+      field: `adapter_options.${(issue.path ?? []).map((item) => String(item.key)).join(".")}`,
+      message: issue.message,
+      type: issue.type,
+    })),
+    [
+      allowed.length > 0
+        ? `Use only the ${adapter.descriptor.name} options listed by list_capabilities: ${allowed.join(", ")}.`
+        : `The ${adapter.descriptor.name} adapter takes no adapter_options.`,
+    ],
   );
-  throw new FlameoxError({ code: "INVALID_CAPTURE_PLAN", message: error.message, details: error.details, remediation: error.remediation, nextTool: "plan_capture" });
+  throw new FlameoxError({
+    code: "INVALID_CAPTURE_PLAN",
+    message: error.message,
+    details: error.details,
+    remediation: error.remediation,
+    nextTool: "plan_capture",
+  });
 }
 
 function refuseEscape(projectRoot: string, path: string): void {
   const rel = relative(projectRoot, path);
   if (rel.startsWith("..") || isAbsolute(rel) || rel.split(sep).includes("..")) {
-    throw new FlameoxError({ code: "EXECUTION_REFUSED", message: "The workload's cwd escapes the project root.", remediation: ["Use a cwd inside the project."], details: { next_tool: "configure_workload" } });
+    throw new FlameoxError({
+      code: "EXECUTION_REFUSED",
+      message: "The workload's cwd escapes the project root.",
+      remediation: ["Use a cwd inside the project."],
+      details: { next_tool: "configure_workload" },
+    });
   }
 }
 
@@ -670,4 +865,3 @@ async function safeDigest(path: string): Promise<string | null> {
     return null;
   }
 }
-

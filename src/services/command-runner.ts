@@ -11,7 +11,15 @@ export function brokerCommandRunner(scratchDirectory: string): CommandRunner {
     const stdoutPath = join(scratchDirectory, `${stamp}.stdout`);
     const stderrPath = join(scratchDirectory, `${stamp}.stderr`);
     const result = await runProcess(
-      { argv, cwd: options.cwd ?? scratchDirectory, deadline: Date.now() + options.timeoutMs, stdoutPath, stderrPath, trustedEnvironment: options.env ?? {}, outputBudgetBytes: 256 * 1024 * 1024 },
+      {
+        argv,
+        cwd: options.cwd ?? scratchDirectory,
+        deadline: Date.now() + options.timeoutMs,
+        stdoutPath,
+        stderrPath,
+        trustedEnvironment: options.env ?? {},
+        outputBudgetBytes: 256 * 1024 * 1024,
+      },
       { sampling: false },
     );
     return { exitCode: result.exit_code, stdout: readFileSync(stdoutPath, "utf8"), stderr: readFileSync(stderrPath, "utf8") };

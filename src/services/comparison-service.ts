@@ -1,11 +1,26 @@
 import type { Database } from "bun:sqlite";
 import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
 import { FlameoxError } from "../domain/errors.ts";
-import { compatibilityMismatches, compatibilityRuleVersion, isFailedOutcome, metricPerRunSql, type MemberFacts } from "../analysis/comparison.ts";
+import {
+  compatibilityMismatches,
+  compatibilityRuleVersion,
+  isFailedOutcome,
+  metricPerRunSql,
+  type MemberFacts,
+} from "../analysis/comparison.ts";
 import { differentialHotspots, selfWeightsPerRun, stackUnitOf, type DifferentialHotspots } from "../analysis/differential.ts";
 import { toNumber } from "../analysis/evidence-query.ts";
 import { hotspotGrowth, scalingSeries, type HotspotGrowth, type ScalingSeries } from "../analysis/scaling.ts";
-import { compareSamples, compareDefaults, deriveValidity, type ComparisonStatistics, type Mismatch, type Polarity, type Sample, type Validity } from "../analysis/statistics/compare.ts";
+import {
+  compareSamples,
+  compareDefaults,
+  deriveValidity,
+  type ComparisonStatistics,
+  type Mismatch,
+  type Polarity,
+  type Sample,
+  type Validity,
+} from "../analysis/statistics/compare.ts";
 import { corpusHead } from "../store/corpus.ts";
 import { EvidenceView } from "../store/evidence-query.ts";
 import { currentBundles } from "../store/evidence-registry.ts";
@@ -36,9 +51,22 @@ export type CompareRunSetsRequest = {
   hotspot_limit?: number | null;
 };
 
-type SideSummary = { id: string; kind: "run_set" | "run"; membership_digest: string; experiment_id: string | null; members: number; treatment: string | null };
+type SideSummary = {
+  id: string;
+  kind: "run_set" | "run";
+  membership_digest: string;
+  experiment_id: string | null;
+  members: number;
+  treatment: string | null;
+};
 
-export type FailedTrial = { side: "baseline" | "candidate"; run_id: string; trial_id: string | null; outcome: string; reason: string | null };
+export type FailedTrial = {
+  side: "baseline" | "candidate";
+  run_id: string;
+  trial_id: string | null;
+  outcome: string;
+  reason: string | null;
+};
 
 export type ComparisonResult = {
   schema_version: 1;
@@ -51,7 +79,15 @@ export type ComparisonResult = {
   metric: string;
   unit: string | null;
   metric_source: "measurement";
-  parameters: { polarity: Polarity; practical_threshold: number; confidence_level: number; random_seed: number; resamples: number; minimum_samples: number; source: "request" | "experiment" | "defaults" };
+  parameters: {
+    polarity: Polarity;
+    practical_threshold: number;
+    confidence_level: number;
+    random_seed: number;
+    resamples: number;
+    minimum_samples: number;
+    source: "request" | "experiment" | "defaults";
+  };
   estimand: ComparisonStatistics["estimand"];
   estimator: ComparisonStatistics["estimator"];
   pairing: ComparisonStatistics["pairing"];
@@ -68,7 +104,10 @@ export type ComparisonResult = {
   validity: Validity;
   validity_rule: typeof compatibilityRuleVersion;
   mismatches: Mismatch[];
-  counts: ComparisonStatistics["counts"] & { members: { baseline: number; candidate: number }; missing_metric: { baseline: number; candidate: number } };
+  counts: ComparisonStatistics["counts"] & {
+    members: { baseline: number; candidate: number };
+    missing_metric: { baseline: number; candidate: number };
+  };
   per_side: {
     baseline: { n: number; median: number; robust_cv: number; min: number; max: number; outlier_run_ids: string[] };
     candidate: { n: number; median: number; robust_cv: number; min: number; max: number; outlier_run_ids: string[] };
@@ -106,7 +145,14 @@ export type EvidenceRecord = {
   resource_uri: string;
 };
 
-export type ScalingRequest = { experiment_id?: string | null; run_set_id?: string | null; size_parameter?: string | null; metric?: string | null; confidence_level?: number | null; hotspot_limit?: number | null };
+export type ScalingRequest = {
+  experiment_id?: string | null;
+  run_set_id?: string | null;
+  size_parameter?: string | null;
+  metric?: string | null;
+  confidence_level?: number | null;
+  hotspot_limit?: number | null;
+};
 
 export type ScalingResult = {
   schema_version: 1;
@@ -116,7 +162,11 @@ export type ScalingResult = {
   size_parameter: string;
   metric: string;
   unit: string | null;
-  series: (ScalingSeries & { factors: Record<string, unknown>; hotspot_growth: HotspotGrowth[]; fastest_growing_hotspot: HotspotGrowth | null })[];
+  series: (ScalingSeries & {
+    factors: Record<string, unknown>;
+    hotspot_growth: HotspotGrowth[];
+    fastest_growing_hotspot: HotspotGrowth | null;
+  })[];
   counts: { runs: number; eligible_runs: number; failed_or_excluded: number; missing_metric: number; sizes: number };
   missing_sizes: string[];
   hotspot_evidence: { status: "available" | "unavailable"; unit: string | null; reason: string };
@@ -127,7 +177,15 @@ export type ScalingResult = {
 type Side = "baseline" | "candidate";
 
 function metricUnitsOf(rows: { units: string }[]): string[] {
-  return [...new Set(rows.flatMap((row) => String(row.units ?? "").split(",").filter((unit) => unit !== "")))].sort();
+  return [
+    ...new Set(
+      rows.flatMap((row) =>
+        String(row.units ?? "")
+          .split(",")
+          .filter((unit) => unit !== ""),
+      ),
+    ),
+  ].sort();
 }
 
 /**
@@ -152,7 +210,11 @@ export class ComparisonService {
     return runSet.members.map((member) => {
       const manifest = readRun(this.database, member.run_id);
       if (!manifest) {
-        throw new FlameoxError({ code: "RUN_NOT_FOUND", message: `Run ${member.run_id} of run set ${runSet.run_set_id} no longer exists.`, remediation: ["Freeze a new run set of existing runs."] });
+        throw new FlameoxError({
+          code: "RUN_NOT_FOUND",
+          message: `Run ${member.run_id} of run set ${runSet.run_set_id} no longer exists.`,
+          remediation: ["Freeze a new run set of existing runs."],
+        });
       }
       const trial = this.trial(member.trial_id);
       const outcome = trial ? trial.outcome : manifest.run_type === "import" ? "not_applicable" : manifest.execution_status;
@@ -195,7 +257,10 @@ export class ComparisonService {
     const candidate = this.services.runSets.resolve(request.candidate);
     const head = corpusHead(this.database);
     await progress?.(0, 2, "Comparison snapshot pinned");
-    const sameExperiment = baseline.runSet.experiment_id !== null && baseline.runSet.experiment_id === candidate.runSet.experiment_id ? baseline.runSet.experiment_id : null;
+    const sameExperiment =
+      baseline.runSet.experiment_id !== null && baseline.runSet.experiment_id === candidate.runSet.experiment_id
+        ? baseline.runSet.experiment_id
+        : null;
     const experiment = this.experimentOf(sameExperiment);
     const declared = experiment?.statistics ?? null;
     const metric = request.metric ?? declared?.primary_metric ?? defaultMetric;
@@ -206,7 +271,14 @@ export class ComparisonService {
       random_seed: request.random_seed ?? declared?.random_seed ?? 0,
       resamples: request.resamples ?? compareDefaults.resamples,
       minimum_samples: request.minimum_samples ?? compareDefaults.minimum_samples,
-      source: (request.polarity != null || request.practical_threshold != null || request.confidence_level != null || request.random_seed != null ? "request" : declared ? "experiment" : "defaults") as "request" | "experiment" | "defaults",
+      source: (request.polarity != null ||
+      request.practical_threshold != null ||
+      request.confidence_level != null ||
+      request.random_seed != null
+        ? "request"
+        : declared
+          ? "experiment"
+          : "defaults") as "request" | "experiment" | "defaults",
     };
     const sides = { baseline: this.facts(baseline.runSet), candidate: this.facts(candidate.runSet) };
     const failed = { baseline: 0, candidate: 0 };
@@ -217,7 +289,13 @@ export class ComparisonService {
       for (const { member, facts } of sides[side]) {
         if (isFailedOutcome(facts.outcome) || (member.included && facts.validation_status === "failed")) {
           failed[side] += 1;
-          failedTrials.push({ side, run_id: member.run_id, trial_id: member.trial_id, outcome: facts.validation_status === "failed" && !isFailedOutcome(facts.outcome) ? "validation_failed" : facts.outcome, reason: member.reason });
+          failedTrials.push({
+            side,
+            run_id: member.run_id,
+            trial_id: member.trial_id,
+            outcome: facts.validation_status === "failed" && !isFailedOutcome(facts.outcome) ? "validation_failed" : facts.outcome,
+            reason: member.reason,
+          });
         } else if (!member.included) {
           excluded[side] += 1;
         } else {
@@ -227,12 +305,20 @@ export class ComparisonService {
     }
     const allEligible = [...eligibleRuns.baseline, ...eligibleRuns.candidate].map((entry) => entry.run_id);
     const bundles = allEligible.flatMap((runId) => currentBundles(this.database, { runId, maxSequence: head.sequence }));
-    const view = await EvidenceView.open(this.services.workspace(), bundles.map((bundle) => bundle.bundle_id));
+    const view = await EvidenceView.open(
+      this.services.workspace(),
+      bundles.map((bundle) => bundle.bundle_id),
+    );
     let metricRows: { run_id: string; value: unknown; units: string }[];
     let differential: DifferentialHotspots;
     try {
       metricRows = await view.rows<{ run_id: string; value: unknown; units: string }>(metricPerRunSql(metric, allEligible));
-      differential = await differentialHotspots(view, eligibleRuns.baseline.map((entry) => entry.run_id), eligibleRuns.candidate.map((entry) => entry.run_id), request.hotspot_limit ?? 10);
+      differential = await differentialHotspots(
+        view,
+        eligibleRuns.baseline.map((entry) => entry.run_id),
+        eligibleRuns.candidate.map((entry) => entry.run_id),
+        request.hotspot_limit ?? 10,
+      );
     } finally {
       view.close();
     }
@@ -261,11 +347,22 @@ export class ComparisonService {
       failed_counts: failed,
       excluded: { baseline: excluded.baseline + missingMetric.baseline, candidate: excluded.candidate + missingMetric.candidate },
     });
-    const mismatches: Mismatch[] = compatibilityMismatches({ baseline: sides.baseline.map((entry) => entry.facts), candidate: sides.candidate.map((entry) => entry.facts) }, failed);
+    const mismatches: Mismatch[] = compatibilityMismatches(
+      { baseline: sides.baseline.map((entry) => entry.facts), candidate: sides.candidate.map((entry) => entry.facts) },
+      failed,
+    );
     if (request.unit && units.length > 0 && units.some((unit) => unit !== request.unit)) {
-      mismatches.push({ code: "unit_mismatch", severity: "invalidating", message: `The metric ${metric} is recorded in ${units.join(", ")}, not the requested ${request.unit}.` });
+      mismatches.push({
+        code: "unit_mismatch",
+        severity: "invalidating",
+        message: `The metric ${metric} is recorded in ${units.join(", ")}, not the requested ${request.unit}.`,
+      });
     } else if (units.length > 1) {
-      mismatches.push({ code: "unit_mismatch", severity: "invalidating", message: `The metric ${metric} is recorded in several units (${units.join(", ")}); values in different units cannot be compared.` });
+      mismatches.push({
+        code: "unit_mismatch",
+        severity: "invalidating",
+        message: `The metric ${metric} is recorded in several units (${units.join(", ")}); values in different units cannot be compared.`,
+      });
     }
     for (const side of ["baseline", "candidate"] as const) {
       if (samples[side].length === 0) {
@@ -275,7 +372,11 @@ export class ComparisonService {
           message: `The ${side} has no eligible value of ${metric} (${eligibleRuns[side].length} eligible run(s), ${failed[side]} failed, ${excluded[side]} excluded).`,
         });
       } else if (missingMetric[side] > 0) {
-        mismatches.push({ code: "missing_metric", severity: "exploratory", message: `${missingMetric[side]} eligible ${side} run(s) have no ${metric} value and were skipped.` });
+        mismatches.push({
+          code: "missing_metric",
+          severity: "exploratory",
+          message: `${missingMetric[side]} eligible ${side} run(s) have no ${metric} value and were skipped.`,
+        });
       }
     }
     mismatches.push(...statistics.validity_mismatches);
@@ -288,15 +389,36 @@ export class ComparisonService {
       members: resolved.runSet.members.length,
       treatment: (resolved.runSet.selection.treatment as string | undefined) ?? sides[side][0]?.member.treatment ?? null,
     });
-    const normalizedRequest = { metric, unit: request.unit ?? null, pairing: request.pairing ?? "auto", hotspot_limit: request.hotspot_limit ?? 10, ...parameters };
-    const comparisonId = digestOf({ recipe: comparisonRecipe, request: normalizedRequest, baseline: baseline.runSet.membership_digest, candidate: candidate.runSet.membership_digest, corpus_commit_id: head.commit_id });
+    const normalizedRequest = {
+      metric,
+      unit: request.unit ?? null,
+      pairing: request.pairing ?? "auto",
+      hotspot_limit: request.hotspot_limit ?? 10,
+      ...parameters,
+    };
+    const comparisonId = digestOf({
+      recipe: comparisonRecipe,
+      request: normalizedRequest,
+      baseline: baseline.runSet.membership_digest,
+      candidate: candidate.runSet.membership_digest,
+      corpus_commit_id: head.commit_id,
+    });
     const describe = (side: Side) => {
       const description = statistics.per_side[side];
-      return { n: description.n, median: description.median, robust_cv: description.robust_cv, min: description.min, max: description.max, outlier_run_ids: description.outlier_run_ids };
+      return {
+        n: description.n,
+        median: description.median,
+        robust_cv: description.robust_cv,
+        min: description.min,
+        max: description.max,
+        outlier_run_ids: description.outlier_run_ids,
+      };
     };
     const limitations: string[] = [];
     if (statistics.pairing === "unpaired" && sameExperiment === null && (baseline.runSet.experiment_id || candidate.runSet.experiment_id)) {
-      limitations.push("The run sets come from different experiments (or only one from an experiment), so blocks cannot pair them; the comparison is unpaired.");
+      limitations.push(
+        "The run sets come from different experiments (or only one from an experiment), so blocks cannot pair them; the comparison is unpaired.",
+      );
     }
     await progress?.(2, 2, "Comparison result ready");
     return {
@@ -327,18 +449,31 @@ export class ComparisonService {
       validity: validity.validity,
       validity_rule: compatibilityRuleVersion,
       mismatches: validity.mismatches,
-      counts: { ...statistics.counts, members: { baseline: baseline.runSet.members.length, candidate: candidate.runSet.members.length }, missing_metric: missingMetric },
+      counts: {
+        ...statistics.counts,
+        members: { baseline: baseline.runSet.members.length, candidate: candidate.runSet.members.length },
+        missing_metric: missingMetric,
+      },
       per_side: { baseline: describe("baseline"), candidate: describe("candidate") },
       failed_trials: failedTrials.slice(0, 100),
       differential_hotspots: {
         ...differential,
         evidence:
           differential.unit === null
-            ? { status: "unavailable", reason: "The runs hold no stack samples of one measure (time, or bytes) on both sides; capture with a profiling adapter (e.g. py-spy) to see which functions gained or lost time." }
+            ? {
+                status: "unavailable",
+                reason:
+                  "The runs hold no stack samples of one measure (time, or bytes) on both sides; capture with a profiling adapter (e.g. py-spy) to see which functions gained or lost time.",
+              }
             : { status: "available", reason: `Shares of ${differential.unit} per function, each run weighted equally within its side.` },
       },
       limitations,
-      next_tool: validity.validity === "invalid" ? "freeze_run_set" : statistics.decision === "inconclusive" ? "plan_experiment" : "record_comparison",
+      next_tool:
+        validity.validity === "invalid"
+          ? "freeze_run_set"
+          : statistics.decision === "inconclusive"
+            ? "plan_experiment"
+            : "record_comparison",
     };
   }
 
@@ -355,12 +490,26 @@ export class ComparisonService {
         candidate: this.services.runSets.resolve(request.candidate).runSet.members.map((member) => member.run_id),
       },
     };
-    const receipt = this.persist("comparison", result.comparison_id, comparisonRecipe, inputs, result.corpus_commit_id, result as unknown as Record<string, unknown>);
+    const receipt = this.persist(
+      "comparison",
+      result.comparison_id,
+      comparisonRecipe,
+      inputs,
+      result.corpus_commit_id,
+      result as unknown as Record<string, unknown>,
+    );
     await progress?.(3, 3, "Comparison publication complete");
     return { ...receipt, decision: result.decision, validity: result.validity, estimate: result.estimate };
   }
 
-  persist(refType: "analysis" | "comparison", refId: string, recipe: string, inputs: Record<string, unknown>, corpusCommitId: string, result: Record<string, unknown>): EvidenceReceipt {
+  persist(
+    refType: "analysis" | "comparison",
+    refId: string,
+    recipe: string,
+    inputs: Record<string, unknown>,
+    corpusCommitId: string,
+    result: Record<string, unknown>,
+  ): EvidenceReceipt {
     const workspace = this.services.workspace();
     const resultDigest = digestOf(JSON.parse(JSON.stringify(result)));
     const record: EvidenceRecord = {
@@ -377,12 +526,23 @@ export class ComparisonService {
     };
     const created = workspace.state.write(() => {
       const changes = this.database
-        .query("INSERT OR IGNORE INTO evidence_records (ref_type, ref_id, recipe, corpus_commit_id, result_digest, created_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        .query(
+          "INSERT OR IGNORE INTO evidence_records (ref_type, ref_id, recipe, corpus_commit_id, result_digest, created_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
         .run(refType, refId, recipe, corpusCommitId, resultDigest, record.created_at, JSON.stringify(record)).changes;
       return changes === 1;
     });
     const stored = created ? record : this.getEvidence(refType, refId);
-    return { schema_version: 1, ref_type: refType, ref_id: refId, recipe, corpus_commit_id: stored.corpus_commit_id, result_digest: stored.result_digest, created, resource_uri: record.resource_uri };
+    return {
+      schema_version: 1,
+      ref_type: refType,
+      ref_id: refId,
+      recipe,
+      corpus_commit_id: stored.corpus_commit_id,
+      result_digest: stored.result_digest,
+      created,
+      resource_uri: record.resource_uri,
+    };
   }
 
   getEvidence(refType: string, refId: string): EvidenceRecord {
@@ -394,13 +554,17 @@ export class ComparisonService {
         remediation: ["Use ref_type 'comparison' for record_comparison results and 'analysis' for record_analysis results."],
       });
     }
-    const row = this.database.query<{ record: string }, [string, string]>("SELECT record FROM evidence_records WHERE ref_type = ? AND ref_id = ?").get(refType, refId);
+    const row = this.database
+      .query<{ record: string }, [string, string]>("SELECT record FROM evidence_records WHERE ref_type = ? AND ref_id = ?")
+      .get(refType, refId);
     if (!row) {
       throw new FlameoxError({
         code: "WORKSPACE_INVALID",
         message: `No recorded ${refType} ${refId} exists in this workspace.`,
         details: { missing_entity: refType, ref_id: refId, next_tool: refType === "comparison" ? "record_comparison" : "record_analysis" },
-        remediation: [refType === "comparison" ? "Persist a comparison with record_comparison." : "Persist an analysis with record_analysis."],
+        remediation: [
+          refType === "comparison" ? "Persist a comparison with record_comparison." : "Persist an analysis with record_analysis.",
+        ],
       });
     }
     return JSON.parse(row.record) as EvidenceRecord;
@@ -441,10 +605,16 @@ export class ComparisonService {
         trials.push(...page.trials);
         cursor = page.next_cursor;
       } while (cursor);
-      sizeParameter ??= experiment.definition.scaling_parameter ?? (numericLevels(experiment.factors[experiment.treatment_factor]) ? experiment.treatment_factor : Object.keys(experiment.factors).find((factor) => numericLevels(experiment.factors[factor])) ?? null);
+      sizeParameter ??=
+        experiment.definition.scaling_parameter ??
+        (numericLevels(experiment.factors[experiment.treatment_factor])
+          ? experiment.treatment_factor
+          : (Object.keys(experiment.factors).find((factor) => numericLevels(experiment.factors[factor])) ?? null));
       if (!sizeParameter || !experiment.factors[sizeParameter]) throw noSizeParameter(Object.keys(experiment.factors));
       plannedSizes = experiment.factors[sizeParameter]!.map(String);
-      entries = trials.filter((trial) => trial.run_id !== null).map((trial) => ({ run_id: trial.run_id!, parameters: trial.factors, ok: trial.outcome === "succeeded" }));
+      entries = trials
+        .filter((trial) => trial.run_id !== null)
+        .map((trial) => ({ run_id: trial.run_id!, parameters: trial.factors, ok: trial.outcome === "succeeded" }));
       const unattempted = trials.filter((trial) => trial.outcome === "unattempted").length;
       if (unattempted > 0) limitations.push(`${unattempted} planned trial(s) were never attempted; analyze_scaling does not run them.`);
     } else {
@@ -454,11 +624,20 @@ export class ComparisonService {
         const manifest = readRun(this.database, member.run_id)!;
         const trial = this.trial(member.trial_id);
         const outcome = trial ? trial.outcome : manifest.execution_status;
-        return { run_id: member.run_id, parameters: trial?.factors ?? manifest.parameters, ok: member.included && !isFailedOutcome(outcome) };
+        return {
+          run_id: member.run_id,
+          parameters: trial?.factors ?? manifest.parameters,
+          ok: member.included && !isFailedOutcome(outcome),
+        };
       });
       if (!sizeParameter) {
         const names = [...new Set(entries.flatMap((entry) => Object.keys(entry.parameters)))].filter((name) => {
-          const values = new Set(entries.map((entry) => entry.parameters[name]).filter((value) => positiveNumber(value) !== null).map(String));
+          const values = new Set(
+            entries
+              .map((entry) => entry.parameters[name])
+              .filter((value) => positiveNumber(value) !== null)
+              .map(String),
+          );
           return values.size >= 2 && entries.every((entry) => positiveNumber(entry.parameters[name]) !== null);
         });
         if (names.length !== 1) throw noSizeParameter(names);
@@ -468,7 +647,10 @@ export class ComparisonService {
     const eligible = entries.filter((entry) => entry.ok && positiveNumber(entry.parameters[sizeParameter!]) !== null);
     const runIds = eligible.map((entry) => entry.run_id);
     const bundles = runIds.flatMap((runId) => currentBundles(this.database, { runId, maxSequence: head.sequence }));
-    const view = await EvidenceView.open(this.services.workspace(), bundles.map((bundle) => bundle.bundle_id));
+    const view = await EvidenceView.open(
+      this.services.workspace(),
+      bundles.map((bundle) => bundle.bundle_id),
+    );
     let rows: { run_id: string; value: unknown; units: string }[];
     let stackUnit: string | null = null;
     let weights: Awaited<ReturnType<typeof selfWeightsPerRun>> = [];
@@ -483,19 +665,43 @@ export class ComparisonService {
     const units = metricUnitsOf(rows);
     if (units.length > 1) limitations.push(`The metric comes in several units (${units.join(", ")}); the fit mixes them.`);
     const values = new Map(rows.map((row) => [row.run_id, toNumber(row.value)]));
-    const seriesKey = (parameters: Record<string, unknown>) => canonicalJson(Object.fromEntries(Object.entries(parameters).filter(([name]) => name !== sizeParameter)));
+    const seriesKey = (parameters: Record<string, unknown>) =>
+      canonicalJson(Object.fromEntries(Object.entries(parameters).filter(([name]) => name !== sizeParameter)));
     const observations = eligible
       .filter((entry) => values.has(entry.run_id))
-      .map((entry) => ({ run_id: entry.run_id, size: positiveNumber(entry.parameters[sizeParameter!])!, series: seriesKey(entry.parameters), cost: values.get(entry.run_id)! }));
+      .map((entry) => ({
+        run_id: entry.run_id,
+        size: positiveNumber(entry.parameters[sizeParameter!])!,
+        series: seriesKey(entry.parameters),
+        cost: values.get(entry.run_id)!,
+      }));
     const fitted = scalingSeries(observations, confidence);
     const observedSizes = new Set(observations.map((observation) => String(observation.size)));
     const missingSizes = plannedSizes.filter((size) => !observedSizes.has(String(positiveNumber(size) ?? size)));
-    if (missingSizes.length > 0) limitations.push(`No successful run at size ${missingSizes.join(", ")}; collect them with plan_experiment/run_experiment (analyze_scaling never runs trials).`);
+    if (missingSizes.length > 0)
+      limitations.push(
+        `No successful run at size ${missingSizes.join(", ")}; collect them with plan_experiment/run_experiment (analyze_scaling never runs trials).`,
+      );
     limitations.push("Fits describe the measured size range only; do not extrapolate beyond it.");
     const series = fitted.map((entry) => {
-      const runSizes = new Map(observations.filter((observation) => observation.series === entry.series).map((observation) => [observation.run_id, observation.size]));
-      const growth = stackUnit ? hotspotGrowth(weights.filter((weight) => runSizes.has(weight.run_id)), runSizes, { limit: request.hotspot_limit ?? 10 }) : [];
-      return { ...entry, factors: JSON.parse(entry.series) as Record<string, unknown>, hotspot_growth: growth, fastest_growing_hotspot: growth[0] ?? null };
+      const runSizes = new Map(
+        observations
+          .filter((observation) => observation.series === entry.series)
+          .map((observation) => [observation.run_id, observation.size]),
+      );
+      const growth = stackUnit
+        ? hotspotGrowth(
+            weights.filter((weight) => runSizes.has(weight.run_id)),
+            runSizes,
+            { limit: request.hotspot_limit ?? 10 },
+          )
+        : [];
+      return {
+        ...entry,
+        factors: JSON.parse(entry.series) as Record<string, unknown>,
+        hotspot_growth: growth,
+        fastest_growing_hotspot: growth[0] ?? null,
+      };
     });
     await progress?.(2, 2, "Scaling result ready");
     return {
@@ -507,11 +713,22 @@ export class ComparisonService {
       metric,
       unit: units[0] ?? null,
       series,
-      counts: { runs: entries.length, eligible_runs: eligible.length, failed_or_excluded: entries.length - eligible.length, missing_metric: eligible.length - observations.length, sizes: observedSizes.size },
+      counts: {
+        runs: entries.length,
+        eligible_runs: eligible.length,
+        failed_or_excluded: entries.length - eligible.length,
+        missing_metric: eligible.length - observations.length,
+        sizes: observedSizes.size,
+      },
       missing_sizes: missingSizes,
       hotspot_evidence: stackUnit
         ? { status: "available", unit: stackUnit, reason: "Self weight per function and size, mean over the runs at each size." }
-        : { status: "unavailable", unit: null, reason: "The runs hold no stack samples; run the experiment with a profiling adapter (e.g. py-spy) to rank which function grows fastest." },
+        : {
+            status: "unavailable",
+            unit: null,
+            reason:
+              "The runs hold no stack samples; run the experiment with a profiling adapter (e.g. py-spy) to rank which function grows fastest.",
+          },
       limitations,
       next_tool: missingSizes.length > 0 ? "plan_experiment" : "record_analysis",
     };
@@ -530,7 +747,10 @@ function numericLevels(levels: readonly unknown[] | undefined): boolean {
 function noSizeParameter(candidates: string[]): FlameoxError {
   return new FlameoxError({
     code: "INVALID_ARGUMENTS",
-    message: candidates.length === 0 ? "No numeric size parameter varies across these runs." : `Several parameters could be the size (${candidates.join(", ")}); name one with size_parameter.`,
+    message:
+      candidates.length === 0
+        ? "No numeric size parameter varies across these runs."
+        : `Several parameters could be the size (${candidates.join(", ")}); name one with size_parameter.`,
     details: { fields: [{ field: "size_parameter", message: "name the numeric size parameter", type: "value_error" }], candidates },
     remediation: ["Pass size_parameter naming the numeric factor or workload parameter that sets the input size."],
   });

@@ -64,7 +64,13 @@ export class DetachedCaptureService {
         .query("INSERT INTO detached_captures (idempotency_key, plan_id, run_id, created_at) VALUES (?, ?, ?, ?)")
         .run(request.idempotency_key, planDigest, intent.run_id, new Date().toISOString());
     });
-    const operation: Operation = { runId: intent.run_id, controller: new AbortController(), progress: [], done: Promise.resolve(), failure: null };
+    const operation: Operation = {
+      runId: intent.run_id,
+      controller: new AbortController(),
+      progress: [],
+      done: Promise.resolve(),
+      failure: null,
+    };
     operation.done = this.services.captures
       .executeIntent(intent, {
         signal: operation.controller.signal,
@@ -94,8 +100,10 @@ export class DetachedCaptureService {
     if (terminal) state = "terminal";
     else if (!run) state = operation?.failure ? "failed_to_start" : "starting";
     else if (operation) state = "running";
-    else state = run.lease && processLiveness(run.lease.pid, run.lease.process_start_time) === "alive" ? "running" : "unmanaged_after_restart";
-    const failure = operation?.failure ?? (run?.failure ? new FlameoxError({ code: run.failure.code as never, message: run.failure.message }) : null);
+    else
+      state = run.lease && processLiveness(run.lease.pid, run.lease.process_start_time) === "alive" ? "running" : "unmanaged_after_restart";
+    const failure =
+      operation?.failure ?? (run?.failure ? new FlameoxError({ code: run.failure.code as never, message: run.failure.message }) : null);
     return {
       schema_version: 1,
       run_id: runId,

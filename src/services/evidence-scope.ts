@@ -50,7 +50,10 @@ export function pinEvidenceScope(services: Services, runOrArtifact: string): Evi
 }
 
 export async function withEvidence<T>(services: Services, scope: EvidenceScope, body: (view: EvidenceView) => Promise<T>): Promise<T> {
-  const view = await EvidenceView.open(services.workspace(), scope.bundles.map((bundle) => bundle.bundle_id));
+  const view = await EvidenceView.open(
+    services.workspace(),
+    scope.bundles.map((bundle) => bundle.bundle_id),
+  );
   try {
     return await body(view);
   } finally {

@@ -21,7 +21,13 @@ export const oracleReceiptVariable = "FLAMEOX_ORACLE_RECEIPT";
 export const maximumReceiptBytes = 64 * 1024;
 export const maximumTrialPage = 1000;
 
-export type PlannedTrial = { ordinal: number; block_id: string; order_in_block: number; treatment: string; factors: Record<string, Scalar> };
+export type PlannedTrial = {
+  ordinal: number;
+  block_id: string;
+  order_in_block: number;
+  treatment: string;
+  factors: Record<string, Scalar>;
+};
 
 export type ExperimentStatistics = {
   primary_metric: string;
@@ -87,7 +93,15 @@ export type ExperimentPlan = {
   next_tool: "run_experiment";
 };
 
-export type TrialOutcome = "unattempted" | "succeeded" | "failed" | "timed_out" | "cancelled" | "invalid" | "unsupported" | "infrastructure_failed";
+export type TrialOutcome =
+  | "unattempted"
+  | "succeeded"
+  | "failed"
+  | "timed_out"
+  | "cancelled"
+  | "invalid"
+  | "unsupported"
+  | "infrastructure_failed";
 
 export type OracleReceipt = {
   status: "pass" | "fail" | "inconclusive" | "unsupported";
@@ -109,7 +123,13 @@ export type Trial = PlannedTrial & {
   failure_message: string | null;
   execution_status: string | null;
   validation_status: string | null;
-  oracle: { strength: string; exit_code: number | null; validation_status: ValidationStatus; receipt: OracleReceipt | null; receipt_error: string | null } | null;
+  oracle: {
+    strength: string;
+    exit_code: number | null;
+    validation_status: ValidationStatus;
+    receipt: OracleReceipt | null;
+    receipt_error: string | null;
+  } | null;
   started_at: string | null;
   finished_at: string | null;
   resource_uri: string;
@@ -197,10 +217,16 @@ function tokenHash(planId: string): string {
 const scalarKey = (value: Scalar) => `${typeof value}:${String(value)}`;
 
 /** The experiment's factors with legacy forms projected onto them. */
-function effectiveFactors(name: string, experiment: ExperimentConfig, workload: WorkloadConfig): { factors: Record<string, Scalar[]>; treatment: string } {
+function effectiveFactors(
+  name: string,
+  experiment: ExperimentConfig,
+  workload: WorkloadConfig,
+): { factors: Record<string, Scalar[]>; treatment: string } {
   if (experiment.factors) return { factors: experiment.factors, treatment: experiment.treatment_factor! };
-  if (experiment.scaling_parameter && experiment.scaling_values) return { factors: { [experiment.scaling_parameter]: experiment.scaling_values }, treatment: experiment.scaling_parameter };
-  if (experiment.variants && Object.hasOwn(workload.parameters, "variant")) return { factors: { variant: experiment.variants }, treatment: "variant" };
+  if (experiment.scaling_parameter && experiment.scaling_values)
+    return { factors: { [experiment.scaling_parameter]: experiment.scaling_values }, treatment: experiment.scaling_parameter };
+  if (experiment.variants && Object.hasOwn(workload.parameters, "variant"))
+    return { factors: { variant: experiment.variants }, treatment: "variant" };
   throw new FlameoxError({
     code: "WORKSPACE_INVALID",
     message: `Experiment '${name}' declares legacy variants, but its workload has no 'variant' parameter to carry them.`,
@@ -216,10 +242,18 @@ function combinations(experiment: ExperimentConfig, factors: Record<string, Scal
     all = experiment.combinations.map((combination) => ({ ...combination }));
   } else {
     all = [{}];
-    for (const [factor, levels] of Object.entries(factors)) all = all.flatMap((partial) => levels.map((level) => ({ ...partial, [factor]: level })));
+    for (const [factor, levels] of Object.entries(factors))
+      all = all.flatMap((partial) => levels.map((level) => ({ ...partial, [factor]: level })));
   }
   const rules = experiment.exclude ?? [];
-  return all.filter((combination) => !rules.some((rule) => Object.entries(rule).every(([factor, level]) => combination[factor] !== undefined && scalarKey(combination[factor]!) === scalarKey(level))));
+  return all.filter(
+    (combination) =>
+      !rules.some((rule) =>
+        Object.entries(rule).every(
+          ([factor, level]) => combination[factor] !== undefined && scalarKey(combination[factor]!) === scalarKey(level),
+        ),
+      ),
+  );
 }
 
 /**
@@ -227,7 +261,12 @@ function combinations(experiment: ExperimentConfig, factors: Record<string, Scal
  * the other factors); the order inside a block is shuffled by one seeded generator for the whole plan,
  * so the same seed always gives the same realized order. fixed_order keeps the declared order.
  */
-export function realizeOrder(experiment: ExperimentConfig, factors: Record<string, Scalar[]>, treatmentFactor: string, seed: number): PlannedTrial[] {
+export function realizeOrder(
+  experiment: ExperimentConfig,
+  factors: Record<string, Scalar[]>,
+  treatmentFactor: string,
+  seed: number,
+): PlannedTrial[] {
   const combos = combinations(experiment, factors);
   const coordinates = new Map<string, Record<string, Scalar>[]>();
   for (const combo of combos) {
@@ -243,7 +282,13 @@ export function realizeOrder(experiment: ExperimentConfig, factors: Record<strin
       const order = [...combosAtCoordinate];
       if (experiment.design !== "fixed_order") shuffleInPlace(order, random);
       order.forEach((combo, position) => {
-        trials.push({ ordinal: trials.length + 1, block_id: blockId, order_in_block: position + 1, treatment: scalarText(combo[treatmentFactor]!), factors: combo });
+        trials.push({
+          ordinal: trials.length + 1,
+          block_id: blockId,
+          order_in_block: position + 1,
+          treatment: scalarText(combo[treatmentFactor]!),
+          factors: combo,
+        });
       });
     });
   }
@@ -251,7 +296,17 @@ export function realizeOrder(experiment: ExperimentConfig, factors: Record<strin
 }
 
 function emptyCounts(): Experiment["counts"] {
-  return { attempted: 0, unattempted: 0, succeeded: 0, failed: 0, timed_out: 0, cancelled: 0, invalid: 0, unsupported: 0, infrastructure_failed: 0 };
+  return {
+    attempted: 0,
+    unattempted: 0,
+    succeeded: 0,
+    failed: 0,
+    timed_out: 0,
+    cancelled: 0,
+    invalid: 0,
+    unsupported: 0,
+    infrastructure_failed: 0,
+  };
 }
 
 /** Strict receipt parsing: bounded, one JSON object, a known status. */
@@ -266,9 +321,12 @@ export function parseOracleReceipt(bytes: Uint8Array): { receipt: Omit<OracleRec
   if (value === null || typeof value !== "object" || Array.isArray(value)) return { error: "receipt must be a JSON object" };
   const record = value as Record<string, unknown>;
   const status = record.status;
-  if (status !== "pass" && status !== "fail" && status !== "inconclusive" && status !== "unsupported") return { error: "receipt.status must be pass, fail, inconclusive or unsupported" };
-  if (record.case_id !== undefined && (typeof record.case_id !== "string" || record.case_id.length === 0 || record.case_id.length > 200)) return { error: "receipt.case_id must be a string of 1..200 characters" };
-  if (record.reason !== undefined && record.reason !== null && (typeof record.reason !== "string" || record.reason.length > 100)) return { error: "receipt.reason must be at most 100 characters" };
+  if (status !== "pass" && status !== "fail" && status !== "inconclusive" && status !== "unsupported")
+    return { error: "receipt.status must be pass, fail, inconclusive or unsupported" };
+  if (record.case_id !== undefined && (typeof record.case_id !== "string" || record.case_id.length === 0 || record.case_id.length > 200))
+    return { error: "receipt.case_id must be a string of 1..200 characters" };
+  if (record.reason !== undefined && record.reason !== null && (typeof record.reason !== "string" || record.reason.length > 100))
+    return { error: "receipt.reason must be at most 100 characters" };
   try {
     canonicalJson(record.observed ?? null);
     canonicalJson(record.expected ?? null);
@@ -300,18 +358,38 @@ export class ExperimentService {
       throw new FlameoxError({
         code: "WORKSPACE_INVALID",
         message: `No experiment named '${name}' is declared in flameox.toml.`,
-        details: { next_tool: "list_declared_workflows", kind: "experiment", name, declared: Object.keys(config.experiments ?? {}).sort().slice(0, 50) },
+        details: {
+          next_tool: "list_declared_workflows",
+          kind: "experiment",
+          name,
+          declared: Object.keys(config.experiments ?? {})
+            .sort()
+            .slice(0, 50),
+        },
         remediation: ["Call list_declared_workflows(kind='experiment') to see the declared experiments."],
         nextTool: "list_declared_workflows",
         nextArguments: { kind: "experiment" },
       });
     }
     const { workload, definitionId } = await this.services.workloads.requireWorkload(experiment.workload);
-    return { experiment, workload, workloadDefinitionId: definitionId, experimentDefinitionId: digestOf({ kind: "experiment", name, experiment }), configurationId: state.configurationId };
+    return {
+      experiment,
+      workload,
+      workloadDefinitionId: definitionId,
+      experimentDefinitionId: digestOf({ kind: "experiment", name, experiment }),
+      configurationId: state.configurationId,
+    };
   }
 
   /** Read-only: resolves the design, realizes the seeded order, validates every combination, issues a single-use token. */
-  async plan(request: { experiment_name: string; adapter: string; adapter_options?: Record<string, unknown>; parameters: Record<string, Scalar>; investigation_id?: string | null; hypothesis_id?: string | null }): Promise<ExperimentPlan> {
+  async plan(request: {
+    experiment_name: string;
+    adapter: string;
+    adapter_options?: Record<string, unknown>;
+    parameters: Record<string, Scalar>;
+    investigation_id?: string | null;
+    hypothesis_id?: string | null;
+  }): Promise<ExperimentPlan> {
     const workspace = this.services.workspace();
     const policy = loadPolicy(workspace);
     if (request.investigation_id) this.services.investigations.getInvestigation(request.investigation_id);
@@ -340,7 +418,11 @@ export class ExperimentService {
     const seed = experiment.random_seed;
     const trials = realizeOrder(experiment, factors, treatment, seed);
     if (trials.length === 0) {
-      throw new FlameoxError({ code: "INVALID_CAPTURE_PLAN", message: "The experiment's design has no trials (every combination is excluded).", remediation: ["Loosen the exclude rules in flameox.toml."] });
+      throw new FlameoxError({
+        code: "INVALID_CAPTURE_PLAN",
+        message: "The experiment's design has no trials (every combination is excluded).",
+        remediation: ["Loosen the exclude rules in flameox.toml."],
+      });
     }
     if (trials.length > experiment.max_trials) {
       throw new FlameoxError({
@@ -358,15 +440,25 @@ export class ExperimentService {
       resolveWorkloadInvocation(workload, { ...request.parameters, ...trial.factors });
     }
     // One real capture plan proves the adapter, executables and permissions before any trial runs.
-    const probe = await this.services.captures.plan({ workload_name: experiment.workload, adapter: request.adapter, parameters: { ...request.parameters, ...trials[0]!.factors }, adapter_options: request.adapter_options ?? {}, preflight_mode: "auto", capture_mode: "auto" });
+    const probe = await this.services.captures.plan({
+      workload_name: experiment.workload,
+      adapter: request.adapter,
+      parameters: { ...request.parameters, ...trials[0]!.factors },
+      adapter_options: request.adapter_options ?? {},
+      preflight_mode: "auto",
+      capture_mode: "auto",
+    });
     const primary = experiment.primary_metric === "categorical_outcome" ? "runtime.wall_time_ns" : experiment.primary_metric;
     const warnings = [probe.warnings[0]!];
     if (experiment.primary_metric === "categorical_outcome") {
-      warnings.push("primary_metric is the default categorical_outcome; performance comparisons use runtime.wall_time_ns (lower is better) instead.");
+      warnings.push(
+        "primary_metric is the default categorical_outcome; performance comparisons use runtime.wall_time_ns (lower is better) instead.",
+      );
     }
     const statistics: ExperimentStatistics = {
       primary_metric: primary,
-      polarity: experiment.primary_metric === "categorical_outcome" && experiment.polarity === "neutral" ? "lower_is_better" : experiment.polarity,
+      polarity:
+        experiment.primary_metric === "categorical_outcome" && experiment.polarity === "neutral" ? "lower_is_better" : experiment.polarity,
       practical_threshold: experiment.practical_threshold,
       confidence_level: experiment.confidence_level,
       estimand: experiment.estimand,
@@ -399,8 +491,17 @@ export class ExperimentService {
     const expiresAtMs = createdAt.getTime() + policy.limits.plan_ttl_seconds * 1000;
     workspace.state.write(() => {
       this.database
-        .query("INSERT INTO experiment_plans (token_hash, plan_id, experiment_name, bound_intent, created_at, expires_at_ms) VALUES (?, ?, ?, ?, ?, ?)")
-        .run(tokenHash(planId), `sha256:${createHash("sha256").update(planId).digest("hex")}`, request.experiment_name, canonicalJson(intent), createdAt.toISOString(), expiresAtMs);
+        .query(
+          "INSERT INTO experiment_plans (token_hash, plan_id, experiment_name, bound_intent, created_at, expires_at_ms) VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .run(
+          tokenHash(planId),
+          `sha256:${createHash("sha256").update(planId).digest("hex")}`,
+          request.experiment_name,
+          canonicalJson(intent),
+          createdAt.toISOString(),
+          expiresAtMs,
+        );
     });
     return {
       schema_version: 1,
@@ -438,19 +539,27 @@ export class ExperimentService {
     const hash = tokenHash(planId);
     const now = Date.now();
     return workspace.state.write(() => {
-      const row = this.database.query<{ bound_intent: string; expires_at_ms: number; consumed_at: string | null }, [string]>("SELECT bound_intent, expires_at_ms, consumed_at FROM experiment_plans WHERE token_hash = ?").get(hash);
+      const row = this.database
+        .query<{ bound_intent: string; expires_at_ms: number; consumed_at: string | null }, [string]>(
+          "SELECT bound_intent, expires_at_ms, consumed_at FROM experiment_plans WHERE token_hash = ?",
+        )
+        .get(hash);
       const refuse = (reason: string) =>
         new FlameoxError({
           code: "INVALID_CAPTURE_PLAN",
           message: `The experiment plan is missing, expired, or already consumed: it ${reason}.`,
           details: { reason },
-          remediation: ["Call plan_experiment again and run the new plan_id. A consumed plan is never retryable: inspect get_experiment for its trials."],
+          remediation: [
+            "Call plan_experiment again and run the new plan_id. A consumed plan is never retryable: inspect get_experiment for its trials.",
+          ],
           nextTool: "plan_experiment",
         });
       if (!row) throw refuse("does not exist");
       if (row.consumed_at) throw refuse("was already consumed");
       if (row.expires_at_ms <= now) throw refuse("has expired");
-      this.database.query("UPDATE experiment_plans SET consumed_at = ? WHERE token_hash = ? AND consumed_at IS NULL").run(new Date(now).toISOString(), hash);
+      this.database
+        .query("UPDATE experiment_plans SET consumed_at = ? WHERE token_hash = ? AND consumed_at IS NULL")
+        .run(new Date(now).toISOString(), hash);
       return JSON.parse(row.bound_intent) as ExperimentIntent;
     });
   }
@@ -467,7 +576,12 @@ export class ExperimentService {
     const total = intent.trials.length + 4;
     const report = bestEffortProgress(options.progress, total);
     await report(0, "Experiment plan consumed");
-    const { experiment: definition, workload, workloadDefinitionId, experimentDefinitionId } = await this.resolveExperiment(intent.experiment_name);
+    const {
+      experiment: definition,
+      workload,
+      workloadDefinitionId,
+      experimentDefinitionId,
+    } = await this.resolveExperiment(intent.experiment_name);
     const stale: string[] = [];
     if (experimentDefinitionId !== intent.experiment_definition_id) stale.push("the experiment definition changed");
     if (workloadDefinitionId !== intent.workload_definition_id) stale.push("the workload definition changed");
@@ -539,10 +653,23 @@ export class ExperimentService {
     });
     workspace.state.write(() => {
       this.database
-        .query("INSERT INTO experiments (experiment_id, name, investigation_id, hypothesis_id, status, created_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)")
-        .run(experimentId, experiment.name, experiment.investigation_id, experiment.hypothesis_id, experiment.status, createdAt, JSON.stringify(experiment));
-      const insert = this.database.query("INSERT INTO trials (trial_id, experiment_id, ordinal, block_id, treatment, run_id, outcome, record) VALUES (?, ?, ?, ?, ?, NULL, 'unattempted', ?)");
-      for (const trial of trials) insert.run(trial.trial_id, experimentId, trial.ordinal, trial.block_id, trial.treatment, JSON.stringify(trial));
+        .query(
+          "INSERT INTO experiments (experiment_id, name, investigation_id, hypothesis_id, status, created_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .run(
+          experimentId,
+          experiment.name,
+          experiment.investigation_id,
+          experiment.hypothesis_id,
+          experiment.status,
+          createdAt,
+          JSON.stringify(experiment),
+        );
+      const insert = this.database.query(
+        "INSERT INTO trials (trial_id, experiment_id, ordinal, block_id, treatment, run_id, outcome, record) VALUES (?, ?, ?, ?, ?, NULL, 'unattempted', ?)",
+      );
+      for (const trial of trials)
+        insert.run(trial.trial_id, experimentId, trial.ordinal, trial.block_id, trial.treatment, JSON.stringify(trial));
     });
     await report(2, "Experiment protocol published");
 
@@ -554,9 +681,14 @@ export class ExperimentService {
       }
       await this.runTrial(trial, intent, workload, options.signal);
       workspace.state.write(() => {
-        this.database.query("UPDATE trials SET run_id = ?, outcome = ?, record = ? WHERE trial_id = ?").run(trial.run_id, trial.outcome, JSON.stringify(trial), trial.trial_id);
+        this.database
+          .query("UPDATE trials SET run_id = ?, outcome = ?, record = ? WHERE trial_id = ?")
+          .run(trial.run_id, trial.outcome, JSON.stringify(trial), trial.trial_id);
       });
-      await report(2 + trial.ordinal, `Trial ${trial.ordinal}/${trials.length} published (${trial.block_id}, ${intent.treatment_factor}=${trial.treatment})`);
+      await report(
+        2 + trial.ordinal,
+        `Trial ${trial.ordinal}/${trials.length} published (${trial.block_id}, ${intent.treatment_factor}=${trial.treatment})`,
+      );
       if (trial.outcome === "cancelled") {
         cancelled = true;
         break;
@@ -569,7 +701,8 @@ export class ExperimentService {
       if (trial.outcome !== "unattempted") counts.attempted += 1;
     }
     experiment.counts = counts;
-    experiment.first_failure_trial_id = trials.find((trial) => !["succeeded", "unattempted", "unsupported"].includes(trial.outcome))?.trial_id ?? null;
+    experiment.first_failure_trial_id =
+      trials.find((trial) => !["succeeded", "unattempted", "unsupported"].includes(trial.outcome))?.trial_id ?? null;
     for (const treatment of intent.treatments) {
       const members = trials
         .filter((trial) => trial.treatment === treatment && trial.run_id !== null)
@@ -577,33 +710,60 @@ export class ExperimentService {
           run_id: trial.run_id!,
           trial_id: trial.trial_id,
           included: trial.outcome === "succeeded",
-          reason: trial.outcome === "succeeded" ? null : `trial outcome was ${trial.outcome}${trial.failure_class ? ` (${trial.failure_class})` : ""}`,
+          reason:
+            trial.outcome === "succeeded"
+              ? null
+              : `trial outcome was ${trial.outcome}${trial.failure_class ? ` (${trial.failure_class})` : ""}`,
         }));
       if (members.length === 0) {
-        experiment.limitations.push(`Treatment ${intent.treatment_factor}=${treatment} has no recorded run, so no run set was frozen for it.`);
+        experiment.limitations.push(
+          `Treatment ${intent.treatment_factor}=${treatment} has no recorded run, so no run set was frozen for it.`,
+        );
         continue;
       }
-      const runSet = this.services.runSets.freezeMembers(members, { experiment_id: experimentId, treatment_factor: intent.treatment_factor, treatment });
+      const runSet = this.services.runSets.freezeMembers(members, {
+        experiment_id: experimentId,
+        treatment_factor: intent.treatment_factor,
+        treatment,
+      });
       experiment.run_sets.push({ treatment, run_set_id: runSet.run_set_id });
     }
     await report(intent.trials.length + 3, "Variants and frozen run sets published");
     let comparison: ExperimentReceipt["comparison"] = null;
-    if (!cancelled && intent.analysis === "performance" && intent.treatments.length === 2 && experiment.run_sets.length === 2 && Object.keys(intent.factors).length === 1) {
+    if (
+      !cancelled &&
+      intent.analysis === "performance" &&
+      intent.treatments.length === 2 &&
+      experiment.run_sets.length === 2 &&
+      Object.keys(intent.factors).length === 1
+    ) {
       try {
-        const receipt = await this.services.comparisons.record({ baseline: experiment.run_sets[0]!.run_set_id, candidate: experiment.run_sets[1]!.run_set_id });
+        const receipt = await this.services.comparisons.record({
+          baseline: experiment.run_sets[0]!.run_set_id,
+          candidate: experiment.run_sets[1]!.run_set_id,
+        });
         experiment.comparison_id = receipt.ref_id;
-        comparison = { decision: receipt.decision ?? "inconclusive", validity: receipt.validity ?? "invalid", estimate: receipt.estimate ?? null };
+        comparison = {
+          decision: receipt.decision ?? "inconclusive",
+          validity: receipt.validity ?? "invalid",
+          estimate: receipt.estimate ?? null,
+        };
       } catch (error) {
         experiment.limitations.push(`The automatic comparison could not be recorded: ${toFlameoxError(error).message}`);
       }
     } else if (intent.treatments.length !== 2 || Object.keys(intent.factors).length !== 1) {
-      experiment.limitations.push("No automatic comparison: it is recorded only for two treatments and no other factor; call compare_run_sets on the frozen run sets (or analyze_scaling for a size factor).");
+      experiment.limitations.push(
+        "No automatic comparison: it is recorded only for two treatments and no other factor; call compare_run_sets on the frozen run sets (or analyze_scaling for a size factor).",
+      );
     }
-    if (counts.attempted < trials.length && !cancelled) experiment.limitations.push(`${trials.length - counts.attempted} trial(s) were not attempted.`);
+    if (counts.attempted < trials.length && !cancelled)
+      experiment.limitations.push(`${trials.length - counts.attempted} trial(s) were not attempted.`);
     experiment.status = cancelled ? "cancelled" : "completed";
     experiment.finished_at = new Date().toISOString();
     workspace.state.write(() => {
-      this.database.query("UPDATE experiments SET status = ?, record = ? WHERE experiment_id = ?").run(experiment.status, JSON.stringify(experiment), experimentId);
+      this.database
+        .query("UPDATE experiments SET status = ?, record = ? WHERE experiment_id = ?")
+        .run(experiment.status, JSON.stringify(experiment), experimentId);
     });
     await report(intent.trials.length + 4, "Experiment comparison and result complete");
     if (cancelled) {
@@ -628,19 +788,32 @@ export class ExperimentService {
       comparison_id: experiment.comparison_id,
       comparison,
       first_failure_trial_id: experiment.first_failure_trial_id,
-      first_failure_resource_uri: experiment.first_failure_trial_id ? trialResourceUri(experimentId, experiment.first_failure_trial_id) : null,
+      first_failure_resource_uri: experiment.first_failure_trial_id
+        ? trialResourceUri(experimentId, experiment.first_failure_trial_id)
+        : null,
       corpus_commit_id: corpusHead(this.database).commit_id,
       limitations: experiment.limitations,
       resource_uri: experiment.resource_uri,
       trial_collection_resource_uri: experiment.trial_collection_resource_uri,
-      next_tool: experiment.comparison_id ? "get_evidence" : Object.keys(intent.factors).length === 1 && intent.treatments.length > 2 ? "analyze_scaling" : "compare_run_sets",
+      next_tool: experiment.comparison_id
+        ? "get_evidence"
+        : Object.keys(intent.factors).length === 1 && intent.treatments.length > 2
+          ? "analyze_scaling"
+          : "compare_run_sets",
     };
   }
 
   private async runTrial(trial: Trial, intent: ExperimentIntent, workload: WorkloadConfig, signal?: AbortSignal): Promise<void> {
     trial.started_at = new Date().toISOString();
     try {
-      const plan = await this.services.captures.plan({ workload_name: intent.workload_name, adapter: intent.adapter, parameters: trial.parameters, adapter_options: intent.adapter_options, preflight_mode: "passive", capture_mode: "auto" });
+      const plan = await this.services.captures.plan({
+        workload_name: intent.workload_name,
+        adapter: intent.adapter,
+        parameters: trial.parameters,
+        adapter_options: intent.adapter_options,
+        preflight_mode: "passive",
+        capture_mode: "auto",
+      });
       trial.run_id = plan.run_id;
       const receipt = await this.services.captures.execute(plan.plan_id, { signal });
       trial.execution_status = receipt.execution_status;
@@ -701,12 +874,28 @@ export class ExperimentService {
           environment: invocation.environment,
           trustedEnvironment: { [oracleReceiptVariable]: receiptPath },
         },
-        { signal, gracePeriodMs: policy.limits.cleanup_grace_seconds * 1000, inheritEnvironment: [...defaultInherited, ...policy.environment.allowlist_additions] },
+        {
+          signal,
+          gracePeriodMs: policy.limits.cleanup_grace_seconds * 1000,
+          inheritEnvironment: [...defaultInherited, ...policy.environment.allowlist_additions],
+        },
       );
       exitCode = result.timed_out ? null : result.exit_code;
       const stored: { path: string; role: string; name: string; mediaType: string }[] = [];
-      if (existsSync(join(folder, "oracle-stdout.txt"))) stored.push({ path: join(folder, "oracle-stdout.txt"), role: `validation_${intent.oracle_strength}`, name: "oracle-stdout.txt", mediaType: "text/plain" });
-      if (existsSync(join(folder, "oracle-stderr.txt")) && statSync(join(folder, "oracle-stderr.txt")).size > 0) stored.push({ path: join(folder, "oracle-stderr.txt"), role: "validation_stderr", name: "oracle-stderr.txt", mediaType: "text/plain" });
+      if (existsSync(join(folder, "oracle-stdout.txt")))
+        stored.push({
+          path: join(folder, "oracle-stdout.txt"),
+          role: `validation_${intent.oracle_strength}`,
+          name: "oracle-stdout.txt",
+          mediaType: "text/plain",
+        });
+      if (existsSync(join(folder, "oracle-stderr.txt")) && statSync(join(folder, "oracle-stderr.txt")).size > 0)
+        stored.push({
+          path: join(folder, "oracle-stderr.txt"),
+          role: "validation_stderr",
+          name: "oracle-stderr.txt",
+          mediaType: "text/plain",
+        });
       let receiptArtifactId: string | null = null;
       if (existsSync(receiptPath)) {
         const parsed = parseOracleReceipt(readFileSync(receiptPath));
@@ -719,7 +908,8 @@ export class ExperimentService {
         limitations.push("The oracle timed out.");
       } else if (result.exit_code !== 0) {
         validation = "failed";
-        if (receipt?.status === "pass") limitations.push("The oracle exited non-zero although its receipt says pass; the exit status wins.");
+        if (receipt?.status === "pass")
+          limitations.push("The oracle exited non-zero although its receipt says pass; the exit status wins.");
       } else if (receiptError) {
         validation = "inconclusive";
       } else if (receipt) {
@@ -727,25 +917,54 @@ export class ExperimentService {
       } else {
         validation = "passed";
       }
-      const artifacts = stored.map((entry) => ({ entry, artifact: storeArtifactFile(workspace, entry.path, { maxBytes: policy.limits.max_artifact_bytes }) }));
+      const artifacts = stored.map((entry) => ({
+        entry,
+        artifact: storeArtifactFile(workspace, entry.path, { maxBytes: policy.limits.max_artifact_bytes }),
+      }));
       receiptArtifactId = artifacts.find((item) => item.entry.role === "validation_receipt")?.artifact.artifact_id ?? null;
       if (receipt) receipt.raw_artifact_id = receiptArtifactId;
       workspace.state.write(() => {
         const database = this.database;
         const references: RunArtifactReference[] = artifacts.map(({ entry, artifact }) =>
-          registerArtifact(database, { runId: trial.run_id!, artifact, displayName: entry.name, kind: "validation_output", role: entry.role, mediaType: entry.mediaType, sensitivity: "internal", producer: "oracle", producerVersion: null, format: entry.mediaType === "application/json" ? "json" : "text" }),
+          registerArtifact(database, {
+            runId: trial.run_id!,
+            artifact,
+            displayName: entry.name,
+            kind: "validation_output",
+            role: entry.role,
+            mediaType: entry.mediaType,
+            sensitivity: "internal",
+            producer: "oracle",
+            producerVersion: null,
+            format: entry.mediaType === "application/json" ? "json" : "text",
+          }),
         );
         const current = readRun(database, trial.run_id!)!;
-        reviseRun(database, trial.run_id!, current.revision, (manifest) => {
-          const next = {
-            ...manifest,
-            validation_status: validation,
-            artifacts: [...manifest.artifacts, ...references],
-            limitations: [...manifest.limitations, ...limitations, ...(receiptError ? [`The oracle receipt is invalid: ${receiptError}.`] : [])],
-          };
-          (next as Record<string, unknown>).oracle = { strength: intent.oracle_strength, exit_code: exitCode, receipt, receipt_error: receiptError };
-          return next;
-        }, "oracle validation");
+        reviseRun(
+          database,
+          trial.run_id!,
+          current.revision,
+          (manifest) => {
+            const next = {
+              ...manifest,
+              validation_status: validation,
+              artifacts: [...manifest.artifacts, ...references],
+              limitations: [
+                ...manifest.limitations,
+                ...limitations,
+                ...(receiptError ? [`The oracle receipt is invalid: ${receiptError}.`] : []),
+              ],
+            };
+            (next as Record<string, unknown>).oracle = {
+              strength: intent.oracle_strength,
+              exit_code: exitCode,
+              receipt,
+              receipt_error: receiptError,
+            };
+            return next;
+          },
+          "oracle validation",
+        );
         advanceCorpus(database, workspace.id, `oracle ${trial.run_id}`);
       });
     } catch (error) {
@@ -755,11 +974,19 @@ export class ExperimentService {
       rmSync(folder, { recursive: true, force: true });
     }
     trial.validation_status = validation;
-    trial.oracle = { strength: intent.oracle_strength!, exit_code: exitCode, validation_status: validation, receipt, receipt_error: receiptError };
+    trial.oracle = {
+      strength: intent.oracle_strength!,
+      exit_code: exitCode,
+      validation_status: validation,
+      receipt,
+      receipt_error: receiptError,
+    };
   }
 
   getExperiment(experimentId: string): Experiment {
-    const row = this.database.query<{ record: string }, [string]>("SELECT record FROM experiments WHERE experiment_id = ?").get(experimentId);
+    const row = this.database
+      .query<{ record: string }, [string]>("SELECT record FROM experiments WHERE experiment_id = ?")
+      .get(experimentId);
     if (!row) {
       throw new FlameoxError({
         code: "WORKSPACE_INVALID",
@@ -775,13 +1002,25 @@ export class ExperimentService {
     const workspace = this.services.workspace();
     this.getExperiment(request.experiment_id);
     const limit = Math.min(request.limit, maximumTrialPage);
-    const scope = digestOf({ query: "list_experiment_trials", experiment_id: request.experiment_id, outcome: request.outcome ?? null, limit });
-    const after = request.cursor ? (decodeCursor(workspace.cursorSecret(), request.cursor, { scope, snapshot: request.experiment_id }) as number) : 0;
+    const scope = digestOf({
+      query: "list_experiment_trials",
+      experiment_id: request.experiment_id,
+      outcome: request.outcome ?? null,
+      limit,
+    });
+    const after = request.cursor
+      ? (decodeCursor(workspace.cursorSecret(), request.cursor, { scope, snapshot: request.experiment_id }) as number)
+      : 0;
     const outcomeClause = request.outcome ? " AND outcome = ?" : "";
     const filterValues = request.outcome ? [request.outcome] : [];
-    const total = this.database.query<{ count: number }, string[]>(`SELECT count(*) AS count FROM trials WHERE experiment_id = ?${outcomeClause}`).get(request.experiment_id, ...filterValues)?.count ?? 0;
+    const total =
+      this.database
+        .query<{ count: number }, string[]>(`SELECT count(*) AS count FROM trials WHERE experiment_id = ?${outcomeClause}`)
+        .get(request.experiment_id, ...filterValues)?.count ?? 0;
     const rows = this.database
-      .query<{ record: string; ordinal: number }, (string | number)[]>(`SELECT record, ordinal FROM trials WHERE experiment_id = ?${outcomeClause} AND ordinal > ? ORDER BY ordinal LIMIT ?`)
+      .query<{ record: string; ordinal: number }, (string | number)[]>(
+        `SELECT record, ordinal FROM trials WHERE experiment_id = ?${outcomeClause} AND ordinal > ? ORDER BY ordinal LIMIT ?`,
+      )
       .all(request.experiment_id, ...filterValues, after, limit + 1);
     const truncated = rows.length > limit;
     const page = rows.slice(0, limit);
@@ -792,12 +1031,16 @@ export class ExperimentService {
       total,
       returned: page.length,
       truncated,
-      next_cursor: truncated ? encodeCursor(workspace.cursorSecret(), { scope, snapshot: request.experiment_id, position: page[page.length - 1]!.ordinal }) : null,
+      next_cursor: truncated
+        ? encodeCursor(workspace.cursorSecret(), { scope, snapshot: request.experiment_id, position: page[page.length - 1]!.ordinal })
+        : null,
     };
   }
 
   getTrial(trialId: string, experimentId: string | null = null): Trial {
-    const row = this.database.query<{ record: string; experiment_id: string }, [string]>("SELECT record, experiment_id FROM trials WHERE trial_id = ?").get(trialId);
+    const row = this.database
+      .query<{ record: string; experiment_id: string }, [string]>("SELECT record, experiment_id FROM trials WHERE trial_id = ?")
+      .get(trialId);
     if (!row || (experimentId !== null && row.experiment_id !== experimentId)) {
       throw new FlameoxError({
         code: "WORKSPACE_INVALID",

@@ -9,7 +9,12 @@ import { extractChromeTrace } from "../adapters/formats/chrome-trace.ts";
 import { extractMemray, memrayRequirement, writeMemrayCollectors } from "../adapters/memray/memray-adapter.ts";
 import { importNsightSystems } from "../adapters/nsight/nsight-systems-import.ts";
 import { extractObservations } from "../adapters/observations/observations-adapter.ts";
-import { extractPerfettoProtobuf, findTraceProcessor, traceProcessorQueryVersion, traceProcessorUnavailable } from "../adapters/perfetto/trace-processor.ts";
+import {
+  extractPerfettoProtobuf,
+  findTraceProcessor,
+  traceProcessorQueryVersion,
+  traceProcessorUnavailable,
+} from "../adapters/perfetto/trace-processor.ts";
 import { extractPyperf } from "../adapters/pyperf/pyperf-adapter.ts";
 import { extractPytestEvents } from "../adapters/pytest/pytest-events-extractor.ts";
 import { extractPythonStartup } from "../adapters/python-startup/python-startup-adapter.ts";
@@ -34,7 +39,15 @@ export const extractionTools = [
 ] as const;
 export type ExtractionTool = (typeof extractionTools)[number];
 
-type Registration = { artifact_id: string; kind: string; format: string | null; producer: string | null; display_name: string; role: string; stored_path: string };
+type Registration = {
+  artifact_id: string;
+  kind: string;
+  format: string | null;
+  producer: string | null;
+  display_name: string;
+  role: string;
+  stored_path: string;
+};
 
 type ToolContext = { services: Services; run: RunManifest; path: string; registration: Registration; scratch: string };
 
@@ -73,7 +86,10 @@ const specs: Record<ExtractionTool, ToolSpec> = {
     accepts: (registration, path) => registration.kind === "benchmark_samples" && !looksLikeBenchmarkSamples(path),
     async extract(sink, { path }) {
       const summary = extractPyperf(path, sink);
-      return { facts: { value_count: summary.valueCount, warmup_count: summary.warmupCount, benchmarks: summary.benchmarks }, limitations: summary.limitations };
+      return {
+        facts: { value_count: summary.valueCount, warmup_count: summary.warmupCount, benchmarks: summary.benchmarks },
+        limitations: summary.limitations,
+      };
     },
   },
   benchmark_samples: {
@@ -83,7 +99,10 @@ const specs: Record<ExtractionTool, ToolSpec> = {
     accepts: (registration, path) => registration.kind === "benchmark_samples" && looksLikeBenchmarkSamples(path),
     async extract(sink, { path }) {
       const summary = extractBenchmarkSamples(path, sink);
-      return { facts: { value_count: summary.valueCount, warmup_count: summary.warmupCount, benchmarks: summary.benchmarks }, limitations: [] };
+      return {
+        facts: { value_count: summary.valueCount, warmup_count: summary.warmupCount, benchmarks: summary.benchmarks },
+        limitations: [],
+      };
     },
   },
   python_startup: {
@@ -95,7 +114,12 @@ const specs: Record<ExtractionTool, ToolSpec> = {
       const summary = extractPythonStartup(path, sink);
       const measurementCount = summary.samples.length + summary.samples.filter((sample) => sample.peakRssBytes !== null).length;
       return {
-        facts: { sample_count: summary.samples.length, measurement_count: measurementCount, top_package: summary.topPackage, packages: summary.packages.slice(0, 20) },
+        facts: {
+          sample_count: summary.samples.length,
+          measurement_count: measurementCount,
+          top_package: summary.topPackage,
+          packages: summary.packages.slice(0, 20),
+        },
         limitations: summary.limitations,
       };
     },
@@ -142,7 +166,8 @@ const specs: Record<ExtractionTool, ToolSpec> = {
           coverage_version: summary.coverageVersion,
           files: summary.files.map((file) => ({ file: file.file, lines: file.lines.length, arcs: file.arcs.length })),
         },
-        limitations: summary.skippedFiles.length > 0 ? [`${summary.skippedFiles.length} measured file(s) outside the project were skipped.`] : [],
+        limitations:
+          summary.skippedFiles.length > 0 ? [`${summary.skippedFiles.length} measured file(s) outside the project were skipped.`] : [],
       };
     },
   },
@@ -155,10 +180,22 @@ const specs: Record<ExtractionTool, ToolSpec> = {
       const pathValue = process.env.PATH ?? "";
       const python = workloadPython(run.command?.argv ?? [], pathValue) ?? workloadPython([], pathValue);
       if (!python) {
-        throw new FlameoxError({ code: "CAPABILITY_UNAVAILABLE", message: "No Python interpreter to read the memray capture with.", remediation: [`Install Python with ${memrayRequirement} on PATH.`], nextTool: "list_capabilities" });
+        throw new FlameoxError({
+          code: "CAPABILITY_UNAVAILABLE",
+          message: "No Python interpreter to read the memray capture with.",
+          remediation: [`Install Python with ${memrayRequirement} on PATH.`],
+          nextTool: "list_capabilities",
+        });
       }
       const summary = await extractMemray(
-        { artifact: path, python, collectors: writeMemrayCollectors(services.workspace().path("tools", "collectors")), workDirectory: scratch, projectRoot: services.projectRoot, run: brokerCommandRunner(scratch) },
+        {
+          artifact: path,
+          python,
+          collectors: writeMemrayCollectors(services.workspace().path("tools", "collectors")),
+          workDirectory: scratch,
+          projectRoot: services.projectRoot,
+          run: brokerCommandRunner(scratch),
+        },
         sink,
       );
       return {
@@ -200,7 +237,10 @@ const specs: Record<ExtractionTool, ToolSpec> = {
       }
       const traceProcessor = findTraceProcessor(process.env.PATH ?? "");
       if (!traceProcessor) throw traceProcessorUnavailable(run.run_id);
-      const result = await extractPerfettoProtobuf({ artifact: path, traceProcessor, run: brokerCommandRunner(scratch), scratchDirectory: scratch }, sink);
+      const result = await extractPerfettoProtobuf(
+        { artifact: path, traceProcessor, run: brokerCommandRunner(scratch), scratchDirectory: scratch },
+        sink,
+      );
       return {
         facts: {
           trace_format: "perfetto_protobuf",
@@ -220,11 +260,19 @@ const specs: Record<ExtractionTool, ToolSpec> = {
     extractor: "nsight-systems",
     kinds: ["execution_trace", "collector_metadata"],
     describe: "an Nsight Systems SQLite export (nsys export --type sqlite), imported as kind execution_trace",
-    accepts: (registration, path) => (registration.kind === "execution_trace" || registration.kind === "collector_metadata") && fileStartsWith(path, sqliteHeader),
+    accepts: (registration, path) =>
+      (registration.kind === "execution_trace" || registration.kind === "collector_metadata") && fileStartsWith(path, sqliteHeader),
     async extract(sink, { path }) {
       const summary = importNsightSystems(path, sink);
       return {
-        facts: { event_count: summary.eventCount, counts: summary.counts, correlated_kernels: summary.correlatedKernels, streams: summary.streams, devices: summary.devices, top_kernels: summary.topKernels },
+        facts: {
+          event_count: summary.eventCount,
+          counts: summary.counts,
+          correlated_kernels: summary.correlatedKernels,
+          streams: summary.streams,
+          devices: summary.devices,
+          top_kernels: summary.topKernels,
+        },
         limitations: summary.limitations,
       };
     },
@@ -236,7 +284,14 @@ const specs: Record<ExtractionTool, ToolSpec> = {
     accepts: (registration) => registration.kind === "semantic_observations",
     async extract(sink, { path }) {
       const summary = extractObservations(path, sink);
-      return { facts: { observation_count: summary.annotations + summary.configurations, annotations: summary.annotations, configurations: summary.configurations }, limitations: [] };
+      return {
+        facts: {
+          observation_count: summary.annotations + summary.configurations,
+          annotations: summary.annotations,
+          configurations: summary.configurations,
+        },
+        limitations: [],
+      };
     },
   },
 };
@@ -308,7 +363,9 @@ export class ExtractionService {
     } else {
       chosen = registrations.filter((registration) => spec.accepts(registration, workspace.path(registration.stored_path)));
       // One object registered twice in the run is extracted once.
-      chosen = chosen.filter((registration, index) => chosen.findIndex((other) => other.artifact_id === registration.artifact_id) === index);
+      chosen = chosen.filter(
+        (registration, index) => chosen.findIndex((other) => other.artifact_id === registration.artifact_id) === index,
+      );
     }
     if (chosen.length === 0) {
       const kinds = [...new Set(registrations.map((registration) => registration.kind))].sort();
@@ -337,9 +394,13 @@ export class ExtractionService {
         const path = workspace.path(registration.stored_path);
         let extracted: Extracted | undefined;
         bundles.push(
-          await prepareBundle(workspace, { runId: request.run_id, artifactId: registration.artifact_id, extractor: extractorName, extractorVersion: "1" }, async (sink) => {
-            extracted = await spec.extract(sink, { services: this.services, run, path, registration, scratch });
-          }),
+          await prepareBundle(
+            workspace,
+            { runId: request.run_id, artifactId: registration.artifact_id, extractor: extractorName, extractorVersion: "1" },
+            async (sink) => {
+              extracted = await spec.extract(sink, { services: this.services, run, path, registration, scratch });
+            },
+          ),
         );
         facts.push(extracted!.facts);
         limitations.push(...extracted!.limitations);
@@ -378,7 +439,8 @@ function mergeFacts(facts: Record<string, unknown>[]): Record<string, unknown> {
   for (const entry of facts) {
     for (const [key, value] of Object.entries(entry)) {
       if (!(key in merged)) merged[key] = value;
-      else if (typeof value === "number" && typeof merged[key] === "number" && !key.startsWith("peak")) merged[key] = (merged[key] as number) + value;
+      else if (typeof value === "number" && typeof merged[key] === "number" && !key.startsWith("peak"))
+        merged[key] = (merged[key] as number) + value;
     }
   }
   return merged;

@@ -71,17 +71,35 @@ export class ImportService {
   /** Resolves an import path inside its root, refusing NUL bytes, escapes and non-regular files. */
   resolveImportPath(path: string, sourceRoot: "project" | "temp"): string {
     const refuse = (message: string, remedy: string) =>
-      new FlameoxError({ code: "EXECUTION_REFUSED", message, details: { next_tool: "import_artifact", source_root: sourceRoot }, remediation: [remedy] });
+      new FlameoxError({
+        code: "EXECUTION_REFUSED",
+        message,
+        details: { next_tool: "import_artifact", source_root: sourceRoot },
+        remediation: [remedy],
+      });
     if (path.includes("\u0000")) throw refuse("The import path contains a NUL byte.", "Pass a path without NUL bytes.");
     const root = realpathSync(sourceRoot === "project" ? this.services.projectRoot : tmpdir());
     const candidate = isAbsolute(path) ? resolve(path) : resolve(root, path);
-    if (!existsSync(candidate)) throw refuse(`The file to import does not exist: ${relativeOrName(root, candidate)}.`, "Check the path; relative paths resolve against the source root.");
+    if (!existsSync(candidate))
+      throw refuse(
+        `The file to import does not exist: ${relativeOrName(root, candidate)}.`,
+        "Check the path; relative paths resolve against the source root.",
+      );
     const real = realpathSync(candidate);
     const inside = (child: string) => child === root || child.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
     if (!inside(candidate) && !inside(resolve(realpathSync(resolve(candidate, "..")), basename(candidate)))) {
-      throw refuse(`The path is outside the ${sourceRoot} root.`, sourceRoot === "project" ? "Import files inside the project, or use source_root='temp' for files under the system temporary folder." : "Import files under the system temporary folder.");
+      throw refuse(
+        `The path is outside the ${sourceRoot} root.`,
+        sourceRoot === "project"
+          ? "Import files inside the project, or use source_root='temp' for files under the system temporary folder."
+          : "Import files under the system temporary folder.",
+      );
     }
-    if (!inside(real)) throw refuse("The path leads (through a symbolic link) outside its root.", "Import the real file inside the root, not a link to a file elsewhere.");
+    if (!inside(real))
+      throw refuse(
+        "The path leads (through a symbolic link) outside its root.",
+        "Import the real file inside the root, not a link to a file elsewhere.",
+      );
     if (!lstatSync(real).isFile()) throw refuse("Only regular files can be imported.", "Pass the path of a regular file.");
     return real;
   }
@@ -93,7 +111,9 @@ export class ImportService {
         code: "INVALID_ARGUMENTS",
         message: `Unknown artifact kind '${request.kind}'.`,
         details: { fields: [{ field: "kind", message: `Input should be one of ${artifactKinds.join(", ")}`, type: "literal_error" }] },
-        remediation: ["Use kind='execution_trace' for Chrome and Torch traces and 'sample_profile' for profiles, or omit kind to detect it."],
+        remediation: [
+          "Use kind='execution_trace' for Chrome and Torch traces and 'sample_profile' for profiles, or omit kind to detect it.",
+        ],
       });
     }
     if (request.kind && sensitiveFloor.has(request.kind) && request.sensitivity !== "sensitive") {
@@ -107,7 +127,8 @@ export class ImportService {
     const policy = loadPolicy(workspace);
     const detected = await detectProfileFormat(source);
     const isProfile = profileFormats.includes(detected.format);
-    const kind: string = request.kind ?? (detected.format === "chrome_trace" ? "execution_trace" : isProfile ? "sample_profile" : "collector_metadata");
+    const kind: string =
+      request.kind ?? (detected.format === "chrome_trace" ? "execution_trace" : isProfile ? "sample_profile" : "collector_metadata");
     const stored: StoredArtifact = storeArtifactFile(workspace, source, { maxBytes: policy.limits.max_artifact_bytes });
     const runId = crypto.randomUUID();
     const producer = request.producer !== "auto" ? request.producer : (detected.producer ?? null);
@@ -117,10 +138,17 @@ export class ImportService {
     const extractable = isProfile && (kind === "sample_profile" || kind === "execution_trace" || kind === "memory_profile");
     try {
       if (extractable) {
-        bundle = await prepareBundle(workspace, { runId, artifactId: stored.artifact_id, extractor: "profile", extractorVersion: "1" }, async (sink) => {
-          const result = await extractProfile(workspace.path(stored.stored_path), sink, { projectRoot: this.services.projectRoot, format: detected.format as Exclude<ProfileFormat, "unknown"> });
-          limitations = result.limitations;
-        });
+        bundle = await prepareBundle(
+          workspace,
+          { runId, artifactId: stored.artifact_id, extractor: "profile", extractorVersion: "1" },
+          async (sink) => {
+            const result = await extractProfile(workspace.path(stored.stored_path), sink, {
+              projectRoot: this.services.projectRoot,
+              format: detected.format as Exclude<ProfileFormat, "unknown">,
+            });
+            limitations = result.limitations;
+          },
+        );
       }
       const createdAt = new Date().toISOString();
       const corpus = workspace.state.write(() => {
@@ -208,14 +236,16 @@ export function extractToolFor(kind: string): string | null {
   }
 }
 
-
 /** Agents see the name they imported, never the workspace's internal storage path. */
 function withoutStorePath(error: unknown, storedPath: string, displayName: string): unknown {
   if (!(error instanceof FlameoxError) || !error.message.includes(storedPath)) return error;
   return new FlameoxError({
     code: error.code,
     message: error.message.replaceAll(storedPath, displayName),
-    details: JSON.parse(JSON.stringify(error.details).replaceAll(JSON.stringify(storedPath).slice(1, -1), displayName)) as Record<string, unknown>,
+    details: JSON.parse(JSON.stringify(error.details).replaceAll(JSON.stringify(storedPath).slice(1, -1), displayName)) as Record<
+      string,
+      unknown
+    >,
     remediation: error.remediation,
     retryable: error.retryable,
     runId: error.runId,

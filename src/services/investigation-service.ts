@@ -144,12 +144,22 @@ function notFound(entity: string, id: string, listTool: string): FlameoxError {
   });
 }
 
-function revisionConflict(entity: string, id: string, current: number | null, expected: number | null | undefined, message: string): FlameoxError {
+function revisionConflict(
+  entity: string,
+  id: string,
+  current: number | null,
+  expected: number | null | undefined,
+  message: string,
+): FlameoxError {
   return new FlameoxError({
     code: "REVISION_CONFLICT",
     message,
     details: { entity, id, current_revision: current, expected_revision: expected ?? null },
-    remediation: [current === null ? `Omit ${entity}_id and expected_revision to create a new ${entity}.` : `Reread the ${entity} (current revision ${current}) and retry with expected_revision=${current}.`],
+    remediation: [
+      current === null
+        ? `Omit ${entity}_id and expected_revision to create a new ${entity}.`
+        : `Reread the ${entity} (current revision ${current}) and retry with expected_revision=${current}.`,
+    ],
     nextTool: entity === "hypothesis" ? "get_hypothesis" : "get_finding",
     nextArguments: current === null ? null : { [`${entity}_id`]: id },
   });
@@ -190,23 +200,36 @@ export class InvestigationService {
       resource_uri: investigationResourceUri(investigationId),
     };
     workspace.state.write(() => {
-      this.database.query("INSERT INTO investigations (investigation_id, created_at, record) VALUES (?, ?, ?)").run(investigationId, record.created_at, JSON.stringify(record));
+      this.database
+        .query("INSERT INTO investigations (investigation_id, created_at, record) VALUES (?, ?, ?)")
+        .run(investigationId, record.created_at, JSON.stringify(record));
     });
     return record;
   }
 
   getInvestigation(investigationId: string): Investigation {
-    const row = this.database.query<{ record: string }, [string]>("SELECT record FROM investigations WHERE investigation_id = ?").get(investigationId);
+    const row = this.database
+      .query<{ record: string }, [string]>("SELECT record FROM investigations WHERE investigation_id = ?")
+      .get(investigationId);
     if (!row) throw notFound("investigation", investigationId, "list_investigations");
     return JSON.parse(row.record) as Investigation;
   }
 
   listInvestigations(request: { limit: number; cursor: string | null }): ListPage<"investigations", Investigation> {
-    return this.page("investigations", "SELECT record, created_at, investigation_id AS id FROM investigations", "created_at", "investigation_id", [], request) as ListPage<"investigations", Investigation>;
+    return this.page(
+      "investigations",
+      "SELECT record, created_at, investigation_id AS id FROM investigations",
+      "created_at",
+      "investigation_id",
+      [],
+      request,
+    ) as ListPage<"investigations", Investigation>;
   }
 
   getHypothesis(hypothesisId: string): Hypothesis {
-    const row = this.database.query<{ record: string }, [string]>("SELECT record FROM hypotheses WHERE hypothesis_id = ? ORDER BY revision DESC LIMIT 1").get(hypothesisId);
+    const row = this.database
+      .query<{ record: string }, [string]>("SELECT record FROM hypotheses WHERE hypothesis_id = ? ORDER BY revision DESC LIMIT 1")
+      .get(hypothesisId);
     if (!row) throw notFound("hypothesis", hypothesisId, "get_investigation");
     return JSON.parse(row.record) as Hypothesis;
   }
@@ -221,7 +244,13 @@ export class InvestigationService {
       let firstCreatedAt = now;
       if (!request.hypothesis_id) {
         if (request.expected_revision != null) {
-          throw revisionConflict("hypothesis", "(new)", null, request.expected_revision, "A new hypothesis has no revision yet; omit expected_revision (pass hypothesis_id and expected_revision only to revise).");
+          throw revisionConflict(
+            "hypothesis",
+            "(new)",
+            null,
+            request.expected_revision,
+            "A new hypothesis has no revision yet; omit expected_revision (pass hypothesis_id and expected_revision only to revise).",
+          );
         }
         hypothesisId = crypto.randomUUID();
       } else {
@@ -275,12 +304,19 @@ export class InvestigationService {
   }
 
   getFinding(findingId: string): Finding {
-    const row = this.database.query<{ record: string }, [string]>("SELECT record FROM findings WHERE finding_id = ? ORDER BY revision DESC LIMIT 1").get(findingId);
+    const row = this.database
+      .query<{ record: string }, [string]>("SELECT record FROM findings WHERE finding_id = ? ORDER BY revision DESC LIMIT 1")
+      .get(findingId);
     if (!row) throw notFound("finding", findingId, "list_findings");
     return JSON.parse(row.record) as Finding;
   }
 
-  listFindings(request: { limit: number; cursor: string | null; investigation_id?: string | null; assessment?: Assessment | null }): ListPage<"findings", Finding> {
+  listFindings(request: {
+    limit: number;
+    cursor: string | null;
+    investigation_id?: string | null;
+    assessment?: Assessment | null;
+  }): ListPage<"findings", Finding> {
     const clauses: string[] = ["f.revision = (SELECT max(revision) FROM findings g WHERE g.finding_id = f.finding_id)"];
     const values: string[] = [];
     if (request.investigation_id) {
@@ -316,7 +352,10 @@ export class InvestigationService {
         });
       }
     }
-    const evidence = (request.evidence ?? []).map((reference) => ({ ...reference, resource_uri: referenceResourceUri(reference.ref_type, reference.ref_id) }));
+    const evidence = (request.evidence ?? []).map((reference) => ({
+      ...reference,
+      resource_uri: referenceResourceUri(reference.ref_type, reference.ref_id),
+    }));
     this.validateFinding(request, evidence);
     return workspace.state.write(() => {
       const now = new Date().toISOString();
@@ -325,12 +364,20 @@ export class InvestigationService {
       let firstCreatedAt = now;
       if (!request.finding_id) {
         if (request.expected_revision != null) {
-          throw revisionConflict("finding", "(new)", null, request.expected_revision, "A new finding has no revision yet; omit expected_revision (pass finding_id and expected_revision only to revise).");
+          throw revisionConflict(
+            "finding",
+            "(new)",
+            null,
+            request.expected_revision,
+            "A new finding has no revision yet; omit expected_revision (pass finding_id and expected_revision only to revise).",
+          );
         }
         findingId = crypto.randomUUID();
       } else {
         findingId = request.finding_id;
-        const current = this.database.query<{ record: string }, [string]>("SELECT record FROM findings WHERE finding_id = ? ORDER BY revision DESC LIMIT 1").get(findingId);
+        const current = this.database
+          .query<{ record: string }, [string]>("SELECT record FROM findings WHERE finding_id = ? ORDER BY revision DESC LIMIT 1")
+          .get(findingId);
         if (!current) throw notFound("finding", findingId, "list_findings");
         const previous = JSON.parse(current.record) as Finding;
         if (request.expected_revision == null || request.expected_revision !== previous.revision) {
@@ -368,9 +415,13 @@ export class InvestigationService {
         resource_uri: findingResourceUri(findingId),
       };
       this.database
-        .query("INSERT INTO findings (finding_id, revision, investigation_id, first_created_at, created_at, record) VALUES (?, ?, ?, ?, ?, ?)")
+        .query(
+          "INSERT INTO findings (finding_id, revision, investigation_id, first_created_at, created_at, record) VALUES (?, ?, ?, ?, ?, ?)",
+        )
         .run(findingId, revision, finding.investigation_id, firstCreatedAt, now, JSON.stringify(finding));
-      const insert = this.database.query("INSERT INTO evidence_references (owner_type, owner_id, owner_revision, ref_type, ref_id, relation) VALUES ('finding', ?, ?, ?, ?, ?)");
+      const insert = this.database.query(
+        "INSERT INTO evidence_references (owner_type, owner_id, owner_revision, ref_type, ref_id, relation) VALUES ('finding', ?, ?, ?, ?, ?)",
+      );
       for (const reference of evidence) insert.run(findingId, revision, reference.ref_type, reference.ref_id, reference.relation);
       return { finding, evidence, corpus_commit_id: corpusHead(this.database).commit_id };
     });
@@ -400,7 +451,11 @@ export class InvestigationService {
       throw new FlameoxError({
         code: "WORKSPACE_INVALID",
         message: `Evidence reference ${first.ref_type} ${first.ref_id} does not exist${missing.length > 1 ? ` (and ${missing.length - 1} more)` : ""}; a finding may only cite evidence that exists.`,
-        details: { missing: missing.map((reference) => ({ ref_type: reference.ref_type, ref_id: reference.ref_id })), next_tool: first.ref_type === "comparison" ? "record_comparison" : first.ref_type === "analysis" ? "record_analysis" : "list_runs" },
+        details: {
+          missing: missing.map((reference) => ({ ref_type: reference.ref_type, ref_id: reference.ref_id })),
+          next_tool:
+            first.ref_type === "comparison" ? "record_comparison" : first.ref_type === "analysis" ? "record_analysis" : "list_runs",
+        },
         remediation: [
           first.ref_type === "comparison"
             ? "Persist the comparison with record_comparison and cite the comparison_id it returns (compare_run_sets results are not persisted)."
@@ -428,7 +483,9 @@ export class InvestigationService {
         code: "WORKSPACE_INVALID",
         message: "A 'supported' finding needs at least one evidence reference with relation 'supports' or 'validates'.",
         details: { assessment: "supported", next_tool: "record_comparison" },
-        remediation: ["Cite the evidence that supports the claim (for a performance claim: a recorded valid comparison), or record the finding as 'unassessed' or 'inconclusive'."],
+        remediation: [
+          "Cite the evidence that supports the claim (for a performance claim: a recorded valid comparison), or record the finding as 'unassessed' or 'inconclusive'.",
+        ],
         nextTool: "record_comparison",
       });
     }
@@ -436,23 +493,47 @@ export class InvestigationService {
     if (request.kind === "performance" && comparisons.length === 0) {
       throw new FlameoxError({
         code: "COMPARISON_INVALID",
-        message: "A supported performance finding needs a supporting recorded comparison: runs alone do not show that a difference is real.",
+        message:
+          "A supported performance finding needs a supporting recorded comparison: runs alone do not show that a difference is real.",
         details: { kind: "performance", next_tool: "record_comparison" },
-        remediation: ["Record a comparison of the baseline and candidate run sets with record_comparison and cite it with relation 'supports'."],
+        remediation: [
+          "Record a comparison of the baseline and candidate run sets with record_comparison and cite it with relation 'supports'.",
+        ],
         nextTool: "record_comparison",
       });
     }
     for (const reference of comparisons) {
-      const row = this.database.query<{ record: string }, [string]>("SELECT record FROM evidence_records WHERE ref_type = 'comparison' AND ref_id = ?").get(reference.ref_id);
-      const result = row ? ((JSON.parse(row.record) as { result: { validity: string; decision: string; mismatches: { code: string; message: string }[]; reasons: { code: string; message: string }[] } }).result) : null;
+      const row = this.database
+        .query<{ record: string }, [string]>("SELECT record FROM evidence_records WHERE ref_type = 'comparison' AND ref_id = ?")
+        .get(reference.ref_id);
+      const result = row
+        ? (
+            JSON.parse(row.record) as {
+              result: {
+                validity: string;
+                decision: string;
+                mismatches: { code: string; message: string }[];
+                reasons: { code: string; message: string }[];
+              };
+            }
+          ).result
+        : null;
       if (!result) continue;
       const decisive = result.decision === "improved" || result.decision === "regressed" || result.decision === "equivalent";
       if (result.validity !== "valid" || !decisive) {
         throw new FlameoxError({
           code: "COMPARISON_INVALID",
           message: `Comparison ${reference.ref_id} cannot support a finding: it is ${result.validity} and ${result.decision}${result.validity !== "valid" && result.mismatches[0] ? ` (${result.mismatches[0].message})` : !decisive && result.reasons[0] ? ` (${result.reasons[0].message})` : ""}.`,
-          details: { comparison_id: reference.ref_id, validity: result.validity, decision: result.decision, mismatches: result.mismatches.map((mismatch) => mismatch.code), reasons: result.reasons.map((reason) => reason.code) },
-          remediation: ["Collect more or cleaner trials (plan_experiment/run_experiment) and record a new comparison, or record the finding as 'inconclusive'."],
+          details: {
+            comparison_id: reference.ref_id,
+            validity: result.validity,
+            decision: result.decision,
+            mismatches: result.mismatches.map((mismatch) => mismatch.code),
+            reasons: result.reasons.map((reason) => reason.code),
+          },
+          remediation: [
+            "Collect more or cleaner trials (plan_experiment/run_experiment) and record a new comparison, or record the finding as 'inconclusive'.",
+          ],
           nextTool: "plan_experiment",
         });
       }
@@ -474,15 +555,22 @@ export class InvestigationService {
     let pinnedAt = new Date().toISOString();
     let position: { created_at: string; id: string } | null = null;
     if (request.cursor) {
-      const decoded = decodeCursor(workspace.cursorSecret(), request.cursor, { scope, snapshot: key }) as { pinned_at: string; created_at: string; id: string };
+      const decoded = decodeCursor(workspace.cursorSecret(), request.cursor, { scope, snapshot: key }) as {
+        pinned_at: string;
+        created_at: string;
+        id: string;
+      };
       pinnedAt = decoded.pinned_at;
       position = { created_at: decoded.created_at, id: decoded.id };
     }
     const outer = `SELECT * FROM (${baseSql}) WHERE ${createdColumn} <= ?`;
-    const total = database.query<{ count: number }, string[]>(`SELECT count(*) AS count FROM (${outer})`).get(...values, pinnedAt)?.count ?? 0;
+    const total =
+      database.query<{ count: number }, string[]>(`SELECT count(*) AS count FROM (${outer})`).get(...values, pinnedAt)?.count ?? 0;
     const keyset = position ? ` AND (${createdColumn} < ? OR (${createdColumn} = ? AND ${idColumn === "id" ? "id" : "id"} > ?))` : "";
     const rows = database
-      .query<{ record: string; created_at: string; id: string }, (string | number)[]>(`${outer}${keyset} ORDER BY ${createdColumn} DESC, id ASC LIMIT ?`)
+      .query<{ record: string; created_at: string; id: string }, (string | number)[]>(
+        `${outer}${keyset} ORDER BY ${createdColumn} DESC, id ASC LIMIT ?`,
+      )
       .all(...values, pinnedAt, ...(position ? [position.created_at, position.created_at, position.id] : []), request.limit + 1);
     const truncated = rows.length > request.limit;
     const page = rows.slice(0, request.limit);
@@ -494,7 +582,14 @@ export class InvestigationService {
       total,
       returned: page.length,
       truncated,
-      next_cursor: truncated && last ? encodeCursor(workspace.cursorSecret(), { scope, snapshot: key, position: { pinned_at: pinnedAt, created_at: last.created_at, id: last.id } }) : null,
+      next_cursor:
+        truncated && last
+          ? encodeCursor(workspace.cursorSecret(), {
+              scope,
+              snapshot: key,
+              position: { pinned_at: pinnedAt, created_at: last.created_at, id: last.id },
+            })
+          : null,
     };
   }
 }

@@ -29,13 +29,17 @@ export class RecoveryService {
   constructor(private readonly services: Services) {}
 
   staleRunIds(): string[] {
-    return this.openRuns().filter((run) => ownerIsGone(run)).map((run) => run.run_id);
+    return this.openRuns()
+      .filter((run) => ownerIsGone(run))
+      .map((run) => run.run_id);
   }
 
   private openRuns(): RunManifest[] {
     const database = this.services.workspace().state.database;
     return database
-      .query<{ manifest: string }, []>("SELECT manifest FROM runs WHERE execution_status IN ('planned', 'running') OR capture_status = 'running'")
+      .query<{ manifest: string }, []>(
+        "SELECT manifest FROM runs WHERE execution_status IN ('planned', 'running') OR capture_status = 'running'",
+      )
       .all()
       .map((row) => JSON.parse(row.manifest) as RunManifest);
   }
@@ -71,16 +75,25 @@ export class RecoveryService {
         quarantined = true;
       }
       corpusCommitId = workspace.state.write(() => {
-        reviseRun(workspace.state.database, run.run_id, run.revision, (current) => ({
-          ...current,
-          finished_at: current.finished_at ?? new Date().toISOString(),
-          execution_status: "cancelled",
-          capture_status: quarantined ? "quarantined" : "cancelled",
-          lease: null,
-          process: { ...(current.process ?? {}), cancelled: true, cancellation_cause: "crash_recovery", cleanup_complete: workloadGone },
-          limitations: [...current.limitations, "The owning flameox process died during the capture; the run was closed by crash recovery and partial outputs were quarantined."],
-          failure: { code: "PROCESS_CANCELLED", message: "Closed by crash recovery after its owner died." },
-        }), "crash recovery");
+        reviseRun(
+          workspace.state.database,
+          run.run_id,
+          run.revision,
+          (current) => ({
+            ...current,
+            finished_at: current.finished_at ?? new Date().toISOString(),
+            execution_status: "cancelled",
+            capture_status: quarantined ? "quarantined" : "cancelled",
+            lease: null,
+            process: { ...(current.process ?? {}), cancelled: true, cancellation_cause: "crash_recovery", cleanup_complete: workloadGone },
+            limitations: [
+              ...current.limitations,
+              "The owning flameox process died during the capture; the run was closed by crash recovery and partial outputs were quarantined.",
+            ],
+            failure: { code: "PROCESS_CANCELLED", message: "Closed by crash recovery after its owner died." },
+          }),
+          "crash recovery",
+        );
         return advanceCorpus(workspace.state.database, workspace.id, `recover ${run.run_id}`).commit_id;
       });
       recovered.push({

@@ -100,7 +100,9 @@ export type ViewerPlan = {
 const stackExtractors = new Set(["profile", "py-spy", "perf", "memray"]);
 
 function hasStacks(bundles: BundleRecord[]): boolean {
-  return bundles.some((bundle) => (bundle.tables.stacks ?? 0) > 0 || (bundle.tables.stacks === undefined && stackExtractors.has(bundle.extractor)));
+  return bundles.some(
+    (bundle) => (bundle.tables.stacks ?? 0) > 0 || (bundle.tables.stacks === undefined && stackExtractors.has(bundle.extractor)),
+  );
 }
 
 function hasTraceEvents(bundles: BundleRecord[]): boolean {
@@ -117,7 +119,8 @@ export function splitTargets(values: Iterable<string>): string[] {
 /** Refuses to replace anything but a regular file, and a folder that does not exist. */
 export function checkOutputPath(path: string, subject: string): string {
   const absolute = resolve(path);
-  if (absolute.includes("\u0000")) throw invalidArguments(subject, [{ field: "output", message: "contains a NUL byte", type: "value_error" }]);
+  if (absolute.includes("\u0000"))
+    throw invalidArguments(subject, [{ field: "output", message: "contains a NUL byte", type: "value_error" }]);
   if (!existsSync(dirname(absolute)) || !lstatSync(dirname(absolute)).isDirectory()) {
     throw new FlameoxError({
       code: "INVALID_ARGUMENTS",
@@ -163,7 +166,10 @@ function onPath(command: string): string | null {
 
 /** A file name from an id: no colons or slashes, short enough for any file system. */
 function fileStem(id: string): string {
-  return id.replace(/^sha256:/, "").replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 40);
+  return id
+    .replace(/^sha256:/, "")
+    .replace(/[^A-Za-z0-9._-]+/g, "_")
+    .slice(0, 40);
 }
 
 export class ReportService {
@@ -174,7 +180,8 @@ export class ReportService {
    * (when that service exists) contributes its frozen runs.
    */
   select(targets: string[]): EvidenceSelection {
-    if (targets.length === 0) throw invalidArguments("report", [{ field: "target", message: "name at least one run, artifact or run set", type: "missing" }]);
+    if (targets.length === 0)
+      throw invalidArguments("report", [{ field: "target", message: "name at least one run, artifact or run set", type: "missing" }]);
     const scopes: EvidenceScope[] = [];
     for (const target of targets) {
       const runSetRuns = this.runSetMembers(target);
@@ -255,7 +262,13 @@ export class ReportService {
       const units = await stackUnits(view);
       const unit = chooseUnit(units, request.unit);
       if (request.unit !== null && unit === null && units.length > 0) {
-        throw invalidArguments("report", [{ field: "unit", message: `no stacks in ${request.unit}; available: ${units.map((entry) => entry.unit).join(", ")}`, type: "value_error" }]);
+        throw invalidArguments("report", [
+          {
+            field: "unit",
+            message: `no stacks in ${request.unit}; available: ${units.map((entry) => entry.unit).join(", ")}`,
+            type: "value_error",
+          },
+        ]);
       }
       const lineStacks = unit ? await loadMergedStacks(view, { unit, byThread: false }) : [];
       const { frames, stacks } = regroup(lineStacks.length > 0 ? await loadFrames(view) : new Map<string, FrameRow>(), lineStacks, groupBy);
@@ -280,7 +293,8 @@ export class ReportService {
         return regroup(await loadFrames(view), stacks, groupBy);
       });
     }
-    const nothing = loaded.stacks.length === 0 && loaded.traceEvents.length === 0 && loaded.slowest.length === 0 && loaded.allocators.length === 0;
+    const nothing =
+      loaded.stacks.length === 0 && loaded.traceEvents.length === 0 && loaded.slowest.length === 0 && loaded.allocators.length === 0;
     if (nothing) throw this.noStacks(candidate, "a report");
     const profile = loaded.stacks.length > 0 ? { frames: loaded.frames, stacks: loaded.stacks } : undefined;
     const sections: string[] = [];
@@ -325,14 +339,21 @@ export class ReportService {
   }
 
   /** The bounded static SVG flame graph of a run's (or artifact's) stacks. */
-  async flameGraphSvg(runOrArtifact: string, options: { unit?: StackUnit | null; maxNodes?: number; width?: number; groupBy?: "function" | "line" } = {}): Promise<string> {
+  async flameGraphSvg(
+    runOrArtifact: string,
+    options: { unit?: StackUnit | null; maxNodes?: number; width?: number; groupBy?: "function" | "line" } = {},
+  ): Promise<string> {
     const selection = this.select([runOrArtifact]);
     if (!hasStacks(selection.bundles)) throw this.noStacks(selection, "a flame graph");
     return this.withSelection(selection, async (view) => {
       const units = await stackUnits(view);
       const unit = chooseUnit(units, options.unit ?? null);
       if (!unit) throw this.noStacks(selection, "a flame graph");
-      const { frames, stacks } = regroup(await loadFrames(view), await loadMergedStacks(view, { unit, byThread: false }), options.groupBy ?? "function");
+      const { frames, stacks } = regroup(
+        await loadFrames(view),
+        await loadMergedStacks(view, { unit, byThread: false }),
+        options.groupBy ?? "function",
+      );
       const tree = buildCallTree({ frames, stacks }, { unit });
       return renderFlameGraphSvg(tree, {
         title: `Flame graph · ${runOrArtifact} · ${unit}`,
@@ -364,10 +385,20 @@ export class ReportService {
       // Formats with one unit per file take the preferred one unless told; speedscope keeps every unit as its own profile.
       const unit = request.unit ?? (singleUnitFormat || units.length === 1 ? chooseUnit(units, null) : null);
       if (request.unit !== null && !units.some((entry) => entry.unit === request.unit)) {
-        throw invalidArguments("export", [{ field: "unit", message: `no stacks in ${request.unit}; available: ${units.map((entry) => entry.unit).join(", ")}`, type: "value_error" }]);
+        throw invalidArguments("export", [
+          {
+            field: "unit",
+            message: `no stacks in ${request.unit}; available: ${units.map((entry) => entry.unit).join(", ")}`,
+            type: "value_error",
+          },
+        ]);
       }
       if (request.format === "chrome" && unit === "bytes") {
-        throw invalidArguments("export", [{ field: "format", message: "byte-weighted stacks have no duration to lay out on a timeline", type: "unsupported_unit" }], ["Export memory profiles as speedscope or pprof."]);
+        throw invalidArguments(
+          "export",
+          [{ field: "format", message: "byte-weighted stacks have no duration to lay out on a timeline", type: "unsupported_unit" }],
+          ["Export memory profiles as speedscope or pprof."],
+        );
       }
       const stacks = await loadMergedStacks(view, { unit, byThread: true });
       const frames = await loadFrames(view);
@@ -428,7 +459,8 @@ export class ReportService {
         output: `flameox-${stem}.speedscope.json`,
         open_command: speedscope ? ["speedscope", `flameox-${stem}.speedscope.json`] : null,
         installed: speedscope !== null,
-        how_to_open: "Run `speedscope FILE` where the speedscope CLI is installed, or load the file into the speedscope web app (it stays in the browser).",
+        how_to_open:
+          "Run `speedscope FILE` where the speedscope CLI is installed, or load the file into the speedscope web app (it stays in the browser).",
       });
       const pprof = onPath("pprof");
       const go = onPath("go");
@@ -450,7 +482,9 @@ export class ReportService {
     if (traces || (stacks && !onlyBytes)) {
       const output = `flameox-${stem}.trace.json`;
       const prepare = ["flameox", "export", id, "--format", "chrome", "--output", output];
-      const source = traces ? "the recorded trace events" : "a flame chart synthesized from the stacks (durations are weights, not wall-clock times)";
+      const source = traces
+        ? "the recorded trace events"
+        : "a flame chart synthesized from the stacks (durations are weights, not wall-clock times)";
       entry({
         viewer: "perfetto",
         name: "Perfetto UI",
@@ -473,8 +507,14 @@ export class ReportService {
       });
     }
     const notes: string[] = [];
-    if (!stacks && !traces) notes.push("No stack samples or trace events are stored for this run or artifact; capture with py-spy or perf, or import a profile, first.");
-    if (traces && stacks) notes.push("The chrome export writes the recorded trace events; pass --unit to export a flame chart synthesized from the stacks instead.");
+    if (!stacks && !traces)
+      notes.push(
+        "No stack samples or trace events are stored for this run or artifact; capture with py-spy or perf, or import a profile, first.",
+      );
+    if (traces && stacks)
+      notes.push(
+        "The chrome export writes the recorded trace events; pass --unit to export a flame chart synthesized from the stacks instead.",
+      );
     notes.push("Commands write files relative to the current folder; nothing is launched unless you run `flameox open ID --launch`.");
     return {
       schema_version: 1,
@@ -492,7 +532,11 @@ export class ReportService {
  * Profilers such as py-spy key frames by the line executing, so one function shows as several
  * siblings; pictures usually want one box per function (its first line), as hotspots rank them.
  */
-export function regroup(frames: Map<string, FrameRow>, stacks: StackRow[], groupBy: "function" | "line"): { frames: Map<string, FrameRow>; stacks: StackRow[] } {
+export function regroup(
+  frames: Map<string, FrameRow>,
+  stacks: StackRow[],
+  groupBy: "function" | "line",
+): { frames: Map<string, FrameRow>; stacks: StackRow[] } {
   if (groupBy === "line") return { frames, stacks };
   const keyOf = new Map<string, string>();
   const grouped = new Map<string, FrameRow>();
@@ -503,7 +547,13 @@ export function regroup(frames: Map<string, FrameRow>, stacks: StackRow[], group
     mapped = frame ? `fn\u0000${frame.language}\u0000${frame.function}\u0000${frame.file ?? ""}` : key;
     keyOf.set(key, mapped);
     const known = grouped.get(mapped);
-    if (!known) grouped.set(mapped, frame ? { ...frame, frame_key: mapped } : { frame_key: key, function: key, file: null, line: null, module: null, language: "unknown" });
+    if (!known)
+      grouped.set(
+        mapped,
+        frame
+          ? { ...frame, frame_key: mapped }
+          : { frame_key: key, function: key, file: null, line: null, module: null, language: "unknown" },
+      );
     else if (frame && frame.line !== null && (known.line === null || frame.line < known.line)) known.line = frame.line;
     return mapped;
   };
@@ -525,7 +575,14 @@ export async function loadMergedStacks(view: EvidenceView, options: { unit: Stac
   const where = [`len(frame_keys) > 0`, `weight > 0`];
   if (options.unit) where.push(`unit = ${sqlString(options.unit)}`);
   const threadColumns = options.byThread ? "process, thread," : "";
-  const rows = await view.rows<{ frame_keys: string[]; process: string | null; thread: string | null; unit: StackUnit; weight: unknown; sample_count: unknown }>(
+  const rows = await view.rows<{
+    frame_keys: string[];
+    process: string | null;
+    thread: string | null;
+    unit: StackUnit;
+    weight: unknown;
+    sample_count: unknown;
+  }>(
     `SELECT frame_keys, ${options.byThread ? "process, thread" : "NULL AS process, NULL AS thread"}, unit, sum(weight) AS weight, sum(sample_count) AS sample_count
      FROM stacks WHERE ${where.join(" AND ")}
      GROUP BY frame_keys, ${threadColumns} unit
@@ -542,7 +599,14 @@ export async function loadMergedStacks(view: EvidenceView, options: { unit: Stac
 }
 
 export async function loadFrames(view: EvidenceView): Promise<Map<string, FrameRow>> {
-  const rows = await view.rows<{ frame_key: string; function: string | null; file: string | null; line: unknown; module: string | null; language: string | null }>(
+  const rows = await view.rows<{
+    frame_key: string;
+    function: string | null;
+    file: string | null;
+    line: unknown;
+    module: string | null;
+    language: string | null;
+  }>(
     "SELECT frame_key, any_value(function) AS function, any_value(file) AS file, any_value(line) AS line, any_value(module) AS module, any_value(language) AS language FROM frames GROUP BY frame_key",
   );
   const frames = new Map<string, FrameRow>();

@@ -112,11 +112,19 @@ export class RunService {
       const value = filter[key];
       return value !== undefined && value !== null && !(Array.isArray(value) && value.length === 0);
     });
-    const scope = digestOf({ query: "list_runs", filter: Object.fromEntries(applied.map((key) => [key, filter[key]])), limit: request.limit });
+    const scope = digestOf({
+      query: "list_runs",
+      filter: Object.fromEntries(applied.map((key) => [key, filter[key]])),
+      limit: request.limit,
+    });
     let position: { created_at: string; run_id: string } | null = null;
     let pinnedAt = new Date().toISOString();
     if (request.cursor) {
-      const decoded = decodeCursor(workspace.cursorSecret(), request.cursor, { scope, snapshot: "runs" }) as { pinned_at: string; created_at: string; run_id: string };
+      const decoded = decodeCursor(workspace.cursorSecret(), request.cursor, { scope, snapshot: "runs" }) as {
+        pinned_at: string;
+        created_at: string;
+        run_id: string;
+      };
       position = { created_at: decoded.created_at, run_id: decoded.run_id };
       pinnedAt = decoded.pinned_at;
     }
@@ -151,7 +159,9 @@ export class RunService {
       values.push(filter.created_before);
     }
     const where = clauses.join(" AND ");
-    const total = database.query<{ count: number }, (string | number)[]>(`SELECT COUNT(*) AS count FROM runs WHERE ${where}`).get(...values)?.count ?? 0;
+    const total =
+      database.query<{ count: number }, (string | number)[]>(`SELECT COUNT(*) AS count FROM runs WHERE ${where}`).get(...values)?.count ??
+      0;
     const pageClauses = [...clauses];
     const pageValues = [...values];
     if (position) {
@@ -159,7 +169,9 @@ export class RunService {
       pageValues.push(position.created_at, position.created_at, position.run_id);
     }
     const rows = database
-      .query<{ manifest: string }, (string | number)[]>(`SELECT manifest FROM runs WHERE ${pageClauses.join(" AND ")} ORDER BY created_at DESC, run_id ASC LIMIT ?`)
+      .query<{ manifest: string }, (string | number)[]>(
+        `SELECT manifest FROM runs WHERE ${pageClauses.join(" AND ")} ORDER BY created_at DESC, run_id ASC LIMIT ?`,
+      )
       .all(...pageValues, request.limit + 1);
     const truncated = rows.length > request.limit;
     const page = rows.slice(0, request.limit).map((row) => JSON.parse(row.manifest) as RunManifest);
@@ -173,7 +185,11 @@ export class RunService {
       truncated,
       next_cursor:
         truncated && last
-          ? encodeCursor(workspace.cursorSecret(), { scope, snapshot: "runs", position: { pinned_at: pinnedAt, created_at: last.created_at, run_id: last.run_id } })
+          ? encodeCursor(workspace.cursorSecret(), {
+              scope,
+              snapshot: "runs",
+              position: { pinned_at: pinnedAt, created_at: last.created_at, run_id: last.run_id },
+            })
           : null,
       coverage: { filters_applied: applied, population_complete: true },
     };
@@ -182,7 +198,14 @@ export class RunService {
   listArtifacts(request: { limit: number; cursor: string | null; run_id: string | null; kind: string | null }): {
     schema_version: 1;
     corpus_commit_id: string;
-    artifacts: { artifact_id: string; byte_length: number; kinds: string[]; registration_count: number; effective_sensitivity: string; resource_uri: string }[];
+    artifacts: {
+      artifact_id: string;
+      byte_length: number;
+      kinds: string[];
+      registration_count: number;
+      effective_sensitivity: string;
+      resource_uri: string;
+    }[];
     total: number;
     returned: number;
     truncated: boolean;
@@ -205,8 +228,11 @@ export class RunService {
     }
     const where = clauses.length > 0 ? `WHERE ${clauses.join(" AND ")}` : "";
     const total =
-      database.query<{ count: number }, string[]>(`SELECT COUNT(DISTINCT a.artifact_id) AS count FROM artifacts a JOIN artifact_registrations r ON r.artifact_id = a.artifact_id ${where}`).get(...values)
-        ?.count ?? 0;
+      database
+        .query<{ count: number }, string[]>(
+          `SELECT COUNT(DISTINCT a.artifact_id) AS count FROM artifacts a JOIN artifact_registrations r ON r.artifact_id = a.artifact_id ${where}`,
+        )
+        .get(...values)?.count ?? 0;
     const pageWhere = after ? `${where ? `${where} AND` : "WHERE"} a.artifact_id > ?` : where;
     const rows = database
       .query<{ artifact_id: string; byte_length: number; kinds: string; registration_count: number; sensitivities: string }, string[]>(
@@ -232,14 +258,18 @@ export class RunService {
       total,
       returned: page.length,
       truncated,
-      next_cursor: truncated ? encodeCursor(workspace.cursorSecret(), { scope, snapshot: "artifacts", position: page[page.length - 1]!.artifact_id }) : null,
+      next_cursor: truncated
+        ? encodeCursor(workspace.cursorSecret(), { scope, snapshot: "artifacts", position: page[page.length - 1]!.artifact_id })
+        : null,
     };
   }
 
   getArtifact(artifactId: string, runId: string | null = null): ArtifactMetadata {
     const database = this.database;
     const artifact = database
-      .query<{ artifact_id: string; byte_length: number; payload_name: string; hashed_at: string }, [string]>("SELECT artifact_id, byte_length, payload_name, hashed_at FROM artifacts WHERE artifact_id = ?")
+      .query<{ artifact_id: string; byte_length: number; payload_name: string; hashed_at: string }, [string]>(
+        "SELECT artifact_id, byte_length, payload_name, hashed_at FROM artifacts WHERE artifact_id = ?",
+      )
       .get(artifactId);
     if (!artifact) throw artifactNotFound(artifactId);
     const registrations = database
@@ -249,7 +279,9 @@ export class RunService {
       .all(artifactId)
       .filter((registration) => runId === null || registration.run_id === runId);
     const bundles = database
-      .query<{ extractor: string; tables: string; run_id: string }, [string]>("SELECT extractor, tables, run_id FROM evidence_bundles WHERE artifact_id = ? AND superseded_by IS NULL")
+      .query<{ extractor: string; tables: string; run_id: string }, [string]>(
+        "SELECT extractor, tables, run_id FROM evidence_bundles WHERE artifact_id = ? AND superseded_by IS NULL",
+      )
       .all(artifactId);
     const integrity = { sha256: artifact.artifact_id.slice("sha256:".length), hashed_at: artifact.hashed_at };
     return {
@@ -264,7 +296,11 @@ export class RunService {
       total_registrations: registrations.length,
       effective_sensitivity: maxSensitivity(registrations.map((registration) => registration.sensitivity)),
       kinds: [...new Set(registrations.map((registration) => registration.kind))].sort(),
-      evidence: bundles.map((bundle) => ({ extractor: bundle.extractor, tables: JSON.parse(bundle.tables) as Record<string, number>, run_id: bundle.run_id })),
+      evidence: bundles.map((bundle) => ({
+        extractor: bundle.extractor,
+        tables: JSON.parse(bundle.tables) as Record<string, number>,
+        run_id: bundle.run_id,
+      })),
     };
   }
 }

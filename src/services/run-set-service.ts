@@ -31,7 +31,11 @@ export type RunSet = {
   resource_uri: string;
 };
 
-export type FreezeRunSetRequest = { run_ids?: string[] | null; members?: RunSetMemberInput[] | null; selection?: Record<string, unknown> | null };
+export type FreezeRunSetRequest = {
+  run_ids?: string[] | null;
+  members?: RunSetMemberInput[] | null;
+  selection?: Record<string, unknown> | null;
+};
 
 export const maximumRunSetMembers = 10_000;
 
@@ -61,7 +65,9 @@ export class RunSetService {
       throw new FlameoxError({
         code: "INVALID_ARGUMENTS",
         message: "Pass exactly one of run_ids or members.",
-        details: { fields: [{ field: hasRuns ? "members" : "run_ids", message: "exactly one of run_ids or members", type: "value_error" }] },
+        details: {
+          fields: [{ field: hasRuns ? "members" : "run_ids", message: "exactly one of run_ids or members", type: "value_error" }],
+        },
         remediation: ["Pass run_ids for a plain set, or members to include/exclude runs with reasons."],
       });
     }
@@ -85,7 +91,12 @@ export class RunSetService {
     const seen = new Set<string>();
     const members: RunSetMember[] = inputs.map((input, order) => {
       if (seen.has(input.run_id)) {
-        throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `Run ${input.run_id} is listed twice.`, details: { fields: [{ field: "members", message: "duplicate run_id", type: "value_error" }] }, remediation: ["List each run once."] });
+        throw new FlameoxError({
+          code: "INVALID_ARGUMENTS",
+          message: `Run ${input.run_id} is listed twice.`,
+          details: { fields: [{ field: "members", message: "duplicate run_id", type: "value_error" }] },
+          remediation: ["List each run once."],
+        });
       }
       seen.add(input.run_id);
       if (!readRun(database, input.run_id)) throw runNotFound(input.run_id);
@@ -100,7 +111,9 @@ export class RunSetService {
       }
       let trial: TrialRow | null = null;
       if (input.trial_id) {
-        trial = database.query<TrialRow, [string]>("SELECT trial_id, experiment_id, block_id, treatment, run_id, outcome FROM trials WHERE trial_id = ?").get(input.trial_id);
+        trial = database
+          .query<TrialRow, [string]>("SELECT trial_id, experiment_id, block_id, treatment, run_id, outcome FROM trials WHERE trial_id = ?")
+          .get(input.trial_id);
         if (!trial || trial.run_id !== input.run_id || (scopedExperiment !== null && trial.experiment_id !== scopedExperiment)) {
           throw new FlameoxError({
             code: "INVALID_ARGUMENTS",
@@ -111,7 +124,9 @@ export class RunSetService {
         }
       } else {
         // A run recorded by an experiment keeps its trial identity, so pairing by block works from run ids too.
-        trial = database.query<TrialRow, [string]>("SELECT trial_id, experiment_id, block_id, treatment, run_id, outcome FROM trials WHERE run_id = ?").get(input.run_id);
+        trial = database
+          .query<TrialRow, [string]>("SELECT trial_id, experiment_id, block_id, treatment, run_id, outcome FROM trials WHERE run_id = ?")
+          .get(input.run_id);
         if (trial && scopedExperiment !== null && trial.experiment_id !== scopedExperiment) trial = null;
       }
       return {
@@ -128,7 +143,9 @@ export class RunSetService {
     const experiments = [...new Set(members.map((member) => member.experiment_id))];
     const experimentId = experiments.length === 1 ? experiments[0]! : null;
     const head = corpusHead(database);
-    const membershipDigest = digestOf(members.map(({ run_id, trial_id, included, reason, order }) => ({ run_id, trial_id, included, reason, order })));
+    const membershipDigest = digestOf(
+      members.map(({ run_id, trial_id, included, reason, order }) => ({ run_id, trial_id, included, reason, order })),
+    );
     const runSetId = digestOf({ corpus_commit_id: head.commit_id, selection, membership_digest: membershipDigest });
     const existing = this.find(runSetId);
     if (existing) return existing;
@@ -147,7 +164,9 @@ export class RunSetService {
     };
     workspace.state.write(() => {
       database
-        .query("INSERT OR IGNORE INTO run_sets (run_set_id, membership_digest, corpus_commit_id, experiment_id, created_at, record) VALUES (?, ?, ?, ?, ?, ?)")
+        .query(
+          "INSERT OR IGNORE INTO run_sets (run_set_id, membership_digest, corpus_commit_id, experiment_id, created_at, record) VALUES (?, ?, ?, ?, ?, ?)",
+        )
         .run(runSetId, membershipDigest, head.commit_id, experimentId, record.created_at, JSON.stringify(record));
     });
     return record;
@@ -178,7 +197,9 @@ export class RunSetService {
     if (found) return { runSet: found, kind: "run_set" };
     if (readRun(this.database, idOrRunId)) {
       const members = [{ run_id: idOrRunId }];
-      const trial = this.database.query<TrialRow, [string]>("SELECT trial_id, experiment_id, block_id, treatment, run_id, outcome FROM trials WHERE run_id = ?").get(idOrRunId);
+      const trial = this.database
+        .query<TrialRow, [string]>("SELECT trial_id, experiment_id, block_id, treatment, run_id, outcome FROM trials WHERE run_id = ?")
+        .get(idOrRunId);
       const head = corpusHead(this.database);
       const membershipDigest = digestOf([{ run_id: idOrRunId, trial_id: trial?.trial_id ?? null, included: true, reason: null, order: 0 }]);
       return {

@@ -4,7 +4,12 @@ import { FlameoxError } from "../domain/errors.ts";
 import { readProjectConfig, workloadDefinitionId, type ProjectConfigRead } from "../config/project-config.ts";
 import { planWorkloadEdit, writeProjectConfigAtomically } from "../config/workload-edit.ts";
 import { withWorkspaceLock } from "../store/workspace-lock.ts";
-import { workloadDefinitionFromInput, type ConfigureWorkloadInput, type ProjectConfig, type WorkloadConfig } from "../config/project-config-schema.ts";
+import {
+  workloadDefinitionFromInput,
+  type ConfigureWorkloadInput,
+  type ProjectConfig,
+  type WorkloadConfig,
+} from "../config/project-config-schema.ts";
 import { adapterDescriptors } from "../adapters/registry.ts";
 import { passiveReport } from "./capability-service.ts";
 import type { Services } from "./services.ts";
@@ -93,7 +98,12 @@ export class WorkloadService {
       }
       const after = await readProjectConfig(this.services.projectRoot);
       const workload = after.config?.workloads?.[input.name];
-      if (!workload) throw new FlameoxError({ code: "INTERNAL_ERROR", message: "The written workload could not be read back.", remediation: ["Call workload_configuration_status."] });
+      if (!workload)
+        throw new FlameoxError({
+          code: "INTERNAL_ERROR",
+          message: "The written workload could not be read back.",
+          remediation: ["Call workload_configuration_status."],
+        });
       return {
         schema_version: 1 as const,
         action: edit.action,
@@ -124,8 +134,15 @@ export class WorkloadService {
       throw new FlameoxError({
         code: "WORKSPACE_INVALID",
         message: `flameox.toml is invalid: ${state.diagnostics[0] ?? "unknown problem"}`,
-        details: { invalid_configuration: true, next_tool: "configure_workload", config_path: "flameox.toml", diagnostics: state.diagnostics },
-        remediation: ["Fix flameox.toml by hand, or call configure_workload(operation='create') with a definition that makes the whole file valid."],
+        details: {
+          invalid_configuration: true,
+          next_tool: "configure_workload",
+          config_path: "flameox.toml",
+          diagnostics: state.diagnostics,
+        },
+        remediation: [
+          "Fix flameox.toml by hand, or call configure_workload(operation='create') with a definition that makes the whole file valid.",
+        ],
         nextTool: "configure_workload",
         nextArguments: { operation: "create" },
       });
@@ -140,7 +157,14 @@ export class WorkloadService {
       throw new FlameoxError({
         code: "WORKSPACE_INVALID",
         message: `No workload named '${name}' is declared in flameox.toml.`,
-        details: { next_tool: "list_declared_workflows", kind: "workload", name, declared: Object.keys(config.workloads ?? {}).sort().slice(0, 50) },
+        details: {
+          next_tool: "list_declared_workflows",
+          kind: "workload",
+          name,
+          declared: Object.keys(config.workloads ?? {})
+            .sort()
+            .slice(0, 50),
+        },
         remediation: ["Call list_declared_workflows to see the declared workloads, or configure_workload to declare it."],
         nextTool: "list_declared_workflows",
       });
@@ -216,8 +240,7 @@ export class WorkloadService {
     const requirements = requirementList(workload);
     const options = adapterDescriptors.map((descriptor) => {
       const report = passiveReport(descriptor, process.env.PATH ?? "");
-      const disposition =
-        report.status === "available" ? "ready" : report.status === "unknown" ? "active_probe_required" : "unavailable";
+      const disposition = report.status === "available" ? "ready" : report.status === "unknown" ? "active_probe_required" : "unavailable";
       return {
         adapter: descriptor.name,
         summary: descriptor.summary,
@@ -263,10 +286,19 @@ function unknownWorkflow(kind: WorkflowKind, name: string): FlameoxError {
 }
 
 function requirementList(workload: WorkloadConfig): { name: string; kind: string; required: boolean; probe_kind: "passive" | "active" }[] {
-  const requirements = (workload.requirements ?? {}) as { executables?: string[]; python_distributions?: string[]; capabilities?: string[] };
+  const requirements = (workload.requirements ?? {}) as {
+    executables?: string[];
+    python_distributions?: string[];
+    capabilities?: string[];
+  };
   return [
     ...(requirements.executables ?? []).map((name) => ({ name, kind: "executable", required: true, probe_kind: "passive" as const })),
-    ...(requirements.python_distributions ?? []).map((name) => ({ name, kind: "python_distribution", required: true, probe_kind: "active" as const })),
+    ...(requirements.python_distributions ?? []).map((name) => ({
+      name,
+      kind: "python_distribution",
+      required: true,
+      probe_kind: "active" as const,
+    })),
     ...(requirements.capabilities ?? []).map((name) => ({ name, kind: "capability", required: true, probe_kind: "active" as const })),
   ];
 }

@@ -73,16 +73,34 @@ export class WorkspaceService {
     const issues: IntegrityIssue[] = [];
     const integrity = workspace.state.database.query<{ quick_check: string }, []>("PRAGMA quick_check").all();
     if (integrity.length !== 1 || integrity[0]!.quick_check !== "ok") {
-      issues.push({ severity: "error", code: "state_database_corrupt", path: ".diagnostics/state.sqlite", message: integrity.map((row) => row.quick_check).join("; ").slice(0, 500) });
+      issues.push({
+        severity: "error",
+        code: "state_database_corrupt",
+        path: ".diagnostics/state.sqlite",
+        message: integrity
+          .map((row) => row.quick_check)
+          .join("; ")
+          .slice(0, 500),
+      });
     }
     try {
       loadPolicy(workspace);
     } catch (error) {
-      issues.push({ severity: "error", code: "policy_invalid", path: ".diagnostics/config.toml", message: error instanceof Error ? error.message : String(error) });
+      issues.push({
+        severity: "error",
+        code: "policy_invalid",
+        path: ".diagnostics/config.toml",
+        message: error instanceof Error ? error.message : String(error),
+      });
     }
     const project = await readProjectConfig(this.services.projectRoot);
     if (project.status === "invalid") {
-      issues.push({ severity: "error", code: "project_config_invalid", path: "flameox.toml", message: project.diagnostics[0] ?? "flameox.toml is invalid." });
+      issues.push({
+        severity: "error",
+        code: "project_config_invalid",
+        path: "flameox.toml",
+        message: project.diagnostics[0] ?? "flameox.toml is invalid.",
+      });
     }
     let checkedArtifacts = 0;
     let checkedParquet = 0;
@@ -120,7 +138,8 @@ export class WorkspaceService {
       warnings.push(`The workspace policy is invalid: ${error instanceof Error ? error.message : String(error)}; run validate_workspace.`);
     }
     const catalog = await this.services.catalog.status();
-    if (catalog.exists && catalog.fresh === false) warnings.push("catalog.duckdb is older than the corpus; run flameox catalog rebuild to refresh it.");
+    if (catalog.exists && catalog.fresh === false)
+      warnings.push("catalog.duckdb is older than the corpus; run flameox catalog rebuild to refresh it.");
     if (catalog.problem) warnings.push(`catalog.duckdb cannot be read: ${catalog.problem}`);
     return {
       schema_version: 1,
@@ -154,7 +173,9 @@ export class WorkspaceService {
       ),
       extractor_versions: Object.fromEntries(
         database
-          .query<{ extractor: string; version: string }, []>("SELECT extractor, MAX(extractor_version) AS version FROM evidence_bundles WHERE superseded_by IS NULL GROUP BY extractor ORDER BY extractor")
+          .query<{ extractor: string; version: string }, []>(
+            "SELECT extractor, MAX(extractor_version) AS version FROM evidence_bundles WHERE superseded_by IS NULL GROUP BY extractor ORDER BY extractor",
+          )
           .all()
           .map((row) => [row.extractor, row.version]),
       ),
@@ -165,7 +186,7 @@ export class WorkspaceService {
   }
 }
 
-function exists(path: string): boolean {
+function _exists(path: string): boolean {
   try {
     statSync(path);
     return true;
@@ -213,7 +234,6 @@ export type IntegrityCheck = (
   workspace: Workspace,
   mode: "standard" | "full",
 ) => Promise<{ issues: IntegrityIssue[]; checkedArtifacts: number; checkedParquetFiles: number }>;
-
 
 export function loadPolicy(workspace: Workspace): WorkspacePolicy {
   let text: string;

@@ -62,7 +62,9 @@ const definitions: ClientDefinition[] = [
     section: ["mcpServers"],
     configPath(environment) {
       const directory = claudeDirectory(environment);
-      return directory ? joinFor(environment.platform, directory, ".claude.json") : joinFor(environment.platform, environment.home, ".claude.json");
+      return directory
+        ? joinFor(environment.platform, directory, ".claude.json")
+        : joinFor(environment.platform, environment.home, ".claude.json");
     },
     candidatePaths(environment) {
       return [this.configPath(environment)];
@@ -123,7 +125,8 @@ const definitions: ClientDefinition[] = [
     },
     // Gemini CLI strips comments from settings.json before parsing.
     format: () => "jsonc",
-    detect: (environment) => existsSync(joinFor(environment.platform, environment.home, ".gemini", "settings.json")) ||
+    detect: (environment) =>
+      existsSync(joinFor(environment.platform, environment.home, ".gemini", "settings.json")) ||
       (existsSync(joinFor(environment.platform, environment.home, ".gemini")) &&
         !existsSync(joinFor(environment.platform, environment.home, ".gemini", "antigravity"))),
     entry: stdioEntry,

@@ -19,7 +19,9 @@ export function renderPlan(plan: SetupPlan, options: { diffs?: boolean } = {}): 
   }
   for (const client of plan.clients) {
     const symlink = client.resolved_path !== client.path ? ` (→ ${client.resolved_path})` : "";
-    lines.push(`  ${client.display_name}: ${actionWords[client.action]} ${client.path}${symlink}${client.detected ? "" : " (not detected)"}`);
+    lines.push(
+      `  ${client.display_name}: ${actionWords[client.action]} ${client.path}${symlink}${client.detected ? "" : " (not detected)"}`,
+    );
     if (options.diffs !== false) for (const line of client.diff) lines.push(`      ${line}`);
   }
   for (const warning of plan.warnings) lines.push(`  Warning: ${warning}`);
@@ -46,7 +48,11 @@ export function renderVerify(report: VerifyReport): string {
   const lines: string[] = [];
   if (report.ok) {
     lines.push(`flameox ${report.version} runtime verified (${report.runtime.tools} tools over MCP).`);
-    lines.push(report.clients.length === 0 ? "No MCP clients are currently connected." : `Configured launchers verified: ${report.clients.map((client) => client.display_name).join(", ")}.`);
+    lines.push(
+      report.clients.length === 0
+        ? "No MCP clients are currently connected."
+        : `Configured launchers verified: ${report.clients.map((client) => client.display_name).join(", ")}.`,
+    );
   } else {
     lines.push("Verification failed:");
     for (const problem of report.problems) lines.push(`  - ${problem}`);

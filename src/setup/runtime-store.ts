@@ -8,7 +8,19 @@
  * bytes still match their record; nothing is ever overwritten or deleted.
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { basename } from "node:path";
 import { FlameoxError } from "../domain/errors.ts";
 import { flameoxVersion } from "../version.ts";
@@ -182,16 +194,24 @@ export class RuntimeStore {
     try {
       pointer = JSON.parse(text) as ActivePointer;
     } catch (cause) {
-      throw integrityFailure(`The active runtime pointer ${this.activePath} is not valid JSON.`, [`Delete ${this.activePath} and rerun flameox setup.`], { cause: String(cause) });
+      throw integrityFailure(
+        `The active runtime pointer ${this.activePath} is not valid JSON.`,
+        [`Delete ${this.activePath} and rerun flameox setup.`],
+        { cause: String(cause) },
+      );
     }
-    const keys = Object.keys(pointer ?? {}).sort().join(",");
+    const keys = Object.keys(pointer ?? {})
+      .sort()
+      .join(",");
     if (
       keys !== "executable,schema_version,sha256,version" ||
       pointer.schema_version !== 1 ||
       !isCanonicalVersion(pointer.version) ||
       pointer.executable !== this.executablePath(pointer.version)
     ) {
-      throw integrityFailure(`The active runtime pointer ${this.activePath} is damaged.`, [`Delete ${this.activePath} and rerun flameox setup.`]);
+      throw integrityFailure(`The active runtime pointer ${this.activePath} is damaged.`, [
+        `Delete ${this.activePath} and rerun flameox setup.`,
+      ]);
     }
     return pointer;
   }
@@ -226,7 +246,9 @@ export class RuntimeStore {
         const digest = table.get(name);
         if (digest) return digest;
       }
-      throw integrityFailure(`${integrity.checksumsFile} has no line for ${names.join(" or ")}.`, ["Copy the SHA256SUMS of the same release as this binary."]);
+      throw integrityFailure(`${integrity.checksumsFile} has no line for ${names.join(" or ")}.`, [
+        "Copy the SHA256SUMS of the same release as this binary.",
+      ]);
     }
     return undefined;
   }
@@ -235,7 +257,11 @@ export class RuntimeStore {
    * Makes `version` installed and verified from `source`. Returns whether it had to be installed.
    * Never overwrites an existing version; a version whose bytes differ from its record is an error.
    */
-  async install(source: RuntimeSource, integrity: IntegrityExpectation, check: (executable: string, version: string) => Promise<RuntimeCheck> = verifyRuntime): Promise<{ record: RuntimeRecord; installed: boolean }> {
+  async install(
+    source: RuntimeSource,
+    integrity: IntegrityExpectation,
+    check: (executable: string, version: string) => Promise<RuntimeCheck> = verifyRuntime,
+  ): Promise<{ record: RuntimeRecord; installed: boolean }> {
     if (!isCanonicalVersion(source.version)) throw invalidVersion(source.version);
     const bytes = new Uint8Array(readFileSync(source.path));
     const digest = sha256Hex(bytes);
@@ -274,8 +300,10 @@ export class RuntimeStore {
       }
       chmodSync(stagedExecutable, 0o755);
       const copied = sha256Hex(readFileSync(stagedExecutable));
-      if (copied !== digest) throw integrityFailure(`The staged copy of ${source.path} does not match its source.`, ["Check the disk and rerun flameox setup."]);
-      if (this.environment.platform === "darwin") Bun.spawnSync(["xattr", "-d", "com.apple.quarantine", stagedExecutable], { stdout: "ignore", stderr: "ignore" });
+      if (copied !== digest)
+        throw integrityFailure(`The staged copy of ${source.path} does not match its source.`, ["Check the disk and rerun flameox setup."]);
+      if (this.environment.platform === "darwin")
+        Bun.spawnSync(["xattr", "-d", "com.apple.quarantine", stagedExecutable], { stdout: "ignore", stderr: "ignore" });
       await check(stagedExecutable, source.version);
       const record: RuntimeRecord = {
         schema_version: 1,
@@ -296,12 +324,16 @@ export class RuntimeStore {
   }
 
   /** An installed runtime is used again only when its bytes still match its record and it still works. */
-  async reverify(record: RuntimeRecord, check: (executable: string, version: string) => Promise<RuntimeCheck> = verifyRuntime): Promise<RuntimeCheck> {
+  async reverify(
+    record: RuntimeRecord,
+    check: (executable: string, version: string) => Promise<RuntimeCheck> = verifyRuntime,
+  ): Promise<RuntimeCheck> {
     const actual = sha256Hex(readFileSync(record.executable));
     if (actual !== record.sha256) {
-      throw integrityFailure(`Runtime ${record.version} at ${record.executable} was modified (sha256 ${actual}, recorded ${record.sha256}).`, [
-        "Reinstall it by running that version's flameox binary with `setup`.",
-      ]);
+      throw integrityFailure(
+        `Runtime ${record.version} at ${record.executable} was modified (sha256 ${actual}, recorded ${record.sha256}).`,
+        ["Reinstall it by running that version's flameox binary with `setup`."],
+      );
     }
     return check(record.executable, record.version);
   }
@@ -314,7 +346,8 @@ export class RuntimeStore {
       return;
     }
     for (const name of names) {
-      if (name.startsWith(".staging-")) rmSync(joinFor(this.environment.platform, this.runtimesDirectory, name), { recursive: true, force: true });
+      if (name.startsWith(".staging-"))
+        rmSync(joinFor(this.environment.platform, this.runtimesDirectory, name), { recursive: true, force: true });
     }
   }
 }

@@ -32,14 +32,25 @@ function failed(executable: string, reason: string, cause?: unknown): FlameoxErr
 export async function checkRuntimeVersion(executable: string, version: string, timeoutMs = 30_000): Promise<void> {
   let child;
   try {
-    child = Bun.spawn([executable, "--version"], { stdout: "pipe", stderr: "pipe", stdin: "ignore", env: runtimeEnvironment(), timeout: timeoutMs });
+    child = Bun.spawn([executable, "--version"], {
+      stdout: "pipe",
+      stderr: "pipe",
+      stdin: "ignore",
+      env: runtimeEnvironment(),
+      timeout: timeoutMs,
+    });
   } catch (cause) {
     throw failed(executable, `cannot start it (${(cause as Error).message})`, cause);
   }
-  const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  const [stdout, stderr, exitCode] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
   if (exitCode !== 0) throw failed(executable, `--version exited ${exitCode}: ${stderr.trim().slice(0, 500)}`);
   const printed = stdout.trim().replace(/^flameox\s+/, "");
-  if (printed !== version) throw failed(executable, `--version printed ${JSON.stringify(stdout.trim().slice(0, 200))}, expected ${version}`);
+  if (printed !== version)
+    throw failed(executable, `--version printed ${JSON.stringify(stdout.trim().slice(0, 200))}, expected ${version}`);
 }
 
 export async function checkMcpHandshake(executable: string, timeoutMs = 60_000): Promise<number> {
@@ -72,7 +83,11 @@ export async function checkMcpHandshake(executable: string, timeoutMs = 60_000):
     if (tools < 1) throw new Error("tools/list returned no tools");
     return tools;
   } catch (cause) {
-    throw failed(executable, `MCP handshake failed (${(cause as Error).message})${stderr ? `; stderr: ${stderr.trim().slice(0, 500)}` : ""}`, cause);
+    throw failed(
+      executable,
+      `MCP handshake failed (${(cause as Error).message})${stderr ? `; stderr: ${stderr.trim().slice(0, 500)}` : ""}`,
+      cause,
+    );
   } finally {
     clearTimeout(timer);
     await client.close().catch(() => undefined);

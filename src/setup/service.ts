@@ -361,7 +361,9 @@ export class SetupService {
     const lock = await acquireSetupLock(this.store.lockPath, this.options.lockTimeoutMs);
     try {
       const recovered = recoverJournal(this.store.journalPath, this.allowedPaths());
-      const changed = [...prepared.files.map((file) => file.snapshot), prepared.activeSnapshot].filter((snapshot) => !unchangedSince(snapshot));
+      const changed = [...prepared.files.map((file) => file.snapshot), prepared.activeSnapshot].filter(
+        (snapshot) => !unchangedSince(snapshot),
+      );
       if (recovered.length > 0 || changed.length > 0) {
         throw conflict("Client configuration changed after the setup preview; nothing was written.", {
           paths: [...new Set([...recovered, ...changed.map((snapshot) => snapshot.path)])],
@@ -378,7 +380,8 @@ export class SetupService {
         if (outcome.record.sha256 !== plan.runtime.sha256) throw conflict("The runtime changed after the setup preview.");
       } else if (prepared.reuse) {
         const record = this.store.readRecord(prepared.reuse.version);
-        if (!record || record.sha256 !== prepared.reuse.sha256) throw conflict(`Runtime ${prepared.reuse.version} changed or disappeared after the setup preview.`);
+        if (!record || record.sha256 !== prepared.reuse.sha256)
+          throw conflict(`Runtime ${prepared.reuse.version} changed or disappeared after the setup preview.`);
         await this.store.reverify(record, check);
         runtimeVerified = true;
       }
@@ -445,7 +448,8 @@ export class SetupService {
   /** Read-only: the active runtime works and every configured client launches exactly it. */
   async verify(): Promise<VerifyReport> {
     const problems: string[] = [];
-    if (existsSync(this.store.journalPath)) problems.push(`An interrupted setup left ${this.store.journalPath}; run flameox setup to recover it.`);
+    if (existsSync(this.store.journalPath))
+      problems.push(`An interrupted setup left ${this.store.journalPath}; run flameox setup to recover it.`);
     let active: ActivePointer | null = null;
     try {
       active = this.store.readActive();

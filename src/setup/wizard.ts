@@ -32,7 +32,9 @@ export async function runSetupWizard(service: SetupService, options: { remove?: 
   const configured = service.configuredClients(state);
   prompts.note(renderState(state), "Status");
   if (state.active && state.source && compareVersions(state.active.version, state.source.version) > 0) {
-    prompts.log.warn(`This flameox (${state.source.version}) is older than the active runtime ${state.active.version}. Run \`npx flameox@latest setup\` for the newest.`);
+    prompts.log.warn(
+      `This flameox (${state.source.version}) is older than the active runtime ${state.active.version}. Run \`npx flameox@latest setup\` for the newest.`,
+    );
   }
 
   let action: Action;
@@ -46,7 +48,8 @@ export async function runSetupWizard(service: SetupService, options: { remove?: 
     choices.push({ value: "configure", label: "Connect or update MCP clients" });
     choices.push({ value: "remove", label: "Disconnect MCP clients" });
     choices.push({ value: "verify", label: "Verify connected clients and the active runtime" });
-    if (state.installed_versions.length > 1 && configured.length > 0) choices.push({ value: "rollback", label: "Roll back to an installed version" });
+    if (state.installed_versions.length > 1 && configured.length > 0)
+      choices.push({ value: "rollback", label: "Roll back to an installed version" });
     choices.push({ value: "exit", label: "Exit" });
     action = answer<Action>(await prompts.select<Action>({ message: "What would you like to do?", options: choices }));
   }
@@ -68,7 +71,12 @@ export async function runSetupWizard(service: SetupService, options: { remove?: 
   if (action === "update") request = { operation: "configure", clients: configured };
   else if (action === "rollback") {
     const versions = state.installed_versions.filter((version) => version !== state.active?.version);
-    const version = answer<string>(await prompts.select<string>({ message: "Select an installed runtime:", options: versions.map((value) => ({ value, label: value })) }));
+    const version = answer<string>(
+      await prompts.select<string>({
+        message: "Select an installed runtime:",
+        options: versions.map((value) => ({ value, label: value })),
+      }),
+    );
     request = { operation: "rollback", clients: configured, version };
   } else {
     const detected = new Set(state.clients.filter((client) => client.detected).map((client) => client.client));

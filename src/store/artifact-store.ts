@@ -1,4 +1,18 @@
-import { chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync, fsyncSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeSync,
+  fsyncSync,
+} from "node:fs";
 import { extname, join } from "node:path";
 import { FlameoxError } from "../domain/errors.ts";
 import type { Workspace } from "./workspace.ts";
@@ -20,10 +34,18 @@ const chunkSize = 1 << 20;
  * checked against the size cap, its stat identity rechecked after the copy (a file that changed
  * while we read it is refused), then renamed into artifacts/sha256/ab/<hex>/ and made read-only.
  */
-export function storeArtifactFile(workspace: Workspace, sourcePath: string, options: { maxBytes: number; payloadExtension?: string }): StoredArtifact {
+export function storeArtifactFile(
+  workspace: Workspace,
+  sourcePath: string,
+  options: { maxBytes: number; payloadExtension?: string },
+): StoredArtifact {
   const before = lstatSync(sourcePath);
   if (!before.isFile()) {
-    throw new FlameoxError({ code: "EXECUTION_REFUSED", message: "Only regular files can be stored as artifacts.", remediation: ["Pass the path of a regular file (not a link, folder or device)."] });
+    throw new FlameoxError({
+      code: "EXECUTION_REFUSED",
+      message: "Only regular files can be stored as artifacts.",
+      remediation: ["Pass the path of a regular file (not a link, folder or device)."],
+    });
   }
   if (before.size > options.maxBytes) throw tooLarge(before.size, options.maxBytes);
   const staging = workspace.path("staging", `artifact-${crypto.randomUUID()}`);
@@ -67,12 +89,26 @@ export function storeArtifactFile(workspace: Workspace, sourcePath: string, opti
   const absoluteTarget = workspace.path(target);
   if (existsSync(absoluteTarget)) {
     rmSync(staging, { force: true });
-    return { artifact_id: `sha256:${hex}`, sha256: hex, byte_length: total, payload_name: payloadName, stored_path: target, already_present: true };
+    return {
+      artifact_id: `sha256:${hex}`,
+      sha256: hex,
+      byte_length: total,
+      payload_name: payloadName,
+      stored_path: target,
+      already_present: true,
+    };
   }
   mkdirSync(absoluteFolder, { recursive: true });
   chmodSync(staging, 0o444);
   renameSync(staging, absoluteTarget);
-  return { artifact_id: `sha256:${hex}`, sha256: hex, byte_length: total, payload_name: payloadName, stored_path: target, already_present: false };
+  return {
+    artifact_id: `sha256:${hex}`,
+    sha256: hex,
+    byte_length: total,
+    payload_name: payloadName,
+    stored_path: target,
+    already_present: false,
+  };
 }
 
 function safeExtension(path: string): string {

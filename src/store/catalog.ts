@@ -10,7 +10,11 @@ import type { Workspace } from "./workspace.ts";
  * corpus commit it was built from, so people can open it with any DuckDB client. It is rebuilt into
  * a temporary file and renamed over the old one, so a reader never sees half a catalog.
  */
-export async function rebuildCatalog(workspace: Workspace, bundles: BundleRecord[], corpusCommitId: string): Promise<{ views: Record<string, number>; path: string }> {
+export async function rebuildCatalog(
+  workspace: Workspace,
+  bundles: BundleRecord[],
+  corpusCommitId: string,
+): Promise<{ views: Record<string, number>; path: string }> {
   const duckdb = await loadDuckdb();
   const target = workspace.path("catalog.duckdb");
   const temporary = workspace.path("staging", `catalog-${crypto.randomUUID()}.duckdb`);
@@ -19,13 +23,20 @@ export async function rebuildCatalog(workspace: Workspace, bundles: BundleRecord
   const views: Record<string, number> = {};
   try {
     for (const table of evidenceTables) {
-      const files = bundles.map((bundle) => bundleFiles(workspace, bundle.bundle_id)[table]).filter((path): path is string => path !== undefined);
+      const files = bundles
+        .map((bundle) => bundleFiles(workspace, bundle.bundle_id)[table])
+        .filter((path): path is string => path !== undefined);
       views[table] = files.length;
-      const relation = files.length === 0 ? emptyRelation(table) : `SELECT * FROM read_parquet([${files.map((path) => `'${escapeSql(path)}'`).join(", ")}], union_by_name = true)`;
+      const relation =
+        files.length === 0
+          ? emptyRelation(table)
+          : `SELECT * FROM read_parquet([${files.map((path) => `'${escapeSql(path)}'`).join(", ")}], union_by_name = true)`;
       await connection.run(`CREATE VIEW ${table} AS ${relation}`);
     }
     await connection.run("CREATE TABLE catalog_meta (corpus_commit_id VARCHAR, rebuilt_at VARCHAR, bundle_count BIGINT)");
-    await connection.run(`INSERT INTO catalog_meta VALUES ('${escapeSql(corpusCommitId)}', '${new Date().toISOString()}', ${bundles.length})`);
+    await connection.run(
+      `INSERT INTO catalog_meta VALUES ('${escapeSql(corpusCommitId)}', '${new Date().toISOString()}', ${bundles.length})`,
+    );
   } catch (error) {
     connection.closeSync();
     instance.closeSync();
@@ -49,7 +60,10 @@ export async function readCatalogState(workspace: Workspace): Promise<CatalogSta
     const instance = await duckdb.DuckDBInstance.create(path, { access_mode: "READ_ONLY" });
     const connection = await instance.connect();
     try {
-      const rows = (await connection.runAndReadAll("SELECT corpus_commit_id, rebuilt_at FROM catalog_meta")).getRowObjectsJS() as { corpus_commit_id: string; rebuilt_at: string }[];
+      const rows = (await connection.runAndReadAll("SELECT corpus_commit_id, rebuilt_at FROM catalog_meta")).getRowObjectsJS() as {
+        corpus_commit_id: string;
+        rebuilt_at: string;
+      }[];
       for (const table of evidenceTables) await connection.run(`SELECT count(*) FROM ${table}`);
       return { exists: true, corpus_commit_id: rows[0]?.corpus_commit_id ?? null, rebuilt_at: rows[0]?.rebuilt_at ?? null, error: null };
     } finally {

@@ -8,12 +8,17 @@ export function advanceCorpus(database: Database, workspaceId: string, reason: s
   const head = corpusHead(database);
   const sequence = head.sequence + 1;
   const commitId = digestOf({ workspace_id: workspaceId, sequence, parent: head.commit_id, reason });
-  database.query("INSERT INTO corpus_commits (sequence, commit_id, reason, created_at) VALUES (?, ?, ?, ?)").run(sequence, commitId, reason, new Date().toISOString());
+  database
+    .query("INSERT INTO corpus_commits (sequence, commit_id, reason, created_at) VALUES (?, ?, ?, ?)")
+    .run(sequence, commitId, reason, new Date().toISOString());
   return { sequence, commit_id: commitId };
 }
 
 export function corpusHead(database: Database): CorpusHead {
   return (
-    database.query<CorpusHead, []>("SELECT sequence, commit_id FROM corpus_commits ORDER BY sequence DESC LIMIT 1").get() ?? { sequence: 0, commit_id: "" }
+    database.query<CorpusHead, []>("SELECT sequence, commit_id FROM corpus_commits ORDER BY sequence DESC LIMIT 1").get() ?? {
+      sequence: 0,
+      commit_id: "",
+    }
   );
 }

@@ -21,7 +21,8 @@ export function duckdbCacheRoot(): string {
   const override = process.env.FLAMEOX_CACHE_DIR;
   if (override) return join(override, "duckdb");
   if (process.platform === "darwin") return join(homedir(), "Library", "Caches", "flameox", "duckdb");
-  if (process.platform === "win32") return join(process.env.LOCALAPPDATA ?? join(homedir(), "AppData", "Local"), "flameox", "cache", "duckdb");
+  if (process.platform === "win32")
+    return join(process.env.LOCALAPPDATA ?? join(homedir(), "AppData", "Local"), "flameox", "cache", "duckdb");
   const base = process.env.XDG_CACHE_HOME || (homedir() ? join(homedir(), ".cache") : join(tmpdir(), "flameox-cache"));
   return join(base, "flameox", "duckdb");
 }

@@ -1,5 +1,18 @@
 import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
-import { closeSync, constants, existsSync, fsyncSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { write } from "node:fs";
 import { promisify } from "node:util";
 import { join } from "node:path";
@@ -60,7 +73,12 @@ class NdjsonWriter {
   }
 }
 
-const writeAsync = promisify(write) as (handle: number, buffer: Buffer, offset: number, length: number) => Promise<{ bytesWritten: number }>;
+const writeAsync = promisify(write) as (
+  handle: number,
+  buffer: Buffer,
+  offset: number,
+  length: number,
+) => Promise<{ bytesWritten: number }>;
 
 function writeAll(handle: number, text: string): void {
   writeBytes(handle, Buffer.from(text));
@@ -83,7 +101,22 @@ const fieldSeparator = "\u001f";
 const nullField = "\u0002";
 const encodedMarker = "\u0003";
 const specialCharacters = /[\n\r\u0001-\u0003\u001e\u001f]/;
-const traceEventColumns = ["event_id", "parent_id", "depth", "name", "category", "ts_ns", "dur_ns", "pid", "tid", "args", "correlation", "device", "stream", "phase"] as const;
+const traceEventColumns = [
+  "event_id",
+  "parent_id",
+  "depth",
+  "name",
+  "category",
+  "ts_ns",
+  "dur_ns",
+  "pid",
+  "tid",
+  "args",
+  "correlation",
+  "device",
+  "stream",
+  "phase",
+] as const;
 const traceEventTextColumns = ["name", "category", "pid", "tid", "args", "correlation", "device", "stream", "phase"] as const;
 
 function integerField(value: number | null): string {
@@ -351,7 +384,6 @@ export class EvidenceBundleWriter implements EvidenceSink {
   private readonly seenFrames = new Set<string>();
   private engine: Engine | undefined;
   private readonly engineReady: Promise<Engine>;
-  private engineFailure: unknown;
 
   constructor(
     private readonly workspace: Workspace,
@@ -372,9 +404,8 @@ export class EvidenceBundleWriter implements EvidenceSink {
       (engine) => {
         this.engine = engine;
       },
-      (error: unknown) => {
-        this.engineFailure = error;
-      },
+      // The failure surfaces where engineReady is awaited; this handler only keeps it from being unhandled meanwhile.
+      () => undefined,
     );
   }
 
@@ -398,7 +429,12 @@ export class EvidenceBundleWriter implements EvidenceSink {
   }
 
   traceEvent(row: TraceEventRow): void {
-    this.traceEvents ??= new TraceEventsWriter(this.stagingFolder, join(this.stagingFolder, "trace_events.parquet"), this.context, () => this.engine);
+    this.traceEvents ??= new TraceEventsWriter(
+      this.stagingFolder,
+      join(this.stagingFolder, "trace_events.parquet"),
+      this.context,
+      () => this.engine,
+    );
     this.traceEvents.write(row);
   }
 
@@ -450,9 +486,15 @@ export class EvidenceBundleWriter implements EvidenceSink {
         const writer = this.writers.get(table);
         if (!writer || writer.count === 0) continue;
         const columns = Object.keys(evidenceColumns[table]).map((column) =>
-          column === "run_id" ? `'${escapeSql(this.context.runId)}' AS run_id` : column === "artifact_id" ? `'${escapeSql(this.context.artifactId)}' AS artifact_id` : `"${column}"`,
+          column === "run_id"
+            ? `'${escapeSql(this.context.runId)}' AS run_id`
+            : column === "artifact_id"
+              ? `'${escapeSql(this.context.artifactId)}' AS artifact_id`
+              : `"${column}"`,
         );
-        await connection.run(`COPY (SELECT ${columns.join(", ")} FROM ${writer.source(table)}) TO '${escapeSql(target)}' (FORMAT parquet, COMPRESSION zstd)`);
+        await connection.run(
+          `COPY (SELECT ${columns.join(", ")} FROM ${writer.source(table)}) TO '${escapeSql(target)}' (FORMAT parquet, COMPRESSION zstd)`,
+        );
         rmSync(join(this.stagingFolder, `${table}.ndjson`));
         fsyncFile(target);
       }

@@ -32,7 +32,9 @@ export class EvidenceView {
     for (const table of evidenceTables) {
       const list = files[table];
       const relation =
-        list.length === 0 ? emptyRelation(table) : `SELECT * FROM read_parquet([${list.map((path) => `'${escapeSql(path)}'`).join(", ")}], union_by_name = true)`;
+        list.length === 0
+          ? emptyRelation(table)
+          : `SELECT * FROM read_parquet([${list.map((path) => `'${escapeSql(path)}'`).join(", ")}], union_by_name = true)`;
       await connection.run(`CREATE VIEW ${table} AS ${relation}`);
     }
     return new EvidenceView(instance, connection, files);

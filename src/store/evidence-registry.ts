@@ -23,7 +23,16 @@ export function registerBundle(database: Database, bundle: BundleRecord): void {
     .query(
       "INSERT INTO evidence_bundles (bundle_id, run_id, artifact_id, extractor, extractor_version, tables, created_at, corpus_sequence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     )
-    .run(bundle.bundle_id, bundle.run_id, bundle.artifact_id, bundle.extractor, bundle.extractor_version, JSON.stringify(bundle.tables), bundle.created_at, bundle.corpus_sequence);
+    .run(
+      bundle.bundle_id,
+      bundle.run_id,
+      bundle.artifact_id,
+      bundle.extractor,
+      bundle.extractor_version,
+      JSON.stringify(bundle.tables),
+      bundle.created_at,
+      bundle.corpus_sequence,
+    );
 }
 
 export function currentBundles(database: Database, filter: { runId?: string; artifactId?: string; maxSequence?: number }): BundleRecord[] {
@@ -42,9 +51,19 @@ export function currentBundles(database: Database, filter: { runId?: string; art
     values.push(filter.maxSequence);
   }
   return database
-    .query<{ bundle_id: string; run_id: string; artifact_id: string; extractor: string; extractor_version: string; tables: string; created_at: string; corpus_sequence: number }, (string | number)[]>(
-      `SELECT * FROM evidence_bundles WHERE ${clauses.join(" AND ")} ORDER BY corpus_sequence, bundle_id`,
-    )
+    .query<
+      {
+        bundle_id: string;
+        run_id: string;
+        artifact_id: string;
+        extractor: string;
+        extractor_version: string;
+        tables: string;
+        created_at: string;
+        corpus_sequence: number;
+      },
+      (string | number)[]
+    >(`SELECT * FROM evidence_bundles WHERE ${clauses.join(" AND ")} ORDER BY corpus_sequence, bundle_id`)
     .all(...values)
     .map((row) => ({ ...row, tables: JSON.parse(row.tables) as Record<string, number> }));
 }

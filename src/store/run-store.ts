@@ -77,7 +77,13 @@ export function insertRun(database: Database, manifest: RunManifest, reason: str
 }
 
 /** Writes the next revision; the caller's expected revision guards against lost updates. */
-export function reviseRun(database: Database, runId: string, expectedRevision: number, change: (manifest: RunManifest) => RunManifest, reason: string): RunManifest {
+export function reviseRun(
+  database: Database,
+  runId: string,
+  expectedRevision: number,
+  change: (manifest: RunManifest) => RunManifest,
+  reason: string,
+): RunManifest {
   const current = readRun(database, runId);
   if (!current) throw runNotFound(runId);
   if (current.revision !== expectedRevision) {

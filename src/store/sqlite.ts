@@ -25,15 +25,22 @@ export class StateDatabase {
   }
 
   private migrate(): void {
-    this.database.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
+    this.database.exec(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+    );
     const applied = new Set(
-      this.database.query<{ version: number }, []>("SELECT version FROM schema_migrations").all().map((row) => row.version),
+      this.database
+        .query<{ version: number }, []>("SELECT version FROM schema_migrations")
+        .all()
+        .map((row) => row.version),
     );
     for (const migration of migrations) {
       if (applied.has(migration.version)) continue;
       this.write(() => {
         // Another process may have applied it while we waited for the write lock.
-        const done = this.database.query<{ version: number }, [number]>("SELECT version FROM schema_migrations WHERE version = ?").get(migration.version);
+        const done = this.database
+          .query<{ version: number }, [number]>("SELECT version FROM schema_migrations WHERE version = ?")
+          .get(migration.version);
         if (done) return;
         this.database.exec(migration.sql);
         this.database

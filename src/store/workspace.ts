@@ -45,7 +45,12 @@ export class Workspace {
   /** The per-workspace secret that signs cursors. */
   cursorSecret(): string {
     const row = this.state.database.query<{ value: string }, []>("SELECT value FROM workspace_meta WHERE key = 'cursor_secret'").get();
-    if (!row) throw new FlameoxError({ code: "WORKSPACE_INVALID", message: "The workspace has no cursor secret.", remediation: ["Run flameox validate; initialize a new workspace if it is damaged."] });
+    if (!row)
+      throw new FlameoxError({
+        code: "WORKSPACE_INVALID",
+        message: "The workspace has no cursor secret.",
+        remediation: ["Run flameox validate; initialize a new workspace if it is damaged."],
+      });
     return row.value;
   }
 

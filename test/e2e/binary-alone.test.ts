@@ -15,7 +15,12 @@ test("the binary copied alone into an empty folder runs init and status with Duc
   expect(init.stderr.toString()).toBe("");
   expect(init.exitCode).toBe(0);
   expect(JSON.parse(init.stdout.toString()).created).toBe(true);
-  const status = Bun.spawnSync([executable, "status", "--json", "--project-root", project], { cwd: folder, env, stdout: "pipe", stderr: "pipe" });
+  const status = Bun.spawnSync([executable, "status", "--json", "--project-root", project], {
+    cwd: folder,
+    env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   expect(status.exitCode).toBe(0);
   const result = JSON.parse(status.stdout.toString());
   expect(result.evidence_engine.version).toMatch(/^v\d+\.\d+/);

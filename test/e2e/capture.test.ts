@@ -34,7 +34,9 @@ describe("py-spy capture and hotspots over stdio", () => {
     const receipt = executed.envelope.result;
     expect(receipt.execution_status).toBe("succeeded");
     expect(receipt.validation_status).toBe("passed");
-    expect(executed.raw.content.some((item: any) => item.type === "resource_link" && item.uri === `flameox://runs/${receipt.run_id}`)).toBe(true);
+    expect(executed.raw.content.some((item: any) => item.type === "resource_link" && item.uri === `flameox://runs/${receipt.run_id}`)).toBe(
+      true,
+    );
 
     const hotspots = await callTool(session, "analyze_hotspots", { run_or_artifact: receipt.run_id, limit: 3 });
     expect(hotspots.envelope.ok).toBe(true);
@@ -50,7 +52,10 @@ describe("py-spy capture and hotspots over stdio", () => {
     const callers = await callTool(session, "get_frame_callers", { run_or_artifact: receipt.run_id, frame_id: top.frame_id });
     expect(callers.envelope.result.edges[0].function).toBe("run_job");
     expect(callers.envelope.result.edges[0].share_of_frame).toBeCloseTo(1, 5);
-    const callees = await callTool(session, "get_frame_callees", { run_or_artifact: receipt.run_id, frame_id: callers.envelope.result.edges[0].frame_id });
+    const callees = await callTool(session, "get_frame_callees", {
+      run_or_artifact: receipt.run_id,
+      frame_id: callers.envelope.result.edges[0].frame_id,
+    });
     const calleeNames = callees.envelope.result.edges.map((edge: any) => edge.function);
     expect(calleeNames[0]).toBe("burn_cpu");
     expect(calleeNames).toContain("light_work");
@@ -59,13 +64,19 @@ describe("py-spy capture and hotspots over stdio", () => {
 
     // The same workload profiled by hand and imported from a file ranks the same.
     const profile = join(project, "by-hand.speedscope.json");
-    const byHand = Bun.spawnSync(["py-spy", "record", "--rate", "200", "--format", "speedscope", "--output", profile, "--", python(), "hot.py", "1.5"], { cwd: project, env: testEnvironment() });
+    const byHand = Bun.spawnSync(
+      ["py-spy", "record", "--rate", "200", "--format", "speedscope", "--output", profile, "--", python(), "hot.py", "1.5"],
+      { cwd: project, env: testEnvironment() },
+    );
     expect(byHand.exitCode).toBe(0);
     const imported = await callTool(session, "import_artifact", { path: "by-hand.speedscope.json" });
     expect(imported.envelope.ok).toBe(true);
     expect(imported.envelope.result.kind).toBe("sample_profile");
     expect(imported.envelope.result.format).toBe("speedscope");
-    const importedHotspots = await callTool(session, "analyze_hotspots", { run_or_artifact: imported.envelope.result.artifact_id, limit: 3 });
+    const importedHotspots = await callTool(session, "analyze_hotspots", {
+      run_or_artifact: imported.envelope.result.artifact_id,
+      limit: 3,
+    });
     expect(importedHotspots.envelope.result.hotspots[0].function).toBe("burn_cpu");
     // Frame keys are stable across runs: the function id is the same in both.
     expect(importedHotspots.envelope.result.hotspots[0].frame_id).toBe(top.frame_id);
@@ -131,18 +142,43 @@ describe("capture plans are single-use, expire, and are bound to their inputs", 
     const project = workloadProject("plan-refusals");
     session = await connectMcp(project, ["--init"]);
     await declare(session, "sized", [python(), "hot.py", "{seconds}"], { parameters: { seconds: ["0.1", "0.2"] } });
-    const withArgv = await callTool(session, "plan_capture", { workload_name: "sized", adapter: "command", parameters: {}, argv: ["rm", "-rf", "/"], cwd: "/" });
+    const withArgv = await callTool(session, "plan_capture", {
+      workload_name: "sized",
+      adapter: "command",
+      parameters: {},
+      argv: ["rm", "-rf", "/"],
+      cwd: "/",
+    });
     expect(withArgv.envelope.error.code).toBe("INVALID_ARGUMENTS");
     expect(withArgv.envelope.error.details.fields.map((field: any) => field.field).sort()).toEqual(["argv", "cwd"]);
-    const badParameter = await callTool(session, "plan_capture", { workload_name: "sized", adapter: "command", parameters: { seconds: "9" } });
+    const badParameter = await callTool(session, "plan_capture", {
+      workload_name: "sized",
+      adapter: "command",
+      parameters: { seconds: "9" },
+    });
     expect(badParameter.envelope.error.code).toBe("INVALID_CAPTURE_PLAN");
     expect(badParameter.envelope.error.details.allowed).toEqual(["0.1", "0.2"]);
-    const torchOptions = await callTool(session, "plan_capture", { workload_name: "sized", adapter: "command", parameters: {}, torch_profiler_options: { record_shapes: true } });
+    const torchOptions = await callTool(session, "plan_capture", {
+      workload_name: "sized",
+      adapter: "command",
+      parameters: {},
+      torch_profiler_options: { record_shapes: true },
+    });
     expect(torchOptions.envelope.error.code).toBe("INVALID_CAPTURE_PLAN");
     expect(torchOptions.envelope.error.details.field).toBe("torch_profiler_options");
-    const badOption = await callTool(session, "plan_capture", { workload_name: "sized", adapter: "py-spy", parameters: {}, adapter_options: { rate: 0 } });
+    const badOption = await callTool(session, "plan_capture", {
+      workload_name: "sized",
+      adapter: "py-spy",
+      parameters: {},
+      adapter_options: { rate: 0 },
+    });
     expect(badOption.envelope.error.code).toBe("INVALID_CAPTURE_PLAN");
-    const managed = await callTool(session, "plan_capture", { workload_name: "sized", adapter: "command", parameters: {}, capture_mode: "managed" });
+    const managed = await callTool(session, "plan_capture", {
+      workload_name: "sized",
+      adapter: "command",
+      parameters: {},
+      capture_mode: "managed",
+    });
     expect(managed.envelope.error.code).toBe("CAPABILITY_UNAVAILABLE");
     expect(managed.envelope.error.details.capture_mode).toBe("auto");
   });
@@ -201,7 +237,12 @@ describe("cancellation and truthful outcomes", () => {
     const project = workloadProject("outcomes");
     session = await connectMcp(project, ["--init"]);
     const policyPath = join(project, ".diagnostics", "config.toml");
-    writeFileSync(policyPath, readFileSync(policyPath, "utf8").replace(/max_output_bytes = \d+/, "max_output_bytes = 65536").replace(/cleanup_grace_seconds = \d+/, "cleanup_grace_seconds = 1"));
+    writeFileSync(
+      policyPath,
+      readFileSync(policyPath, "utf8")
+        .replace(/max_output_bytes = \d+/, "max_output_bytes = 65536")
+        .replace(/cleanup_grace_seconds = \d+/, "cleanup_grace_seconds = 1"),
+    );
     await declare(session, "fails", [python(), "outcome.py", "fail"]);
     await declare(session, "sleeps", [python(), "outcome.py", "sleep"], { timeout_seconds: 1 });
     await declare(session, "floods", [python(), "outcome.py", "flood"]);
@@ -244,9 +285,9 @@ describe("imports refuse unsafe paths and bad profiles leave nothing behind", ()
     const outside = join(testEnvironment().FLAMEOX_CACHE_DIR!, "..", `outside-${Date.now()}.txt`);
     writeFileSync(outside, "a;b 1\n");
     Bun.spawnSync(["ln", "-s", outside, join(project, "escape.txt")]);
-    const escape = await callTool(session, "import_artifact", { path: "escape.txt" });
-    expect(escape.envelope.error.code).toBe("EXECUTION_REFUSED");
-    expect(escape.envelope.error.recovery.next_tool).toBe("import_artifact");
+    const escaping = await callTool(session, "import_artifact", { path: "escape.txt" });
+    expect(escaping.envelope.error.code).toBe("EXECUTION_REFUSED");
+    expect(escaping.envelope.error.recovery.next_tool).toBe("import_artifact");
     const absoluteOutside = await callTool(session, "import_artifact", { path: "/etc/hostname" });
     expect(absoluteOutside.envelope.error.code).toBe("EXECUTION_REFUSED");
     const dotdot = await callTool(session, "import_artifact", { path: "../../etc/hostname" });
@@ -263,8 +304,26 @@ describe("imports refuse unsafe paths and bad profiles leave nothing behind", ()
 
     const complete = JSON.stringify({
       $schema: "https://www.speedscope.app/file-format-schema.json",
-      shared: { frames: [{ name: "main", file: "a.py", line: 1 }, { name: "work", file: "a.py", line: 5 }] },
-      profiles: [{ type: "sampled", name: "t", unit: "none", startValue: 0, endValue: 2, samples: [[0, 1], [0, 1]], weights: [1, 1] }],
+      shared: {
+        frames: [
+          { name: "main", file: "a.py", line: 1 },
+          { name: "work", file: "a.py", line: 5 },
+        ],
+      },
+      profiles: [
+        {
+          type: "sampled",
+          name: "t",
+          unit: "none",
+          startValue: 0,
+          endValue: 2,
+          samples: [
+            [0, 1],
+            [0, 1],
+          ],
+          weights: [1, 1],
+        },
+      ],
     });
     writeFileSync(join(project, "truncated.speedscope.json"), complete.slice(0, Math.floor(complete.length / 2)));
     writeFileSync(join(project, "malformed.cpuprofile"), '{"nodes": [{"id": 1, "callFrame": 7}], "samples": "x"}');
@@ -291,10 +350,17 @@ describe("crash recovery", () => {
   test("kill -9 of flameox mid-capture, then flameox recover closes the run as cancelled and no partial bundle is visible", async () => {
     const project = workloadProject("crash");
     const pidFile = join(project, "pids.txt");
-    writeFileSync(join(project, "flameox.toml"), `[workloads.spawner]\nargv = ["${python()}", "spawner.py", "${pidFile}"]\ntimeout_seconds = 120\n`);
+    writeFileSync(
+      join(project, "flameox.toml"),
+      `[workloads.spawner]\nargv = ["${python()}", "spawner.py", "${pidFile}"]\ntimeout_seconds = 120\n`,
+    );
     expect(runCli(["init", project, "--json"]).exitCode).toBe(0);
     const { binaryPath } = await import("../support/binary.ts");
-    const capture = Bun.spawn([binaryPath(), "--project-root", project, "capture", "run", "command", "--workload", "spawner"], { env: testEnvironment(), stdout: "pipe", stderr: "pipe" });
+    const capture = Bun.spawn([binaryPath(), "--project-root", project, "capture", "run", "command", "--workload", "spawner"], {
+      env: testEnvironment(),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const deadline = Date.now() + 30_000;
     while (!existsSync(pidFile) || readFileSync(pidFile, "utf8").split(" ").length < 4) {
       if (Date.now() > deadline) throw new Error("the workload never wrote its pids");
@@ -318,7 +384,9 @@ describe("crash recovery", () => {
     for (const pid of pids) expect(alive(pid)).toBe(false);
     const status = runCli(["--project-root", project, "status", "--json"]).json;
     expect(status.stale_run_ids).toEqual([]);
-    const evidence = Bun.spawnSync(["find", join(project, ".diagnostics", "evidence"), "-type", "f"]).stdout.toString().trim();
+    const evidence = Bun.spawnSync(["find", join(project, ".diagnostics", "evidence"), "-type", "f"])
+      .stdout.toString()
+      .trim();
     expect(evidence).toBe("");
     const again = runCli(["--project-root", project, "recover", "--json"]);
     expect(again.json.recovered).toEqual([]);

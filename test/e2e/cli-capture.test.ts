@@ -8,7 +8,10 @@ setDefaultTimeout(120_000);
 
 test("a person's CLI flow: workload run, capture run with progress, hotspots, drill-down, import --json with its run", () => {
   const project = workloadProject("cli-flow");
-  writeFileSync(join(project, "flameox.toml"), `# declared by hand\n[workloads.hot]\nargv = ["${python()}", "hot.py", "1.0"]\ntimeout_seconds = 60\n`);
+  writeFileSync(
+    join(project, "flameox.toml"),
+    `# declared by hand\n[workloads.hot]\nargv = ["${python()}", "hot.py", "1.0"]\ntimeout_seconds = 60\n`,
+  );
   expect(runCli(["init", project]).exitCode).toBe(0);
   const listed = runCli(["--project-root", project, "workload", "list", "--json"]);
   expect(listed.json.workflows.map((workflow: any) => workflow.name)).toEqual(["hot"]);
@@ -18,7 +21,17 @@ test("a person's CLI flow: workload run, capture run with progress, hotspots, dr
   expect(plain.json.plan.adapter).toBe("command");
   expect(plain.json.receipt.execution_status).toBe("succeeded");
 
-  const captured = runCli(["--project-root", project, "capture", "run", "py-spy", "--workload", "hot", "--adapter-options", '{"rate": 200}']);
+  const captured = runCli([
+    "--project-root",
+    project,
+    "capture",
+    "run",
+    "py-spy",
+    "--workload",
+    "hot",
+    "--adapter-options",
+    '{"rate": 200}',
+  ]);
   expect(captured.exitCode).toBe(0);
   expect(captured.stderr).toContain("[8/8] Evidence publication complete");
   const runs = runCli(["--project-root", project, "runs", "list", "--json"]).json;

@@ -31,7 +31,10 @@ test("configure_workload keeps a hand-written file's comments and other tables b
   writeFileSync(join(project, "flameox.toml"), handWritten);
   session = await connectMcp(project, ["--init"]);
   const status = await callTool(session, "workload_configuration_status");
-  expect({ status: status.envelope.result.status, diagnostics: status.envelope.result.diagnostics }).toEqual({ status: "valid", diagnostics: [] });
+  expect({ status: status.envelope.result.status, diagnostics: status.envelope.result.diagnostics }).toEqual({
+    status: "valid",
+    diagnostics: [],
+  });
   const created = await callTool(session, "configure_workload", { name: "added", operation: "create", argv: ["python3", "added.py"] });
   expect(created.envelope.result.action).toBe("created");
   const after = readFileSync(join(project, "flameox.toml"), "utf8");
@@ -45,7 +48,7 @@ test("configure_workload keeps a hand-written file's comments and other tables b
 
 test("malformed TOML, non-UTF-8 bytes and schema violations are refused and the file is untouched", async () => {
   const cases: [string, Uint8Array][] = [
-    ["malformed", new TextEncoder().encode("[workloads.broken\nargv = [\"x\"]\n")],
+    ["malformed", new TextEncoder().encode('[workloads.broken\nargv = ["x"]\n')],
     ["non-utf8", new Uint8Array([0x5b, 0x77, 0x5d, 0x0a, 0xff, 0xfe, 0x0a])],
     ["schema", new TextEncoder().encode('[workloads.bad]\nargv = ["x"]\nshell = "rm -rf /"\n')],
   ];

@@ -55,7 +55,8 @@ test("cancel_detached_capture kills the tree and records the cancelled run", asy
   const pidFile = join(project, "pids.txt");
   await declare(session, "spawner", [python(), "spawner.py", pidFile], { timeout_seconds: 120 });
   const plan = (await callTool(session, "plan_capture", { workload_name: "spawner", adapter: "command", parameters: {} })).envelope.result;
-  const started = (await callTool(session, "start_detached_capture", { plan_id: plan.plan_id, idempotency_key: "cancel-me-123" })).envelope.result;
+  const started = (await callTool(session, "start_detached_capture", { plan_id: plan.plan_id, idempotency_key: "cancel-me-123" })).envelope
+    .result;
   const deadline = Date.now() + 30_000;
   while (!existsSync(pidFile) || readFileSync(pidFile, "utf8").split(" ").length < 4) {
     if (Date.now() > deadline) throw new Error("the workload never wrote its pids");

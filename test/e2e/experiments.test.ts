@@ -73,7 +73,11 @@ test("plan_experiment → run_experiment → trials, run sets, comparison, evide
   const page = await callTool(session, "list_experiment_trials", { experiment_id: receipt.experiment_id, limit: 5 });
   expect(page.envelope.result.returned).toBe(5);
   expect(page.envelope.result.next_cursor).toBeString();
-  const rest = await callTool(session, "list_experiment_trials", { experiment_id: receipt.experiment_id, limit: 5, cursor: page.envelope.result.next_cursor });
+  const rest = await callTool(session, "list_experiment_trials", {
+    experiment_id: receipt.experiment_id,
+    limit: 5,
+    cursor: page.envelope.result.next_cursor,
+  });
   expect(rest.envelope.result.trials[0].ordinal).toBe(6);
 
   const read = async (uri: string) => JSON.parse(((await session!.client.readResource({ uri })).contents[0] as { text: string }).text);
@@ -86,16 +90,34 @@ test("plan_experiment → run_experiment → trials, run sets, comparison, evide
   expect(evidence.result.pairing).toBe("paired");
   expect((await read("flameox://evidence/bogus/x")).error.code).toBe("WORKSPACE_INVALID");
 
-  const compared = await callTool(session, "compare_run_sets", { baseline_run_set_id: receipt.run_set_ids[0], candidate_run_set_id: receipt.run_set_ids[1] });
+  const compared = await callTool(session, "compare_run_sets", {
+    baseline_run_set_id: receipt.run_set_ids[0],
+    candidate_run_set_id: receipt.run_set_ids[1],
+  });
   expect(compared.envelope.result.comparison_id).toBe(receipt.comparison_id);
   expect(compared.text).toMatch(/^Comparison is (regressed|inconclusive|equivalent|improved) \((valid|exploratory|invalid)\)/);
 
-  const frozen = await callTool(session, "freeze_run_set", { members: [{ run_id: page.envelope.result.trials[0].run_id, included: false, reason: "warm-up" }, { run_id: page.envelope.result.trials[1].run_id }] });
+  const frozen = await callTool(session, "freeze_run_set", {
+    members: [
+      { run_id: page.envelope.result.trials[0].run_id, included: false, reason: "warm-up" },
+      { run_id: page.envelope.result.trials[1].run_id },
+    ],
+  });
   expect(frozen.envelope.result.counts).toEqual({ members: 2, included: 1, excluded: 1 });
-  const noReason = await callTool(session, "freeze_run_set", { members: [{ run_id: page.envelope.result.trials[0].run_id, included: false }] });
+  const noReason = await callTool(session, "freeze_run_set", {
+    members: [{ run_id: page.envelope.result.trials[0].run_id, included: false }],
+  });
   expect(noReason.envelope.error.code).toBe("INVALID_ARGUMENTS");
 
-  const unsupported = await callTool(session, "record_finding", { kind: "performance", title: "more is slower", claim: "more is slower", evidence_level: "derived", confidence: "low", assessment: "supported", investigation_id: investigationId });
+  const unsupported = await callTool(session, "record_finding", {
+    kind: "performance",
+    title: "more is slower",
+    claim: "more is slower",
+    evidence_level: "derived",
+    confidence: "low",
+    assessment: "supported",
+    investigation_id: investigationId,
+  });
   expect(unsupported.isError).toBe(true);
   const finding = await callTool(session, "record_finding", {
     kind: "performance",
@@ -126,7 +148,24 @@ test("plan_experiment → run_experiment → trials, run sets, comparison, evide
   expect(trial.json.trial_id).toBe(trialId);
   const findings = runCli(["--json", "findings", "list"], { cwd: root });
   expect(findings.json.findings[0].finding_id).toBe(findingId);
-  const stale = runCli(["--json", "findings", "record", JSON.stringify({ kind: "performance", title: "t", claim: "c", evidence_level: "inferred", confidence: "low", assessment: "unassessed", finding_id: findingId, expected_revision: 5 })], { cwd: root });
+  const stale = runCli(
+    [
+      "--json",
+      "findings",
+      "record",
+      JSON.stringify({
+        kind: "performance",
+        title: "t",
+        claim: "c",
+        evidence_level: "inferred",
+        confidence: "low",
+        assessment: "unassessed",
+        finding_id: findingId,
+        expected_revision: 5,
+      }),
+    ],
+    { cwd: root },
+  );
   expect(stale.exitCode).toBe(7);
   expect(stale.json.error.code).toBe("REVISION_CONFLICT");
   const bad = runCli(["investigations", "create", "{invalid"], { cwd: root });
@@ -158,7 +197,8 @@ random_seed = 7
   writeFileSync(join(root, "loop.py"), "import sys\n\ntotal = 0\nfor i in range(int(sys.argv[1])):\n    total += i\nprint(total % 7)\n");
   session = await connectMcp(root);
   expect((await callTool(session, "initialize_workspace")).isError).toBe(false);
-  const investigation = (await callTool(session, "create_investigation", { question: "Does tripling n slow loop.py down?" })).envelope.result;
+  const investigation = (await callTool(session, "create_investigation", { question: "Does tripling n slow loop.py down?" })).envelope
+    .result;
   const hypothesis = await callTool(session, "record_hypothesis", {
     investigation_id: investigation.investigation_id,
     claim: "loop.py's time grows with n",
@@ -167,9 +207,15 @@ random_seed = 7
   });
   expect(hypothesis.envelope.result.revision).toBe(1);
 
-  const plan = await callTool(session, "plan_experiment", { experiment_name: "triple", investigation_id: investigation.investigation_id, hypothesis_id: hypothesis.envelope.result.hypothesis_id });
+  const plan = await callTool(session, "plan_experiment", {
+    experiment_name: "triple",
+    investigation_id: investigation.investigation_id,
+    hypothesis_id: hypothesis.envelope.result.hypothesis_id,
+  });
   expect(plan.isError).toBe(false);
-  const ran = await session.client.callTool({ name: "run_experiment", arguments: { plan_id: plan.envelope.result.plan_id } }, undefined, { timeout: 120_000 });
+  const ran = await session.client.callTool({ name: "run_experiment", arguments: { plan_id: plan.envelope.result.plan_id } }, undefined, {
+    timeout: 120_000,
+  });
   expect(ran.isError).toBeFalsy();
   const receipt = (ran.structuredContent as any).result;
   expect(receipt.run_set_ids).toHaveLength(2);
@@ -191,19 +237,37 @@ random_seed = 7
     assessment: "supported",
     investigation_id: investigation.investigation_id,
   };
-  const supported = await callTool(session, "record_finding", { ...claim, evidence: [{ ref_type: "comparison", ref_id: decisive.envelope.result.ref_id, relation: "supports" }] });
+  const supported = await callTool(session, "record_finding", {
+    ...claim,
+    evidence: [{ ref_type: "comparison", ref_id: decisive.envelope.result.ref_id, relation: "supports" }],
+  });
   expect(supported.isError).toBe(false);
   const finding = supported.envelope.result.finding;
   expect(finding).toMatchObject({ assessment: "supported", revision: 1 });
   expect(finding.evidence[0].resource_uri).toBe(decisive.envelope.result.resource_uri);
 
-  const inconclusive = await callTool(session, "record_finding", { ...claim, evidence: [{ ref_type: "comparison", ref_id: weak.envelope.result.ref_id, relation: "supports" }] });
+  const inconclusive = await callTool(session, "record_finding", {
+    ...claim,
+    evidence: [{ ref_type: "comparison", ref_id: weak.envelope.result.ref_id, relation: "supports" }],
+  });
   expect(inconclusive.isError).toBe(true);
   expect(inconclusive.envelope.error.code).toBe("COMPARISON_INVALID");
 
-  const revised = await callTool(session, "record_finding", { ...claim, confidence: "medium", finding_id: finding.finding_id, expected_revision: 1, evidence: [{ ref_type: "comparison", ref_id: decisive.envelope.result.ref_id, relation: "supports" }] });
+  const revised = await callTool(session, "record_finding", {
+    ...claim,
+    confidence: "medium",
+    finding_id: finding.finding_id,
+    expected_revision: 1,
+    evidence: [{ ref_type: "comparison", ref_id: decisive.envelope.result.ref_id, relation: "supports" }],
+  });
   expect(revised.envelope.result.finding.revision).toBe(2);
-  const stale = await callTool(session, "record_finding", { ...claim, confidence: "low", finding_id: finding.finding_id, expected_revision: 1, evidence: [{ ref_type: "comparison", ref_id: decisive.envelope.result.ref_id, relation: "supports" }] });
+  const stale = await callTool(session, "record_finding", {
+    ...claim,
+    confidence: "low",
+    finding_id: finding.finding_id,
+    expected_revision: 1,
+    evidence: [{ ref_type: "comparison", ref_id: decisive.envelope.result.ref_id, relation: "supports" }],
+  });
   expect(stale.isError).toBe(true);
   expect(stale.envelope.error.code).toBe("REVISION_CONFLICT");
   const current = await callTool(session, "get_finding", { finding_id: finding.finding_id });
@@ -215,7 +279,9 @@ random_seed = 7
   const recorded = runCli(["--json", "analyze", "record", JSON.stringify({ recipe: "failures", limit: 5 })], { cwd: root });
   expect(recorded.exitCode).toBe(0);
   expect(recorded.json).toMatchObject({ ref_type: "analysis", recipe: "analyze_failures.v1" });
-  const refused = runCli(["--json", "analyze", "record", JSON.stringify({ recipe: "failures", input_id: receipt.run_set_ids[0] })], { cwd: root });
+  const refused = runCli(["--json", "analyze", "record", JSON.stringify({ recipe: "failures", input_id: receipt.run_set_ids[0] })], {
+    cwd: root,
+  });
   expect(refused.json.error.code).toBe("INVALID_ARGUMENTS");
   expect(refused.json.error.details.fields.map((problem: { field: string }) => problem.field)).toEqual(["input_id"]);
 }, 120_000);

@@ -39,7 +39,18 @@ describe("first-run sequence over stdio against the compiled binary", () => {
     session = await connectMcp(project);
 
     const instructions = session.client.getInstructions() ?? "";
-    for (const phrase of ["workspace_status", "initialize_workspace", "workload_configuration_status", "configure_workload", "never executes it", "list_declared_workflows", "get_declared_workflow", "capture_mode='auto'", "execute_capture_plan", "consumed capture plan"]) {
+    for (const phrase of [
+      "workspace_status",
+      "initialize_workspace",
+      "workload_configuration_status",
+      "configure_workload",
+      "never executes it",
+      "list_declared_workflows",
+      "get_declared_workflow",
+      "capture_mode='auto'",
+      "execute_capture_plan",
+      "consumed capture plan",
+    ]) {
       expect(instructions).toContain(phrase);
     }
 
@@ -146,7 +157,9 @@ describe("first-run sequence over stdio against the compiled binary", () => {
     const unknown = await callTool(session, "list_capabilities", { refresh: true });
     expect(unknown.isError).toBe(true);
     expect(unknown.envelope.error.code).toBe("INVALID_ARGUMENTS");
-    expect(unknown.envelope.error.details.fields).toEqual([{ field: "refresh", message: "Unknown argument field.", type: "extra_forbidden" }]);
+    expect(unknown.envelope.error.details.fields).toEqual([
+      { field: "refresh", message: "Unknown argument field.", type: "extra_forbidden" },
+    ]);
 
     const wrongType = await callTool(session, "list_declared_workflows", { limit: "ten", kind: 3 });
     expect(wrongType.envelope.error.code).toBe("INVALID_ARGUMENTS");

@@ -4,7 +4,18 @@
  * with the same hotspots, the SVG flame graph read over MCP, and the viewer plan / `flameox open`.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
@@ -68,9 +79,19 @@ beforeAll(async () => {
   project = temporaryFolder("report");
   writeFileSync(join(project, "work.py"), workload);
   session = await connectMcp(project, ["--init"]);
-  const configured = await callTool(session, "configure_workload", { name: "work", operation: "create", argv: [python, "work.py", "{seconds}"], parameters: { seconds: ["1.5"] } });
+  const configured = await callTool(session, "configure_workload", {
+    name: "work",
+    operation: "create",
+    argv: [python, "work.py", "{seconds}"],
+    parameters: { seconds: ["1.5"] },
+  });
   expect(configured.envelope.ok).toBe(true);
-  const plan = await callTool(session, "plan_capture", { workload_name: "work", adapter: "py-spy", parameters: {}, adapter_options: { rate: 200 } });
+  const plan = await callTool(session, "plan_capture", {
+    workload_name: "work",
+    adapter: "py-spy",
+    parameters: {},
+    adapter_options: { rate: 200 },
+  });
   expect(plan.envelope.ok).toBe(true);
   const executed = await callTool(session, "execute_capture_plan", { plan_id: plan.envelope.result.plan_id });
   expect(executed.envelope.ok).toBe(true);
@@ -119,7 +140,15 @@ describe("flameox report in a browser", () => {
       executablePath: chromiumPath,
       headless: true,
       viewport: { width: 1280, height: 900 },
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+      ],
     });
     page = await context.newPage();
     page.on("console", (message) => {
@@ -170,7 +199,7 @@ describe("flameox report in a browser", () => {
   });
 
   test("the top-functions table ranks it first; offline, error-free, screenshot kept", async () => {
-    expect(await page.getByTestId("top-functions").innerText()).toContain("hot_function");
+    expect(await page.getByTestId("top-functions").textContent()).toContain("hot_function");
     const screenshot = join(outputDirectory, "report.png");
     await page.screenshot({ path: screenshot, fullPage: true });
     expect(statSync(screenshot).size).toBeGreaterThan(10_000);
@@ -221,7 +250,12 @@ describe("report inputs and output safety", () => {
 });
 
 describe("flameox export", () => {
-  const files: Record<string, string> = { speedscope: "out.speedscope.json", pprof: "out.pb.gz", collapsed: "out.collapsed.txt", chrome: "out.trace.json" };
+  const files: Record<string, string> = {
+    speedscope: "out.speedscope.json",
+    pprof: "out.pb.gz",
+    collapsed: "out.collapsed.txt",
+    chrome: "out.trace.json",
+  };
   for (const [format, file] of Object.entries(files)) {
     test(`${format} re-imports into flameox with the same hotspots`, () => {
       const exported = cli(["export", runId, "--format", format, "--output", file, "--json"]);
@@ -254,7 +288,9 @@ describe("flameox export", () => {
     expect(imported.json.evidence.limitations).toEqual([]);
     const before = hotspotsOf(original.json.run_id);
     const after = hotspotsOf(imported.json.run_id);
-    expect(after.map((hotspot) => [hotspot.function, hotspot.self_share.toFixed(4)])).toEqual(before.map((hotspot) => [hotspot.function, hotspot.self_share.toFixed(4)]));
+    expect(after.map((hotspot) => [hotspot.function, hotspot.self_share.toFixed(4)])).toEqual(
+      before.map((hotspot) => [hotspot.function, hotspot.self_share.toFixed(4)]),
+    );
     expect(before.slice(0, 2).map((hotspot) => hotspot.function)).toEqual(["hot_loop", "background"]);
     const report = cli(["report", original.json.run_id, "--output", "recorded.html", "--json"]);
     expect(report.json.sections).toContain("timeline");
@@ -291,7 +327,15 @@ describe("MCP: SVG flame graph and viewer plan; flameox open", () => {
     expect(result.report_command).toEqual(["flameox", "report", runId, "--output", `flameox-${runId}-report.html`]);
     expect(result.viewers.map((viewer: any) => viewer.viewer)).toEqual(["report", "speedscope", "pprof", "perfetto", "firefox_profiler"]);
     const speedscope = result.viewers.find((viewer: any) => viewer.viewer === "speedscope");
-    expect(speedscope.prepare_command).toEqual(["flameox", "export", runId, "--format", "speedscope", "--output", `flameox-${runId}.speedscope.json`]);
+    expect(speedscope.prepare_command).toEqual([
+      "flameox",
+      "export",
+      runId,
+      "--format",
+      "speedscope",
+      "--output",
+      `flameox-${runId}.speedscope.json`,
+    ]);
     expect(result.viewers.find((viewer: any) => viewer.viewer === "perfetto").prepare_command).toContain("chrome");
     // The plan's own commands work as written.
     const prepared = cli(speedscope.prepare_command.slice(1));
@@ -312,7 +356,9 @@ describe("MCP: SVG flame graph and viewer plan; flameox open", () => {
     const marker = join(fakeBin, "opened.txt");
     writeFileSync(join(fakeBin, "xdg-open"), `#!/bin/sh\nprintf '%s\\n' "$@" > '${marker}'\n`);
     chmodSync(join(fakeBin, "xdg-open"), 0o755);
-    const launched = cli(["open", runId, "--launch", "--viewer", "report", "--output", "opened.html"], { PATH: `${fakeBin}:${toolPath()}` });
+    const launched = cli(["open", runId, "--launch", "--viewer", "report", "--output", "opened.html"], {
+      PATH: `${fakeBin}:${toolPath()}`,
+    });
     expect(launched.stderr).toBe("");
     expect(launched.exitCode).toBe(0);
     for (let attempt = 0; attempt < 100 && !existsSync(marker); attempt += 1) Bun.sleepSync(50);

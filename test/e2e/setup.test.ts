@@ -10,7 +10,12 @@ import { join } from "node:path";
 const binary = process.env.FLAMEOX_BINARY ?? "";
 const home = realpathSync(mkdtempSync(join(tmpdir(), "flameox-e2e-setup-")));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
-const env = { HOME: home, PATH: process.env.PATH ?? "/usr/bin:/bin", XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, "data") };
+const env = {
+  HOME: home,
+  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  XDG_CONFIG_HOME: join(home, ".config"),
+  XDG_DATA_HOME: join(home, "data"),
+};
 
 function run(args: string[]) {
   const child = Bun.spawnSync([binary, ...args], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
@@ -21,7 +26,10 @@ describe("compiled flameox setup", () => {
   test("the binary has a setup command", () => {
     expect(binary, "FLAMEOX_BINARY must name the compiled flameox (npm test sets it)").not.toBe("");
     const help = run(["setup", "--help"]);
-    expect(`${help.stdout}${help.stderr}`, "`flameox setup` is not registered in this build (src/cli/main.ts must add setupCommand)").toContain("--claude");
+    expect(
+      `${help.stdout}${help.stderr}`,
+      "`flameox setup` is not registered in this build (src/cli/main.ts must add setupCommand)",
+    ).toContain("--claude");
   });
 
   test("installs itself, connects Claude Code and Codex, verifies, and a second run changes nothing", () => {
@@ -35,7 +43,10 @@ describe("compiled flameox setup", () => {
     const launcher = join(home, "data", "flameox", "runtimes", version, "flameox");
     expect(report.executable).toBe(launcher);
     expect(existsSync(launcher)).toBe(true);
-    expect(JSON.parse(readFileSync(join(home, ".claude.json"), "utf8")).mcpServers.flameox).toEqual({ command: launcher, args: ["mcp", "serve", "--project-root", "."] });
+    expect(JSON.parse(readFileSync(join(home, ".claude.json"), "utf8")).mcpServers.flameox).toEqual({
+      command: launcher,
+      args: ["mcp", "serve", "--project-root", "."],
+    });
     const verify = run(["setup", "--verify", "--json"]);
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
     expect(JSON.parse(verify.stdout).runtime.handshake_ok).toBe(true);

@@ -11,7 +11,12 @@ test("every stdout line of mcp serve is a JSON-RPC message, logs go to stderr", 
     env: testEnvironment(),
   });
   const messages = [
-    { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } },
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    },
     { jsonrpc: "2.0", method: "notifications/initialized" },
     { jsonrpc: "2.0", id: 2, method: "tools/list" },
     { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "workspace_status", arguments: {} } },
@@ -40,7 +45,12 @@ test("every stdout line of mcp serve is a JSON-RPC message, logs go to stderr", 
     const parsed = JSON.parse(line);
     expect(parsed.jsonrpc).toBe("2.0");
   }
-  const byId = new Map(lines.map((line) => JSON.parse(line)).filter((message) => "id" in message).map((message) => [message.id, message]));
+  const byId = new Map(
+    lines
+      .map((line) => JSON.parse(line))
+      .filter((message) => "id" in message)
+      .map((message) => [message.id, message]),
+  );
   expect(byId.get(1).result.serverInfo.name).toBe("flameox");
   expect(byId.get(1).result.instructions).toContain("initialize_workspace");
   expect(byId.get(2).result.tools.length).toBeGreaterThan(5);

@@ -49,16 +49,37 @@ test("torch.profiler SDK mode over MCP: two cycles, each extracted, matmul on to
     [{ mode: "sampling" }, "adapter_options.mode"],
   ];
   for (const [options, field] of refusals) {
-    const refused = await callTool(session, "plan_capture", { workload_name: "decode", adapter: "torch.profiler", parameters: {}, adapter_options: options });
+    const refused = await callTool(session, "plan_capture", {
+      workload_name: "decode",
+      adapter: "torch.profiler",
+      parameters: {},
+      adapter_options: options,
+    });
     expect(refused.envelope.ok).toBe(false);
     expect(refused.envelope.error.code).toBe("INVALID_CAPTURE_PLAN");
     expect(refused.envelope.error.details.fields.map((entry: { field: string }) => entry.field)).toContain(field);
   }
 
-  const options = { mode: "sdk", activities: ["cpu"], with_stack: false, schedule: { wait: 0, warmup: 1, active: 1, repeat: 2, skip_first: 0 } };
-  const plan = await callTool(session, "plan_capture", { workload_name: "decode", adapter: "torch.profiler", parameters: {}, adapter_options: options });
+  const options = {
+    mode: "sdk",
+    activities: ["cpu"],
+    with_stack: false,
+    schedule: { wait: 0, warmup: 1, active: 1, repeat: 2, skip_first: 0 },
+  };
+  const plan = await callTool(session, "plan_capture", {
+    workload_name: "decode",
+    adapter: "torch.profiler",
+    parameters: {},
+    adapter_options: options,
+  });
   expect(plan.envelope.ok).toBe(true);
-  expect(plan.envelope.result.adapter_options).toEqual({ ...options, record_shapes: true, profile_memory: true, with_flops: false, with_modules: false });
+  expect(plan.envelope.result.adapter_options).toEqual({
+    ...options,
+    record_shapes: true,
+    profile_memory: true,
+    with_flops: false,
+    with_modules: false,
+  });
   expect(plan.envelope.result.collector_argv).toContain("sdk");
   const executed = await callTool(session, "execute_capture_plan", { plan_id: plan.envelope.result.plan_id });
   expect(executed.envelope.ok).toBe(true);
@@ -70,9 +91,13 @@ test("torch.profiler SDK mode over MCP: two cycles, each extracted, matmul on to
   const run = await callTool(session, "get_run", { run_id: receipt.run_id });
   expect(run.envelope.ok).toBe(true);
   const artifacts = run.envelope.result.artifacts as { artifact_id: string; role: string; kind: string }[];
-  const cycles = artifacts.filter((artifact) => artifact.role.startsWith("cycle_")).sort((left, right) => left.role.localeCompare(right.role));
+  const cycles = artifacts
+    .filter((artifact) => artifact.role.startsWith("cycle_"))
+    .sort((left, right) => left.role.localeCompare(right.role));
   expect(cycles.map((artifact) => artifact.role)).toEqual(["cycle_0000", "cycle_0001"]);
-  expect(artifacts.map((artifact) => artifact.role)).toEqual(expect.arrayContaining(["torch_profiler_cycle_manifest", "torch_profiler_diagnostics"]));
+  expect(artifacts.map((artifact) => artifact.role)).toEqual(
+    expect.arrayContaining(["torch_profiler_cycle_manifest", "torch_profiler_diagnostics"]),
+  );
 
   const pytorch = await callTool(session, "analyze_pytorch", { run_or_artifact: receipt.run_id, limit: 5 });
   expect(pytorch.envelope.ok).toBe(true);
@@ -83,7 +108,12 @@ test("torch.profiler SDK mode over MCP: two cycles, each extracted, matmul on to
   for (const cycle of cycles) {
     const perCycle = await callTool(session, "analyze_pytorch", { run_or_artifact: cycle.artifact_id, limit: 5 });
     expect(perCycle.envelope.result.operators.find((operator: { name: string }) => operator.name === "aten::mm").calls).toBe(5);
-    const window = await callTool(session, "get_trace_window", { artifact_id: cycle.artifact_id, start_ns: 0, end_ns: Number.MAX_SAFE_INTEGER, limit: 1000 });
+    const window = await callTool(session, "get_trace_window", {
+      artifact_id: cycle.artifact_id,
+      start_ns: 0,
+      end_ns: Number.MAX_SAFE_INTEGER,
+      limit: 1000,
+    });
     expect(window.envelope.ok).toBe(true);
     const phases = window.envelope.result.events.filter((event: { name: string }) => event.name === "flameox.phase:decode");
     expect(phases).toHaveLength(1);

@@ -41,7 +41,7 @@ export function runCli(argv: string[], options: { cwd?: string; env?: Record<str
     stdin: "ignore",
   });
   const stdout = result.stdout.toString();
-  let json: unknown = undefined;
+  let json: unknown;
   if (argv.includes("--json")) {
     try {
       json = JSON.parse(stdout);
@@ -55,7 +55,11 @@ export function runCli(argv: string[], options: { cwd?: string; env?: Record<str
 export type McpSession = { client: Client; close(): Promise<void>; stderr(): string };
 
 /** The SDK's own client over real stdio against the compiled binary. */
-export async function connectMcp(projectRoot: string, extraArguments: string[] = [], env: Record<string, string> = {}): Promise<McpSession> {
+export async function connectMcp(
+  projectRoot: string,
+  extraArguments: string[] = [],
+  env: Record<string, string> = {},
+): Promise<McpSession> {
   const transport = new StdioClientTransport({
     command: binaryPath(),
     args: ["mcp", "serve", "--project-root", projectRoot, ...extraArguments],
@@ -73,7 +77,11 @@ export async function connectMcp(projectRoot: string, extraArguments: string[] =
 }
 
 /** Calls a tool and returns its structured envelope. */
-export async function callTool(session: McpSession, name: string, args: Record<string, unknown> = {}): Promise<{ envelope: any; isError: boolean; text: string; raw: any }> {
+export async function callTool(
+  session: McpSession,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<{ envelope: any; isError: boolean; text: string; raw: any }> {
   const raw = await session.client.callTool({ name, arguments: args });
   const text = (raw.content as { type: string; text?: string }[]).find((item) => item.type === "text")?.text ?? "";
   return { envelope: raw.structuredContent, isError: Boolean(raw.isError), text, raw };

@@ -19,7 +19,13 @@ export async function declare(session: McpSession, name: string, argv: string[],
   if (!configured.envelope?.ok) throw new Error(`configure_workload failed: ${JSON.stringify(configured.envelope)}`);
 }
 
-export async function planAndExecute(session: McpSession, workload: string, adapter: string, parameters: Record<string, unknown> = {}, adapterOptions: Record<string, unknown> = {}) {
+export async function planAndExecute(
+  session: McpSession,
+  workload: string,
+  adapter: string,
+  parameters: Record<string, unknown> = {},
+  adapterOptions: Record<string, unknown> = {},
+) {
   const plan = await callTool(session, "plan_capture", { workload_name: workload, adapter, parameters, adapter_options: adapterOptions });
   if (!plan.envelope?.ok) throw new Error(`plan_capture failed: ${JSON.stringify(plan.envelope?.error)}`);
   const executed = await callTool(session, "execute_capture_plan", { plan_id: plan.envelope.result.plan_id });

@@ -43,7 +43,10 @@ function random(seed: number): () => number {
   };
 }
 
-function cached(name: string, generate: (writer: ChunkedWriter) => Record<string, number>): { path: string; bytes: number; generated_ms: number | null } {
+function cached(
+  name: string,
+  generate: (writer: ChunkedWriter) => Record<string, number>,
+): { path: string; bytes: number; generated_ms: number | null } {
   mkdirSync(benchOutput, { recursive: true });
   const path = join(benchOutput, name);
   if (existsSync(path)) return { path, bytes: statSync(path).size, generated_ms: null };
@@ -104,21 +107,29 @@ export function chromeTrace(megabytes: number): { path: string; bytes: number; g
       const operator = operators[Math.floor(next() * operators.length)]!;
       const batch = 1 << Math.floor(next() * 6);
       const width = 64 << Math.floor(next() * 5);
-      const dims = Array.from({ length: operator.inputs }, (_, index) => (index === 0 ? [batch, width] : index === 1 ? [width, width] : [width]));
+      const dims = Array.from({ length: operator.inputs }, (_, index) =>
+        index === 0 ? [batch, width] : index === 1 ? [width, width] : [width],
+      );
       const childDurations = operator.children.map(() => 2 + Math.floor(next() * 40));
       const duration = childDurations.reduce((sum, value) => sum + value + 1, 0) + 3 + Math.floor(next() * 20);
       let ts = clocks[threadIndex]!;
       externalId += 1;
       const args = (id: number, inputs: number[][]) =>
         `{"External id":${id},"Record function id":0,"Ev Idx":${id},"Input Dims":${JSON.stringify(inputs)},"Input type":${JSON.stringify(inputs.map(() => "float"))},"Input Strides":${JSON.stringify(inputs.map((shape) => (shape.length === 2 ? [shape[1], 1] : [1])))},"Concrete Inputs":${JSON.stringify(inputs.map(() => ""))}}`;
-      emit(`{"ph":"X","cat":"cpu_op","name":"${operator.name}","pid":${pid},"tid":${tid},"ts":${ts}.${Math.floor(next() * 1000)},"dur":${duration}.5,"args":${args(externalId, dims)}}`);
+      emit(
+        `{"ph":"X","cat":"cpu_op","name":"${operator.name}","pid":${pid},"tid":${tid},"ts":${ts}.${Math.floor(next() * 1000)},"dur":${duration}.5,"args":${args(externalId, dims)}}`,
+      );
       let childStart = ts + 1;
       operator.children.forEach((child, index) => {
         externalId += 1;
-        emit(`{"ph":"X","cat":"cpu_op","name":"${child}","pid":${pid},"tid":${tid},"ts":${childStart}.${Math.floor(next() * 1000)},"dur":${childDurations[index]},"args":${args(externalId, dims.slice(0, 2))}}`);
+        emit(
+          `{"ph":"X","cat":"cpu_op","name":"${child}","pid":${pid},"tid":${tid},"ts":${childStart}.${Math.floor(next() * 1000)},"dur":${childDurations[index]},"args":${args(externalId, dims.slice(0, 2))}}`,
+        );
         if (next() < 0.5) {
           const bytes = batch * width * 4;
-          emit(`{"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":${pid},"tid":${tid},"ts":${childStart + 1},"args":{"Total Reserved":${1 << 30},"Total Allocated":${(1 << 28) + externalId * 64},"Bytes":${next() < 0.5 ? bytes : -bytes},"Addr":${94_000_000_000_000 + externalId * 4096},"Device Type":0,"Device Id":-1}}`);
+          emit(
+            `{"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":${pid},"tid":${tid},"ts":${childStart + 1},"args":{"Total Reserved":${1 << 30},"Total Allocated":${(1 << 28) + externalId * 64},"Bytes":${next() < 0.5 ? bytes : -bytes},"Addr":${94_000_000_000_000 + externalId * 4096},"Device Type":0,"Device Id":-1}}`,
+          );
         }
         childStart += childDurations[index]! + 1;
       });
@@ -141,9 +152,11 @@ export function speedscopeProfile(samples: number): { path: string; bytes: numbe
     const frameCount = 4000;
     writer.write('{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[');
     for (let index = 0; index < frameCount; index += 1) {
-      writer.write(`${index ? "," : ""}{"name":"function_${index}","file":"/srv/app/package_${index % 97}/module_${index % 389}.py","line":${10 + (index % 700)}}`);
+      writer.write(
+        `${index ? "," : ""}{"name":"function_${index}","file":"/srv/app/package_${index % 97}/module_${index % 389}.py","line":${10 + (index % 700)}}`,
+      );
     }
-    writer.write("]},\"profiles\":[");
+    writer.write(']},"profiles":[');
     const threads = [
       { name: 'Thread 100 "MainThread"', count: Math.round(samples * 0.6) },
       { name: 'Thread 101 "worker"', count: samples - Math.round(samples * 0.6) },
@@ -162,7 +175,9 @@ export function speedscopeProfile(samples: number): { path: string; bytes: numbe
       }),
     );
     threads.forEach((thread, threadIndex) => {
-      writer.write(`${threadIndex ? "," : ""}{"type":"sampled","name":${JSON.stringify(thread.name)},"unit":"seconds","startValue":0,"endValue":${thread.count / 100},"samples":[`);
+      writer.write(
+        `${threadIndex ? "," : ""}{"type":"sampled","name":${JSON.stringify(thread.name)},"unit":"seconds","startValue":0,"endValue":${thread.count / 100},"samples":[`,
+      );
       for (let sample = 0; sample < thread.count; sample += 1) {
         // Skewed choice among the thread's stacks: a few are hot, most are rare, like a real program.
         const stack = stacks[threadIndex]![Math.floor(next() ** 3 * stacksPerThread)]!;

@@ -7,7 +7,16 @@ import { Services } from "../../../src/services/services.ts";
 
 const [projectRoot, runId, repeats] = process.argv.slice(2) as [string, string, string];
 const services = new Services({ projectRoot });
-const request = { run_or_artifact: runId, limit: 20, group_by: "function" as const, order_by: "self" as const, unit: null, thread: null, per_thread: false, cursor: null };
+const request = {
+  run_or_artifact: runId,
+  limit: 20,
+  group_by: "function" as const,
+  order_by: "self" as const,
+  unit: null,
+  thread: null,
+  per_thread: false,
+  cursor: null,
+};
 try {
   let started = performance.now();
   const first = await services.analysis.hotspots(request);
@@ -18,7 +27,15 @@ try {
     await services.analysis.hotspots(request);
     times.push(performance.now() - started);
   }
-  console.log(JSON.stringify({ first_ms: firstMs, ms: times, total_weight: first.total_weight, total: first.total, top: first.hotspots[0]?.function ?? null }));
+  console.log(
+    JSON.stringify({
+      first_ms: firstMs,
+      ms: times,
+      total_weight: first.total_weight,
+      total: first.total,
+      top: first.hotspots[0]?.function ?? null,
+    }),
+  );
 } finally {
   services.close();
 }

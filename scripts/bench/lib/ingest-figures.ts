@@ -16,7 +16,12 @@ export function ingestStep(result: Measured, bytes: number): Record<string, unkn
 }
 
 /** Median latency of one MCP tool call; a refusal or error is reported, never timed as a success. */
-export async function toolLatency(session: McpSession, tool: string, args: Record<string, unknown>, repeats: number): Promise<Record<string, unknown>> {
+export async function toolLatency(
+  session: McpSession,
+  tool: string,
+  args: Record<string, unknown>,
+  repeats: number,
+): Promise<Record<string, unknown>> {
   const times: number[] = [];
   let last: Awaited<ReturnType<typeof callTool>> | null = null;
   for (let index = 0; index < repeats; index += 1) {

@@ -93,7 +93,11 @@ export async function measure(
       }, 100)
     : undefined;
   const timer = options.timeoutMs ? setTimeout(() => child.kill("SIGKILL"), options.timeoutMs) : undefined;
-  const [stdout, stderr] = await Promise.all([new Response(child.stdout).text(), readLines(child.stderr, started, options.onStderrLine), child.exited]);
+  const [stdout, stderr] = await Promise.all([
+    new Response(child.stdout).text(),
+    readLines(child.stderr, started, options.onStderrLine),
+    child.exited,
+  ]);
   const wallMs = performance.now() - started;
   if (poll) clearInterval(poll);
   if (timer) clearTimeout(timer);
@@ -118,7 +122,11 @@ export function requireBinary(): void {
   if (!existsSync(binary)) throw new Error(`${binary} is missing; run 'npm run build' (npm run bench builds it).`);
 }
 
-async function readLines(stream: ReadableStream<Uint8Array>, started: number, onLine?: (line: string, atMs: number) => void): Promise<string> {
+async function readLines(
+  stream: ReadableStream<Uint8Array>,
+  started: number,
+  onLine?: (line: string, atMs: number) => void,
+): Promise<string> {
   if (!onLine) return new Response(stream).text();
   const decoder = new TextDecoder();
   let text = "";

@@ -16,30 +16,53 @@ export async function syntheticProject(folder: string): Promise<Services> {
 }
 
 /** Inserts runs in one transaction; runs with wallTimeNs also get a runtime.wall_time_ns bundle. */
-export async function insertSyntheticRuns(services: Services, runs: SyntheticRun[], options: { createdAt?: (index: number) => string } = {}): Promise<string[]> {
+export async function insertSyntheticRuns(
+  services: Services,
+  runs: SyntheticRun[],
+  options: { createdAt?: (index: number) => string } = {},
+): Promise<string[]> {
   const workspace = services.workspace();
   const ids = runs.map(() => crypto.randomUUID());
   const bundles: PreparedBundle[] = [];
   for (const [index, run] of runs.entries()) {
     if (run.wallTimeNs === undefined) continue;
     bundles.push(
-      await prepareBundle(workspace, { runId: ids[index]!, artifactId: `sha256:${"0".repeat(64)}`, extractor: "runtime", extractorVersion: "1" }, async (sink) => {
-        sink.measurement({ name: "runtime.wall_time_ns", value: run.wallTimeNs!, unit: "ns", aggregation: "total", is_warmup: false, worker: null, run_index: 0, value_index: 0, phase: "capture", dimensions: null });
-      }),
+      await prepareBundle(
+        workspace,
+        { runId: ids[index]!, artifactId: `sha256:${"0".repeat(64)}`, extractor: "runtime", extractorVersion: "1" },
+        async (sink) => {
+          sink.measurement({
+            name: "runtime.wall_time_ns",
+            value: run.wallTimeNs!,
+            unit: "ns",
+            aggregation: "total",
+            is_warmup: false,
+            worker: null,
+            run_index: 0,
+            value_index: 0,
+            phase: "capture",
+            dimensions: null,
+          });
+        },
+      ),
     );
   }
   workspace.state.write(() => {
     const database = workspace.state.database;
     for (const [index, run] of runs.entries()) {
-      const manifest = blankManifest(ids[index]!, "execution", options.createdAt?.(index) ?? new Date(Date.now() - (runs.length - index) * 1000).toISOString());
+      const manifest = blankManifest(
+        ids[index]!,
+        "execution",
+        options.createdAt?.(index) ?? new Date(Date.now() - (runs.length - index) * 1000).toISOString(),
+      );
       Object.assign(manifest, {
         execution_status: "succeeded",
         capture_status: "registered",
         workload_name: "bench",
-        workload_definition_id: "sha256:" + "1".repeat(64),
+        workload_definition_id: `sha256:${"1".repeat(64)}`,
         adapter: "command",
-        environment_id: "sha256:" + "2".repeat(64),
-        source_state_id: "sha256:" + "3".repeat(64),
+        environment_id: `sha256:${"2".repeat(64)}`,
+        source_state_id: `sha256:${"3".repeat(64)}`,
         parameters: run.parameters ?? {},
       });
       insertRun(database, manifest, "synthetic");

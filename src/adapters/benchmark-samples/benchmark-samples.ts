@@ -32,7 +32,9 @@ function parseFailed(message: string): FlameoxError {
   return new FlameoxError({
     code: "ARTIFACT_PARSE_FAILED",
     message: `benchmark-samples v1: ${message}`,
-    remediation: [`Write {"schema":"${benchmarkSamplesSchema}","benchmarks":[{"name","unit","values":[…],"warmups":[…]}]} (units ns|us|ms|s|bytes|count|ratio) and import it again with kind benchmark_samples.`],
+    remediation: [
+      `Write {"schema":"${benchmarkSamplesSchema}","benchmarks":[{"name","unit","values":[…],"warmups":[…]}]} (units ns|us|ms|s|bytes|count|ratio) and import it again with kind benchmark_samples.`,
+    ],
   });
 }
 
@@ -57,7 +59,8 @@ export function extractBenchmarkSamples(path: string, sink: EvidenceSink): Bench
   const root = document as Record<string, unknown>;
   const extra = Object.keys(root).filter((key) => key !== "schema" && key !== "benchmarks");
   if (extra.length > 0) throw parseFailed(`unknown top-level key(s) ${extra.join(", ")}`);
-  if (root.schema !== benchmarkSamplesSchema) throw parseFailed(`schema is ${JSON.stringify(root.schema)}, expected ${benchmarkSamplesSchema}`);
+  if (root.schema !== benchmarkSamplesSchema)
+    throw parseFailed(`schema is ${JSON.stringify(root.schema)}, expected ${benchmarkSamplesSchema}`);
   if (!Array.isArray(root.benchmarks) || root.benchmarks.length === 0) throw parseFailed("benchmarks must be a non-empty array");
   const summary: BenchmarkSamplesSummary = { benchmarks: [], valueCount: 0, warmupCount: 0 };
   const seen = new Set<string>();
@@ -67,19 +70,23 @@ export function extractBenchmarkSamples(path: string, sink: EvidenceSink): Bench
     const unknown = Object.keys(benchmark).filter((key) => !["name", "unit", "values", "warmups"].includes(key));
     if (unknown.length > 0) throw parseFailed(`benchmarks[${index}] has unknown key(s) ${unknown.join(", ")}`);
     const name = benchmark.name;
-    if (typeof name !== "string" || !/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/.test(name)) throw parseFailed(`benchmarks[${index}].name is missing or not allowed`);
+    if (typeof name !== "string" || !/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/.test(name))
+      throw parseFailed(`benchmarks[${index}].name is missing or not allowed`);
     if (seen.has(name)) throw parseFailed(`benchmark '${name}' appears twice`);
     seen.add(name);
     const unit = benchmark.unit;
-    if (typeof unit !== "string" || !(unit in timeScale || otherUnits.has(unit))) throw parseFailed(`benchmark '${name}' has unit ${JSON.stringify(unit)}; use ns, us, ms, s, bytes, count or ratio`);
+    if (typeof unit !== "string" || !(unit in timeScale || otherUnits.has(unit)))
+      throw parseFailed(`benchmark '${name}' has unit ${JSON.stringify(unit)}; use ns, us, ms, s, bytes, count or ratio`);
     const scale = timeScale[unit];
     const storedUnit = scale !== undefined ? "ns" : unit;
     const list = (key: "values" | "warmups", required: boolean): number[] => {
       const raw = benchmark[key];
       if (raw === undefined && !required) return [];
-      if (!Array.isArray(raw) || (required && raw.length === 0)) throw parseFailed(`benchmark '${name}'.${key} must be ${required ? "a non-empty" : "an"} array`);
+      if (!Array.isArray(raw) || (required && raw.length === 0))
+        throw parseFailed(`benchmark '${name}'.${key} must be ${required ? "a non-empty" : "an"} array`);
       return raw.map((value, position) => {
-        if (typeof value !== "number" || !Number.isFinite(value) || (unit !== "ratio" && value < 0)) throw parseFailed(`benchmark '${name}'.${key}[${position}] is not a valid number`);
+        if (typeof value !== "number" || !Number.isFinite(value) || (unit !== "ratio" && value < 0))
+          throw parseFailed(`benchmark '${name}'.${key}[${position}] is not a valid number`);
         return scale !== undefined ? value * scale : value;
       });
     };
@@ -87,10 +94,32 @@ export function extractBenchmarkSamples(path: string, sink: EvidenceSink): Bench
     const warmups = list("warmups", false);
     const dimensions = JSON.stringify({ benchmark: name, source_unit: unit });
     warmups.forEach((value, valueIndex) =>
-      sink.measurement({ name: `benchmark.${name}`, value, unit: storedUnit, aggregation: "sample", is_warmup: true, worker: null, run_index: 0, value_index: valueIndex, phase: "warmup", dimensions }),
+      sink.measurement({
+        name: `benchmark.${name}`,
+        value,
+        unit: storedUnit,
+        aggregation: "sample",
+        is_warmup: true,
+        worker: null,
+        run_index: 0,
+        value_index: valueIndex,
+        phase: "warmup",
+        dimensions,
+      }),
     );
     values.forEach((value, valueIndex) =>
-      sink.measurement({ name: `benchmark.${name}`, value, unit: storedUnit, aggregation: "sample", is_warmup: false, worker: null, run_index: 0, value_index: valueIndex, phase: "steady_state", dimensions }),
+      sink.measurement({
+        name: `benchmark.${name}`,
+        value,
+        unit: storedUnit,
+        aggregation: "sample",
+        is_warmup: false,
+        worker: null,
+        run_index: 0,
+        value_index: valueIndex,
+        phase: "steady_state",
+        dimensions,
+      }),
     );
     summary.benchmarks.push({ name, unit: storedUnit, values: values.length, warmups: warmups.length });
     summary.valueCount += values.length;

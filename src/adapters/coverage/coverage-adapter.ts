@@ -7,8 +7,14 @@ import { projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 import { probePythonPackage } from "../adapter-support.ts";
 import { requireSqliteFile } from "../formats/sqlite-file.ts";
-export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
-
+export type {
+  PythonWorkloadInvocation,
+  CaptureArtifact,
+  CaptureCommand,
+  CommandResult,
+  CommandRunner,
+  ProbeResult,
+} from "../capture-adapter.ts";
 
 export const coverageRequirement = "coverage==7.17.5";
 export const coverageDataFileName = ".coverage";
@@ -34,7 +40,11 @@ export function pythonTarget(argv: string[]): string[] {
     });
   }
   if (rest[0] === "-m" && rest.length < 2) {
-    throw new FlameoxError({ code: "INVALID_CAPTURE_PLAN", message: "`-m` without a module name.", remediation: ["Name the module after -m."] });
+    throw new FlameoxError({
+      code: "INVALID_CAPTURE_PLAN",
+      message: "`-m` without a module name.",
+      remediation: ["Name the module after -m."],
+    });
   }
   return rest;
 }
@@ -62,7 +72,9 @@ export function coverageCaptureCommand(input: {
   const rc = ["[run]", "branch = True"];
   if (input.options?.dynamicContext) rc.push(`dynamic_context = ${input.options.dynamicContext}`);
   let rcFile: string;
-  const artifacts: CaptureCommand["artifacts"] = [{ name: coverageDataFileName, path: dataFile, role: "primary", mediaType: "application/vnd.sqlite3" }];
+  const artifacts: CaptureCommand["artifacts"] = [
+    { name: coverageDataFileName, path: dataFile, role: "primary", mediaType: "application/vnd.sqlite3" },
+  ];
   if (input.rcDirectory) {
     const text = `${rc.join("\n")}\n`;
     rcFile = join(input.rcDirectory, `coveragerc-${sha256Hex(text).slice(0, 16)}`);
@@ -125,7 +137,11 @@ export type CoverageSummary = {
  * Reads `.coverage` directly. In branch mode coverage.py stores only arcs; executed lines are
  * their positive endpoints (negative numbers mark entry to and exit from a code object).
  */
-export function extractCoverage(path: string, sink: EvidenceSink, options: { projectRoot: string | null; projectFilesOnly?: boolean }): CoverageSummary {
+export function extractCoverage(
+  path: string,
+  sink: EvidenceSink,
+  options: { projectRoot: string | null; projectFilesOnly?: boolean },
+): CoverageSummary {
   requireSqliteFile(path, parseFailed);
   let database: Database;
   try {
@@ -134,28 +150,49 @@ export function extractCoverage(path: string, sink: EvidenceSink, options: { pro
     throw parseFailed(`cannot open: ${String(error)}`);
   }
   try {
-    const tables = new Set((database.query("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((row) => row.name));
+    const tables = new Set(
+      (database.query("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((row) => row.name),
+    );
     for (const table of ["meta", "file", "context", "line_bits", "arc"]) {
       if (!tables.has(table)) throw parseFailed(`table '${table}' is missing`);
     }
-    const meta = new Map((database.query("select key, value from meta").all() as { key: string; value: string }[]).map((row) => [row.key, row.value]));
+    const meta = new Map(
+      (database.query("select key, value from meta").all() as { key: string; value: string }[]).map((row) => [row.key, row.value]),
+    );
     const hasArcs = meta.get("has_arcs") === "1" || meta.get("has_arcs") === "True";
     const files = database.query("select id, path from file").all() as { id: number; path: string }[];
-    const contexts = new Map((database.query("select id, context from context").all() as { id: number; context: string }[]).map((row) => [row.id, row.context]));
-    const perFile = new Map<number, { lines: Map<number, Set<string>>; arcs: Map<string, { from: number; to: number; contexts: Set<string> }> }>();
+    const contexts = new Map(
+      (database.query("select id, context from context").all() as { id: number; context: string }[]).map((row) => [row.id, row.context]),
+    );
+    const perFile = new Map<
+      number,
+      { lines: Map<number, Set<string>>; arcs: Map<string, { from: number; to: number; contexts: Set<string> }> }
+    >();
     const entry = (fileId: number) => {
       let value = perFile.get(fileId);
-      if (!value) perFile.set(fileId, (value = { lines: new Map(), arcs: new Map() }));
+      if (!value) {
+        value = { lines: new Map(), arcs: new Map() };
+        perFile.set(fileId, value);
+      }
       return value;
     };
-    for (const row of database.query("select file_id, context_id, numbits from line_bits").all() as { file_id: number; context_id: number; numbits: Uint8Array }[]) {
+    for (const row of database.query("select file_id, context_id, numbits from line_bits").all() as {
+      file_id: number;
+      context_id: number;
+      numbits: Uint8Array;
+    }[]) {
       const context = contexts.get(row.context_id) ?? "";
       for (const line of decodeNumbits(row.numbits)) {
         const lines = entry(row.file_id).lines;
         (lines.get(line) ?? lines.set(line, new Set()).get(line)!).add(context);
       }
     }
-    for (const row of database.query("select file_id, context_id, fromno, tono from arc").all() as { file_id: number; context_id: number; fromno: number; tono: number }[]) {
+    for (const row of database.query("select file_id, context_id, fromno, tono from arc").all() as {
+      file_id: number;
+      context_id: number;
+      fromno: number;
+      tono: number;
+    }[]) {
       const context = contexts.get(row.context_id) ?? "";
       const state = entry(row.file_id);
       const key = `${row.fromno}->${row.tono}`;
@@ -166,7 +203,14 @@ export function extractCoverage(path: string, sink: EvidenceSink, options: { pro
         if (line > 0) (state.lines.get(line) ?? state.lines.set(line, new Set()).get(line)!).add(context);
       }
     }
-    const summary: CoverageSummary = { coverageVersion: meta.get("version") ?? null, hasArcs, files: [], skippedFiles: [], lineRows: 0, arcRows: 0 };
+    const summary: CoverageSummary = {
+      coverageVersion: meta.get("version") ?? null,
+      hasArcs,
+      files: [],
+      skippedFiles: [],
+      lineRows: 0,
+      arcRows: 0,
+    };
     for (const file of files.sort((left, right) => left.path.localeCompare(right.path))) {
       const relative = projectRelativePath(file.path, options.projectRoot);
       if (options.projectFilesOnly && relative === file.path.replaceAll("\\", "/")) {
@@ -179,7 +223,14 @@ export function extractCoverage(path: string, sink: EvidenceSink, options: { pro
       for (const line of lines) {
         for (const context of [...state.lines.get(line)!].sort()) {
           allContexts.add(context);
-          sink.observation({ kind: "line_hit", name: "coverage.line", file: relative, lines: String(line), context: context || null, value: "true" });
+          sink.observation({
+            kind: "line_hit",
+            name: "coverage.line",
+            file: relative,
+            lines: String(line),
+            context: context || null,
+            value: "true",
+          });
           summary.lineRows += 1;
         }
       }
@@ -187,13 +238,22 @@ export function extractCoverage(path: string, sink: EvidenceSink, options: { pro
       for (const arc of arcs) {
         for (const context of [...arc.contexts].sort()) {
           sink.observation({
-            kind: "branch_arc", name: "coverage.arc", file: relative, lines: `${arc.from}->${arc.to}`, context: context || null,
+            kind: "branch_arc",
+            name: "coverage.arc",
+            file: relative,
+            lines: `${arc.from}->${arc.to}`,
+            context: context || null,
             value: JSON.stringify({ from: arc.from, to: arc.to }),
           });
           summary.arcRows += 1;
         }
       }
-      summary.files.push({ file: relative ?? file.path, lines, arcs: arcs.map((arc) => [arc.from, arc.to]), contexts: [...allContexts].filter(Boolean).sort() });
+      summary.files.push({
+        file: relative ?? file.path,
+        lines,
+        arcs: arcs.map((arc) => [arc.from, arc.to]),
+        contexts: [...allContexts].filter(Boolean).sort(),
+      });
     }
     return summary;
   } catch (error) {

@@ -28,12 +28,22 @@ export const coverageAdapter: CaptureAdapter & { probe(context: ProbeContext): P
     });
     return collectorPlan(
       command,
-      () => ({ kind: "execution_coverage", role: "coverage_data", format: "coverage_sqlite", producer: "coverage", required: true, extract: true }),
+      () => ({
+        kind: "execution_coverage",
+        role: "coverage_data",
+        format: "coverage_sqlite",
+        producer: "coverage",
+        required: true,
+        extract: true,
+      }),
       "coverage.py line and branch tracing: typically 1.5–3x slower Python code",
     );
   },
   async extract(_output, path, sink, context) {
     const summary = extractCoverage(path, sink, { projectRoot: context.projectRoot, projectFilesOnly: true });
-    return { limitations: summary.skippedFiles.length > 0 ? [`${summary.skippedFiles.length} measured file(s) outside the project were skipped.`] : [] };
+    return {
+      limitations:
+        summary.skippedFiles.length > 0 ? [`${summary.skippedFiles.length} measured file(s) outside the project were skipped.`] : [],
+    };
   },
 };

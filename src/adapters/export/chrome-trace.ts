@@ -33,9 +33,7 @@ export type ChromeTraceEvent = {
 
 export type ChromeTraceFile = { traceEvents: ChromeTraceEvent[]; displayTimeUnit: "ns" | "ms"; otherData?: Record<string, unknown> };
 
-export type ChromeTraceSource =
-  | { trace_events: Iterable<TraceEventRow> }
-  | { frames: ExportFrames; stacks: Iterable<StackRow> };
+export type ChromeTraceSource = { trace_events: Iterable<TraceEventRow> } | { frames: ExportFrames; stacks: Iterable<StackRow> };
 
 export type ChromeTraceOptions = {
   /** How long one sample lasts when stacks are counted in samples (default 1 ms). */
@@ -49,11 +47,25 @@ class Identifiers {
   readonly metadata: ChromeTraceEvent[] = [];
 
   process(pid: string | null): number {
-    return this.resolve(`p\u0000${pid ?? ""}`, pid, (id, name) => ({ name: "process_name", ph: "M", ts: 0, pid: id, tid: 0, args: { name } }));
+    return this.resolve(`p\u0000${pid ?? ""}`, pid, (id, name) => ({
+      name: "process_name",
+      ph: "M",
+      ts: 0,
+      pid: id,
+      tid: 0,
+      args: { name },
+    }));
   }
 
   thread(pid: number, tid: string | null): number {
-    return this.resolve(`t\u0000${pid}\u0000${tid ?? ""}`, tid, (id, name) => ({ name: "thread_name", ph: "M", ts: 0, pid, tid: id, args: { name } }));
+    return this.resolve(`t\u0000${pid}\u0000${tid ?? ""}`, tid, (id, name) => ({
+      name: "thread_name",
+      ph: "M",
+      ts: 0,
+      pid,
+      tid: id,
+      args: { name },
+    }));
   }
 
   private resolve(key: string, value: string | null, describe: (id: number, name: string) => ChromeTraceEvent): number {
@@ -115,9 +127,11 @@ function* fromStacks(frames: ReadonlyMap<string, FrameRow>, groups: StackGroup[]
   let first = true;
   for (const group of groups) {
     if (group.unit === "bytes") {
-      throw invalidArguments("chrome trace export", [
-        { field: "stacks.unit", message: "byte-weighted stacks have no duration to lay out on a timeline", type: "unsupported_unit" },
-      ], ["Export memory profiles as speedscope or pprof."]);
+      throw invalidArguments(
+        "chrome trace export",
+        [{ field: "stacks.unit", message: "byte-weighted stacks have no duration to lay out on a timeline", type: "unsupported_unit" }],
+        ["Export memory profiles as speedscope or pprof."],
+      );
     }
     const toMicros = group.unit === "ns" ? 1 / 1000 : sampleNs / 1000;
     const root: Node = { key: "", total: 0, children: new Map() };
@@ -154,7 +168,16 @@ function* fromStacks(frames: ReadonlyMap<string, FrameRow>, groups: StackGroup[]
       const args: Record<string, unknown> = {};
       if (frame.file) args.filename = frame.file;
       if (frame.line !== null) args.line = frame.line;
-      const event: ChromeTraceEvent = { name: frame.function, cat: "flameox", ph: "X", ts: start * toMicros, dur: node.total * toMicros, pid, tid, args };
+      const event: ChromeTraceEvent = {
+        name: frame.function,
+        cat: "flameox",
+        ph: "X",
+        ts: start * toMicros,
+        dur: node.total * toMicros,
+        pid,
+        tid,
+        args,
+      };
       yield `${first ? "" : ","}${JSON.stringify(event)}`;
       first = false;
       const children: Array<{ node: Node; start: number }> = [];
@@ -171,9 +194,10 @@ function* fromStacks(frames: ReadonlyMap<string, FrameRow>, groups: StackGroup[]
 
 /** The trace as an object (small inputs). */
 export function toChromeTrace(source: ChromeTraceSource, options: ChromeTraceOptions = {}): ChromeTraceFile {
-  const text = "trace_events" in source
-    ? [...fromTraceEvents(source.trace_events)].join("")
-    : [...fromStacks(frameMap(source.frames), groupStacks(source.stacks), options)].join("");
+  const text =
+    "trace_events" in source
+      ? [...fromTraceEvents(source.trace_events)].join("")
+      : [...fromStacks(frameMap(source.frames), groupStacks(source.stacks), options)].join("");
   return JSON.parse(text) as ChromeTraceFile;
 }
 

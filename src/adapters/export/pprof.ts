@@ -20,15 +20,32 @@ import {
   writeChunks,
 } from "./rows.ts";
 
-export type PprofExportOptions = { unit?: StackUnit; /** Sampling period in the weight unit, when known. */ period?: number };
+export type PprofExportOptions = { unit?: StackUnit /** Sampling period in the weight unit, when known. */; period?: number };
 
 const sampleTypesByUnit: Record<StackUnit, { types: Array<[string, string]>; weightIndex: number }> = {
-  ns: { types: [["samples", "count"], ["cpu", "nanoseconds"]], weightIndex: 1 },
+  ns: {
+    types: [
+      ["samples", "count"],
+      ["cpu", "nanoseconds"],
+    ],
+    weightIndex: 1,
+  },
   samples: { types: [["samples", "count"]], weightIndex: 0 },
-  bytes: { types: [["alloc_objects", "count"], ["alloc_space", "bytes"]], weightIndex: 1 },
+  bytes: {
+    types: [
+      ["alloc_objects", "count"],
+      ["alloc_space", "bytes"],
+    ],
+    weightIndex: 1,
+  },
 };
 
-function* messages(frames: ReadonlyMap<string, FrameRow>, unit: StackUnit, groups: StackGroup[], options: PprofExportOptions): Generator<Uint8Array> {
+function* messages(
+  frames: ReadonlyMap<string, FrameRow>,
+  unit: StackUnit,
+  groups: StackGroup[],
+  options: PprofExportOptions,
+): Generator<Uint8Array> {
   const strings: string[] = [""];
   const stringIndex = new Map<string, number>([["", 0]]);
   const intern = (text: string): number => {
@@ -66,7 +83,14 @@ function* messages(frames: ReadonlyMap<string, FrameRow>, unit: StackUnit, group
       functionId = functionByIdentity.size + 1;
       functionByIdentity.set(identity, functionId);
       const name = intern(frame.function);
-      functions.message(5, new ProtoWriter().uint(1, functionId).uint(2, name).uint(3, name).uint(4, intern(frame.file ?? "")));
+      functions.message(
+        5,
+        new ProtoWriter()
+          .uint(1, functionId)
+          .uint(2, name)
+          .uint(3, name)
+          .uint(4, intern(frame.file ?? "")),
+      );
     }
     id = locationByKey.size + 1;
     locationByKey.set(key, id);
@@ -81,7 +105,8 @@ function* messages(frames: ReadonlyMap<string, FrameRow>, unit: StackUnit, group
       const weight = Math.round(stack.weight);
       if (weight <= 0) continue;
       const locationIds: number[] = [];
-      for (let position = stack.frame_keys.length - 1; position >= 0; position -= 1) locationIds.push(locationOf(stack.frame_keys[position] as string));
+      for (let position = stack.frame_keys.length - 1; position >= 0; position -= 1)
+        locationIds.push(locationOf(stack.frame_keys[position] as string));
       const values = unit === "samples" ? [weight] : [Math.max(Math.round(stack.sample_count), 0), weight];
       const sample = new ProtoWriter().packed(1, locationIds).packed(2, values);
       for (const label of labels) sample.message(3, label);
@@ -118,7 +143,12 @@ export function toPprof(frames: ExportFrames, stacks: Iterable<StackRow>, option
 }
 
 /** Streams the gzip-compressed profile to `path`. */
-export async function writePprof(path: string, frames: ExportFrames, stacks: ExportStacks, options: PprofExportOptions = {}): Promise<ExportSummary & { unit: StackUnit }> {
+export async function writePprof(
+  path: string,
+  frames: ExportFrames,
+  stacks: ExportStacks,
+  options: PprofExportOptions = {},
+): Promise<ExportSummary & { unit: StackUnit }> {
   const { unit, groups } = prepare(await groupStacksAsync(stacks), options);
   const summary = await writeChunks(path, messages(frameMap(frames), unit, groups, options), "pprof", [createGzip()]);
   return { ...summary, unit };

@@ -82,9 +82,11 @@ export function singleUnit(groups: StackGroup[], unit: StackUnit | undefined, fo
   if (unit !== undefined) return { unit, groups: groups.filter((group) => group.unit === unit) };
   const units = [...new Set(groups.map((group) => group.unit))];
   if (units.length > 1) {
-    throw invalidArguments(`${format} export`, [
-      { field: "unit", message: `the stacks mix ${units.join(" and ")}; a ${format} file holds one unit`, type: "mixed_units" },
-    ], [`Pass the unit to export (${units.join(", ")}).`]);
+    throw invalidArguments(
+      `${format} export`,
+      [{ field: "unit", message: `the stacks mix ${units.join(" and ")}; a ${format} file holds one unit`, type: "mixed_units" }],
+      [`Pass the unit to export (${units.join(", ")}).`],
+    );
   }
   return { unit: units[0] ?? "samples", groups };
 }

@@ -101,7 +101,12 @@ export function toSpeedscope(frames: ExportFrames, stacks: Iterable<StackRow>, o
 }
 
 /** Streams the speedscope document to `path`. */
-export async function writeSpeedscope(path: string, frames: ExportFrames, stacks: ExportStacks, options: SpeedscopeOptions = {}): Promise<ExportSummary> {
+export async function writeSpeedscope(
+  path: string,
+  frames: ExportFrames,
+  stacks: ExportStacks,
+  options: SpeedscopeOptions = {},
+): Promise<ExportSummary> {
   const groups = await groupStacksAsync(stacks);
   return writeChunks(path, batchText(pieces(frameMap(frames), groups, options)), "speedscope");
 }

@@ -585,9 +585,10 @@ function finishEvent(record: TraceEventRecord, end: number, seen: number): numbe
     record.correlation = pickSlots(argCorrelation, correlationKeys.length);
     record.device = pickSlots(argDevice, deviceKeys.length);
     record.stream = pickSlots(argStream, streamKeys.length);
-    record.file = argKinds[argFilename] === 1 ? argTexts[argFilename] ?? null : argKinds[argFile] === 1 ? argTexts[argFile] ?? null : null;
+    record.file =
+      argKinds[argFilename] === 1 ? (argTexts[argFilename] ?? null) : argKinds[argFile] === 1 ? (argTexts[argFile] ?? null) : null;
     record.line = argKinds[argLine] === 2 ? Number(argTexts[argLine]) : null;
-    record.metaName = argKinds[argName] === 1 ? argTexts[argName] ?? null : null;
+    record.metaName = argKinds[argName] === 1 ? (argTexts[argName] ?? null) : null;
     resetArgs();
   }
   return end;

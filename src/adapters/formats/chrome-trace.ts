@@ -60,7 +60,17 @@ type OpenSlice = {
 
 type ThreadState = { pid: string | null; tid: string | null; stack: OpenSlice[]; lastNs: number; group: StackGroup };
 
-const torchCategories = new Set(["cpu_op", "python_function", "user_annotation", "cpu_instant_event", "kernel", "cuda_runtime", "gpu_memcpy", "gpu_memset", "ac2g"]);
+const torchCategories = new Set([
+  "cpu_op",
+  "python_function",
+  "user_annotation",
+  "cpu_instant_event",
+  "kernel",
+  "cuda_runtime",
+  "gpu_memcpy",
+  "gpu_memset",
+  "ac2g",
+]);
 
 function lessThan(left: Pending, right: Pending): boolean {
   if (left.ts !== right.ts) return left.ts < right.ts;
@@ -157,7 +167,13 @@ export async function extractChromeTrace(path: string, sink: EvidenceSink, optio
       }
       const known = byName.get(name);
       if (known !== undefined) return known;
-      const frame = frames.intern({ function: name, file: null, line: null, module: category, language: language ?? (category === "py-spy" ? "python" : "trace") });
+      const frame = frames.intern({
+        function: name,
+        file: null,
+        line: null,
+        module: category,
+        language: language ?? (category === "py-spy" ? "python" : "trace"),
+      });
       byName.set(name, frame);
       return frame;
     }
@@ -212,7 +228,7 @@ export async function extractChromeTrace(path: string, sink: EvidenceSink, optio
     const category = record.category;
     if (category === "py-spy") hints.pySpy++;
     else if (category !== null) hints.other++;
-    if (!hints.torch && ((category !== null && torchCategories.has(category)) || (record.nameString !== null && record.nameString.startsWith("ProfilerStep#")))) {
+    if (!hints.torch && ((category !== null && torchCategories.has(category)) || record.nameString?.startsWith("ProfilerStep#"))) {
       hints.torch = true;
     }
     switch (phase) {

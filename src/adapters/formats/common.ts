@@ -3,14 +3,7 @@
  * stack aggregator (a trie of frames plus weights per thread/profile) so big inputs fold into
  * one row per distinct stack instead of one per sample.
  */
-import {
-  frameKey,
-  type EvidenceSink,
-  type FrameRow,
-  type StackRow,
-  type StackUnit,
-  type TraceEventRow,
-} from "../../domain/evidence.ts";
+import { frameKey, type EvidenceSink, type FrameRow, type StackRow, type StackUnit, type TraceEventRow } from "../../domain/evidence.ts";
 import { FlameoxError } from "../../domain/errors.ts";
 import type { ParseMode } from "./json-stream.ts";
 

@@ -18,7 +18,17 @@ export type DetectedProfileFormat = {
 /** Enough to see torch.profiler's top-level keys before `traceEvents`. */
 const sniffBytes = 64 * 1024;
 
-const torchMarkers = ['"schemaVersion"', '"deviceProperties"', '"distributedInfo"', '"baseTimeNanoseconds"', '"trace_id"', "ProfilerStep#", '"cpu_op"', '"python_function"', '"user_annotation"'];
+const torchMarkers = [
+  '"schemaVersion"',
+  '"deviceProperties"',
+  '"distributedInfo"',
+  '"baseTimeNanoseconds"',
+  '"trace_id"',
+  "ProfilerStep#",
+  '"cpu_op"',
+  '"python_function"',
+  '"user_annotation"',
+];
 
 async function readHead(path: string): Promise<Uint8Array> {
   const file = Bun.file(path);
@@ -28,14 +38,20 @@ async function readHead(path: string): Promise<Uint8Array> {
 /** Detects from bytes already read (exported for callers that hold the head). */
 export function detectProfileFormatFromHead(head: Uint8Array, name: string): DetectedProfileFormat {
   const lowerName = name.toLowerCase();
-  const result = (format: ProfileFormat, hints: string[], producer: string | null = null, version: string | null = null): DetectedProfileFormat => ({
+  const result = (
+    format: ProfileFormat,
+    hints: string[],
+    producer: string | null = null,
+    version: string | null = null,
+  ): DetectedProfileFormat => ({
     format,
     producer,
     producer_version: version,
     hints,
   });
   if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) {
-    if (/\.json(\.gz)?$/.test(lowerName) && !lowerName.endsWith(".pb.gz")) return result("unknown", ["gzip-compressed JSON is not read directly"]);
+    if (/\.json(\.gz)?$/.test(lowerName) && !lowerName.endsWith(".pb.gz"))
+      return result("unknown", ["gzip-compressed JSON is not read directly"]);
     return result("pprof", ["gzip magic"]);
   }
   const text = new TextDecoder("utf-8", { fatal: false }).decode(head);

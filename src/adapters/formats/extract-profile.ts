@@ -57,9 +57,7 @@ export async function extractProfile(
         code: "ARTIFACT_PARSE_FAILED",
         message: `Cannot tell the profile format of ${path}.`,
         details: { path },
-        remediation: [
-          "Name the format explicitly (speedscope, chrome_trace, collapsed, py_spy_raw, v8_cpuprofile, pprof).",
-        ],
+        remediation: ["Name the format explicitly (speedscope, chrome_trace, collapsed, py_spy_raw, v8_cpuprofile, pprof)."],
       });
   }
   if (!result.producer && detectedProducer) result.producer = detectedProducer;

@@ -69,12 +69,7 @@ function isScalarStart(byte: number): boolean {
 
 function isScalarByte(byte: number): boolean {
   return (
-    (byte >= 0x30 && byte <= 0x39) ||
-    (byte >= 0x61 && byte <= 0x7a) ||
-    byte === 0x2d ||
-    byte === 0x2b ||
-    byte === 0x2e ||
-    byte === 0x45
+    (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x7a) || byte === 0x2d || byte === 0x2b || byte === 0x2e || byte === 0x45
   );
 }
 
@@ -327,13 +322,13 @@ export class JsonStreamScanner {
       }
     } else {
       let inString = this.inString;
-      let escape = this.escape;
+      let escaped = this.escape;
       const brackets = this.brackets;
       for (; i < length; i++) {
         const byte = chunk[i] as number;
         if (inString) {
-          if (escape) escape = false;
-          else if (byte === BACKSLASH) escape = true;
+          if (escaped) escaped = false;
+          else if (byte === BACKSLASH) escaped = true;
           else if (byte === QUOTE) {
             inString = false;
             if (this.valueKind === KIND_STRING) {
@@ -362,7 +357,7 @@ export class JsonStreamScanner {
         }
       }
       this.inString = inString;
-      this.escape = escape;
+      this.escape = escaped;
     }
     if (this.capturing) this.captureParts.push(chunk.slice(chunkStart, length));
     return length;

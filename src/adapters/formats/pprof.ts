@@ -291,7 +291,9 @@ export async function extractPprof(path: string, sink: EvidenceSink, options: Pp
     (type, index) => index !== chosen && (text(type.unit) === "count" || text(type.type) === "samples"),
   );
   if (profile.sampleTypes.length > 1) {
-    limitations.push(`weighted by sample type "${typeNames[chosen]}" (${unitName}); the profile also has ${typeNames.filter((_, index) => index !== chosen).join(", ")}.`);
+    limitations.push(
+      `weighted by sample type "${typeNames[chosen]}" (${unitName}); the profile also has ${typeNames.filter((_, index) => index !== chosen).join(", ")}.`,
+    );
   }
 
   const frames = new FrameTable();
@@ -308,7 +310,7 @@ export async function extractPprof(path: string, sink: EvidenceSink, options: Pp
       return result;
     }
     const mapping = profile.mappings.get(location.mappingId);
-    const module = mapping && mapping.filename ? text(mapping.filename).split("/").pop() ?? null : null;
+    const module = mapping?.filename ? (text(mapping.filename).split("/").pop() ?? null) : null;
     if (location.lines.length === 0) {
       result.push(
         frames.intern({

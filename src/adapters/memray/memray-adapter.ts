@@ -4,10 +4,16 @@ import { sha256Hex } from "../../domain/canonical-json.ts";
 import { FlameoxError } from "../../domain/errors.ts";
 import { frameKey, projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts";
 import exporterSource from "./flameox_memray_export.py" with { type: "text" };
-import type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
+import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 import { probePythonPackage } from "../adapter-support.ts";
-export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
-
+export type {
+  PythonWorkloadInvocation,
+  CaptureArtifact,
+  CaptureCommand,
+  CommandResult,
+  CommandRunner,
+  ProbeResult,
+} from "../capture-adapter.ts";
 
 export const memrayRequirement = "memray==1.20.0";
 export const memrayOutputFileName = "memory.bin";
@@ -43,7 +49,10 @@ export async function probeMemray(python: string, run: CommandRunner): Promise<P
     timeoutMs: 15_000,
     requirement: memrayRequirement,
     installAdvice: "Install memray into the workload's interpreter",
-    recognize: (version) => (version ? { version: `memray ${version}`, limitations: ["Only the main process is tracked (no --follow-fork); no native frames."] } : null),
+    recognize: (version) =>
+      version
+        ? { version: `memray ${version}`, limitations: ["Only the main process is tracked (no --follow-fork); no native frames."] }
+        : null,
   });
 }
 
@@ -71,7 +80,14 @@ function parseFailed(message: string, details: Record<string, unknown> = {}): Fl
 }
 
 type ExportedFrame = { function: string; file: string; line: number | null };
-type ExportedRecord = { size: number; n_allocations: number; tid: number; thread_name: string; allocator: string; frames_leaf_first: ExportedFrame[] };
+type ExportedRecord = {
+  size: number;
+  n_allocations: number;
+  tid: number;
+  thread_name: string;
+  allocator: string;
+  frames_leaf_first: ExportedFrame[];
+};
 export type MemrayExport = {
   schema: "flameox.memray-export.v1";
   memray_version: string | null;
@@ -94,14 +110,17 @@ export type MemraySummary = {
 };
 
 /** Runs the embedded exporter with the capturing interpreter, then turns its JSON into rows. */
-export async function extractMemray(input: {
-  artifact: string;
-  python: string;
-  collectors: MemrayCollectorFiles;
-  workDirectory: string;
-  projectRoot: string | null;
-  run: CommandRunner;
-}, sink: EvidenceSink): Promise<MemraySummary> {
+export async function extractMemray(
+  input: {
+    artifact: string;
+    python: string;
+    collectors: MemrayCollectorFiles;
+    workDirectory: string;
+    projectRoot: string | null;
+    run: CommandRunner;
+  },
+  sink: EvidenceSink,
+): Promise<MemraySummary> {
   if (!existsSync(input.artifact)) throw parseFailed(`${input.artifact} does not exist`);
   const output = join(input.workDirectory, `memray-export-${crypto.randomUUID()}.json`);
   const result = await input.run([input.python, "-I", input.collectors.exporter, input.artifact, output], { timeoutMs: 300_000 });
@@ -124,7 +143,13 @@ export async function extractMemray(input: {
 
 function isRecord(value: unknown): value is ExportedRecord {
   const record = value as ExportedRecord;
-  return typeof record === "object" && record !== null && Number.isFinite(record.size) && Number.isFinite(record.n_allocations) && Array.isArray(record.frames_leaf_first);
+  return (
+    typeof record === "object" &&
+    record !== null &&
+    Number.isFinite(record.size) &&
+    Number.isFinite(record.n_allocations) &&
+    Array.isArray(record.frames_leaf_first)
+  );
 }
 
 export function importMemrayExport(text: string, sink: EvidenceSink, projectRoot: string | null): MemraySummary {
@@ -134,15 +159,31 @@ export function importMemrayExport(text: string, sink: EvidenceSink, projectRoot
   } catch {
     throw parseFailed("the exporter's JSON is malformed");
   }
-  if (document?.schema !== "flameox.memray-export.v1" || typeof document.metadata?.peak_memory !== "number"
-    || !Array.isArray(document.high_watermark) || !Array.isArray(document.leaked)
-    || !document.high_watermark.every(isRecord) || !document.leaked.every(isRecord)) {
+  if (
+    document?.schema !== "flameox.memray-export.v1" ||
+    typeof document.metadata?.peak_memory !== "number" ||
+    !Array.isArray(document.high_watermark) ||
+    !Array.isArray(document.leaked) ||
+    !document.high_watermark.every(isRecord) ||
+    !document.leaked.every(isRecord)
+  ) {
     throw parseFailed("the export does not have the flameox.memray-export.v1 shape");
   }
   const leakedBytes = document.leaked.reduce((sum, record) => sum + record.size, 0);
   const leakedCount = document.leaked.reduce((sum, record) => sum + record.n_allocations, 0);
   const measurement = (name: string, value: number, unit: string, aggregation: string) =>
-    sink.measurement({ name, value, unit, aggregation, is_warmup: false, worker: null, run_index: null, value_index: null, phase: null, dimensions: null });
+    sink.measurement({
+      name,
+      value,
+      unit,
+      aggregation,
+      is_warmup: false,
+      worker: null,
+      run_index: null,
+      value_index: null,
+      phase: null,
+      dimensions: null,
+    });
   measurement("memory.peak_bytes", document.metadata.peak_memory, "bytes", "peak");
   measurement("memory.total_allocated_bytes", document.total_allocated_bytes, "bytes", "total");
   measurement("memory.allocation_count", document.total_allocation_count, "count", "total");
@@ -159,8 +200,12 @@ export function importMemrayExport(text: string, sink: EvidenceSink, projectRoot
       keys.push(key);
     }
     sink.stack({
-      thread: record.thread_name || String(record.tid), process: null, frame_keys: keys,
-      weight: record.size, unit: "bytes", sample_count: record.n_allocations,
+      thread: record.thread_name || String(record.tid),
+      process: null,
+      frame_keys: keys,
+      weight: record.size,
+      unit: "bytes",
+      sample_count: record.n_allocations,
     });
   }
   const limitations = ["Stacks are the allocations alive at the high-water mark; leaked allocations are summarized as measurements."];

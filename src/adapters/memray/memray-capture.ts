@@ -1,7 +1,15 @@
 import { mkdirSync } from "node:fs";
 import * as v from "valibot";
 import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
-import { availablePythonWorkload, collectorPlan, isPythonExecutable, noPython, probeWorkloadPython, requireAvailable, workloadPython } from "../adapter-support.ts";
+import {
+  availablePythonWorkload,
+  collectorPlan,
+  isPythonExecutable,
+  noPython,
+  probeWorkloadPython,
+  requireAvailable,
+  workloadPython,
+} from "../adapter-support.ts";
 import { adapterDescriptor } from "../registry.ts";
 import { extractMemray, memrayCaptureCommand, memrayRequirement, probeMemray, writeMemrayCollectors } from "./memray-adapter.ts";
 
@@ -25,11 +33,20 @@ export const memrayAdapter: CaptureAdapter & { probe(context: ProbeContext): Pro
     );
   },
   async extract(_output, path, sink, context) {
-    const python = isPythonExecutable(context.workloadExecutable) ? context.workloadExecutable : workloadPython([context.workloadExecutable], process.env.PATH ?? "");
+    const python = isPythonExecutable(context.workloadExecutable)
+      ? context.workloadExecutable
+      : workloadPython([context.workloadExecutable], process.env.PATH ?? "");
     if (!python) requireAvailable("memray", noPython("memray", memrayRequirement));
     mkdirSync(context.scratchDirectory, { recursive: true });
     const summary = await extractMemray(
-      { artifact: path, python: python!, collectors: writeMemrayCollectors(context.collectorDirectory), workDirectory: context.scratchDirectory, projectRoot: context.projectRoot, run: context.run },
+      {
+        artifact: path,
+        python: python!,
+        collectors: writeMemrayCollectors(context.collectorDirectory),
+        workDirectory: context.scratchDirectory,
+        projectRoot: context.projectRoot,
+        run: context.run,
+      },
       sink,
     );
     return { limitations: summary.limitations };

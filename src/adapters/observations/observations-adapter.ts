@@ -61,10 +61,16 @@ export function extractObservations(path: string, sink: EvidenceSink): Observati
       throw parseFailed(`line ${index + 1} does not have exactly the keys ${allowedKeys.join(", ")}`);
     }
     if (record.schema !== schema) throw parseFailed(`line ${index + 1} has schema ${JSON.stringify(record.schema)}`);
-    if (record.kind !== "annotation" && record.kind !== "configuration") throw parseFailed(`line ${index + 1} has kind ${JSON.stringify(record.kind)}`);
-    if (typeof record.name !== "string" || record.name.length === 0 || record.name.length > 200) throw parseFailed(`line ${index + 1} has a bad name`);
+    if (record.kind !== "annotation" && record.kind !== "configuration")
+      throw parseFailed(`line ${index + 1} has kind ${JSON.stringify(record.kind)}`);
+    if (typeof record.name !== "string" || record.name.length === 0 || record.name.length > 200)
+      throw parseFailed(`line ${index + 1} has a bad name`);
     sink.observation({
-      kind: record.kind, name: record.name, file: null, lines: null, context: String(record.pid ?? ""),
+      kind: record.kind,
+      name: record.name,
+      file: null,
+      lines: null,
+      context: String(record.pid ?? ""),
       value: JSON.stringify({ value: record.value, monotonic_ns: record.monotonic_ns }),
     });
     if (record.kind === "annotation") summary.annotations += 1;

@@ -3,21 +3,29 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FlameoxError } from "../../domain/errors.ts";
 import { frameKey, type EvidenceSink } from "../../domain/evidence.ts";
-import type { WorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
+import type { WorkloadInvocation, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 export type { WorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
-
 
 export const perfDataFileName = "perf.data";
 export const perfExtractorVersion = "flameox.perf-script@1";
 const scriptFields = "comm,pid,tid,time,period,event,ip,sym,symoff,dso";
 
 /** Call graphs by frame pointers (-g); any workload, Python or native. */
-export function perfCaptureCommand(input: { workload: WorkloadInvocation; artifactDirectory: string; perf?: string; frequency?: number }): CaptureCommand {
+export function perfCaptureCommand(input: {
+  workload: WorkloadInvocation;
+  artifactDirectory: string;
+  perf?: string;
+  frequency?: number;
+}): CaptureCommand {
   const output = join(input.artifactDirectory, perfDataFileName);
   const argv = [input.perf ?? "perf", "record", "-g", "-o", output];
   if (input.frequency !== undefined) {
     if (!Number.isInteger(input.frequency) || input.frequency < 1 || input.frequency > 100_000) {
-      throw new FlameoxError({ code: "INVALID_CAPTURE_PLAN", message: `perf frequency must be 1..100000 Hz, got ${input.frequency}.`, remediation: ["Choose a sampling frequency such as 999."] });
+      throw new FlameoxError({
+        code: "INVALID_CAPTURE_PLAN",
+        message: `perf frequency must be 1..100000 Hz, got ${input.frequency}.`,
+        remediation: ["Choose a sampling frequency such as 999."],
+      });
     }
     argv.push("-F", String(input.frequency));
   }
@@ -34,7 +42,14 @@ export function perfScriptCommand(perfData: string, perf = "perf"): string[] {
   return [perf, "script", "-i", perfData, "-F", scriptFields];
 }
 
-const permissionMarkers = [/permission denied/i, /operation not permitted/i, /no permission/i, /perf_event_open/i, /perf_event_paranoid/i, /access denied/i];
+const permissionMarkers = [
+  /permission denied/i,
+  /operation not permitted/i,
+  /no permission/i,
+  /perf_event_open/i,
+  /perf_event_paranoid/i,
+  /access denied/i,
+];
 
 /** Really runs `perf record -- true`: reading perf_event_paranoid alone does not say what a container allows. */
 export async function probePerf(run: CommandRunner, options: { perf?: string; paranoidPath?: string } = {}): Promise<ProbeResult> {
@@ -50,10 +65,22 @@ export async function probePerf(run: CommandRunner, options: { perf?: string; pa
   try {
     version = await run([perf, "--version"], { timeoutMs: 5_000 });
   } catch (error) {
-    return { status: "unavailable", version: null, remediation: [`Install perf: ${install}`], limitations: [], details: { error: String(error).slice(0, 300), perf_event_paranoid: paranoid } };
+    return {
+      status: "unavailable",
+      version: null,
+      remediation: [`Install perf: ${install}`],
+      limitations: [],
+      details: { error: String(error).slice(0, 300), perf_event_paranoid: paranoid },
+    };
   }
   if (version.exitCode !== 0) {
-    return { status: "unavailable", version: null, remediation: [`perf did not run (exit ${version.exitCode}); install a perf matching this kernel: ${install}`], limitations: [], details: { stderr: version.stderr.slice(-300), perf_event_paranoid: paranoid } };
+    return {
+      status: "unavailable",
+      version: null,
+      remediation: [`perf did not run (exit ${version.exitCode}); install a perf matching this kernel: ${install}`],
+      limitations: [],
+      details: { stderr: version.stderr.slice(-300), perf_event_paranoid: paranoid },
+    };
   }
   const versionText = (version.stdout.trim() || version.stderr.trim()).split("\n")[0] ?? null;
   const directory = mkdtempSync(join(tmpdir(), "flameox-perf-probe-"));
@@ -61,7 +88,13 @@ export async function probePerf(run: CommandRunner, options: { perf?: string; pa
     const trial = await run([perf, "record", "-g", "-o", join(directory, "perf.data"), "--", "true"], { timeoutMs: 10_000 });
     const diagnostic = `${trial.stdout}\n${trial.stderr}`.replace(/\s+/g, " ").trim().slice(0, 500);
     if (trial.exitCode === 0 && existsSync(join(directory, "perf.data"))) {
-      return { status: "available", version: versionText, remediation: [], limitations: ["Frame-pointer call graphs: code built without frame pointers shows short stacks."], details: { perf_event_paranoid: paranoid, permission: "granted" } };
+      return {
+        status: "available",
+        version: versionText,
+        remediation: [],
+        limitations: ["Frame-pointer call graphs: code built without frame pointers shows short stacks."],
+        details: { perf_event_paranoid: paranoid, permission: "granted" },
+      };
     }
     if (permissionMarkers.some((marker) => marker.test(diagnostic))) {
       return {
@@ -75,7 +108,13 @@ export async function probePerf(run: CommandRunner, options: { perf?: string; pa
         details: { perf_event_paranoid: paranoid, permission: "denied", diagnostic },
       };
     }
-    return { status: "unavailable", version: versionText, remediation: [`perf record failed: ${diagnostic || `exit ${trial.exitCode}`}`], limitations: [], details: { perf_event_paranoid: paranoid, permission: "unknown" } };
+    return {
+      status: "unavailable",
+      version: versionText,
+      remediation: [`perf record failed: ${diagnostic || `exit ${trial.exitCode}`}`],
+      limitations: [],
+      details: { perf_event_paranoid: paranoid, permission: "unknown" },
+    };
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }
@@ -158,7 +197,14 @@ export function extractPerfScript(text: string, sink: EvidenceSink): PerfSummary
   finish();
   if (sampleCount === 0) throw parseFailed("no samples");
   for (const entry of aggregated.values()) {
-    sink.stack({ thread: entry.thread, process: entry.process, frame_keys: entry.keys, weight: entry.samples, unit: "samples", sample_count: entry.samples });
+    sink.stack({
+      thread: entry.thread,
+      process: entry.process,
+      frame_keys: entry.keys,
+      weight: entry.samples,
+      unit: "samples",
+      sample_count: entry.samples,
+    });
   }
   return {
     samples: sampleCount,
@@ -169,13 +215,20 @@ export function extractPerfScript(text: string, sink: EvidenceSink): PerfSummary
 }
 
 /** Runs `perf script` on the artifact and parses it; perf's own refusal means the file is unreadable. */
-export async function extractPerfData(input: { artifact: string; run: CommandRunner; perf?: string }, sink: EvidenceSink): Promise<PerfSummary> {
+export async function extractPerfData(
+  input: { artifact: string; run: CommandRunner; perf?: string },
+  sink: EvidenceSink,
+): Promise<PerfSummary> {
   if (!existsSync(input.artifact)) throw parseFailed(`${input.artifact} does not exist`);
   let result: CommandResult;
   try {
     result = await input.run(perfScriptCommand(input.artifact, input.perf), { timeoutMs: 300_000 });
   } catch (error) {
-    throw new FlameoxError({ code: "CAPABILITY_UNAVAILABLE", message: `perf could not be started: ${String(error).slice(0, 300)}`, remediation: ["Install perf: apt-get install linux-perf"] });
+    throw new FlameoxError({
+      code: "CAPABILITY_UNAVAILABLE",
+      message: `perf could not be started: ${String(error).slice(0, 300)}`,
+      remediation: ["Install perf: apt-get install linux-perf"],
+    });
   }
   if (result.exitCode !== 0) throw parseFailed(`perf script failed (exit ${result.exitCode}): ${result.stderr.trim().slice(-300)}`);
   return extractPerfScript(result.stdout, sink);

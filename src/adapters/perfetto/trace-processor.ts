@@ -93,9 +93,20 @@ export async function extractPerfettoProtobuf(
     const number = (value: string | undefined) => (value === undefined || value === "" || value === "[NULL]" ? null : Number(value));
     if (number(id) === null || number(ts) === null) continue;
     sink.traceEvent({
-      event_id: number(id)!, parent_id: number(parent), depth: number(depth) ?? 0, name: name ?? "", category: category && category !== "[NULL]" ? category : null,
-      ts_ns: number(ts)!, dur_ns: number(dur), pid: pid && pid !== "[NULL]" ? pid : null, tid: tid && tid !== "[NULL]" ? tid : null,
-      args: null, correlation: null, device: null, stream: null, phase: "X",
+      event_id: number(id)!,
+      parent_id: number(parent),
+      depth: number(depth) ?? 0,
+      name: name ?? "",
+      category: category && category !== "[NULL]" ? category : null,
+      ts_ns: number(ts)!,
+      dur_ns: number(dur),
+      pid: pid && pid !== "[NULL]" ? pid : null,
+      tid: tid && tid !== "[NULL]" ? tid : null,
+      args: null,
+      correlation: null,
+      device: null,
+      stream: null,
+      phase: "X",
     });
     sliceCount += 1;
   }

@@ -17,7 +17,12 @@ export type PySpyOptions = v.InferOutput<typeof PySpyOptionsSchema>;
 export const pySpyProfileFileName = "profile.speedscope.json";
 
 /** py-spy launches the workload itself, so the workload's own argv follows `--` unchanged. */
-export function pySpyCollectorArgv(executable: string, options: PySpyOptions, profilePath: string, workloadArgv: readonly string[]): string[] {
+export function pySpyCollectorArgv(
+  executable: string,
+  options: PySpyOptions,
+  profilePath: string,
+  workloadArgv: readonly string[],
+): string[] {
   const argv = [executable, "record", "--format", "speedscope", "--output", profilePath, "--rate", String(options.rate)];
   if (options.native) argv.push("--native");
   if (options.subprocesses) argv.push("--subprocesses");
@@ -34,9 +39,25 @@ export const pySpyAdapter: CaptureAdapter = {
   planCollector(context) {
     const options = v.parse(PySpyOptionsSchema, context.options);
     return {
-      argv: pySpyCollectorArgv(context.adapterExecutable!, options, `${context.artifactDirectory}/${pySpyProfileFileName}`, context.workloadArgv),
+      argv: pySpyCollectorArgv(
+        context.adapterExecutable!,
+        options,
+        `${context.artifactDirectory}/${pySpyProfileFileName}`,
+        context.workloadArgv,
+      ),
       trustedEnvironment: {},
-      outputs: [{ file: pySpyProfileFileName, kind: "sample_profile", role: "profile", mediaType: "application/json", format: "speedscope", producer: "py-spy", required: true, extract: true }],
+      outputs: [
+        {
+          file: pySpyProfileFileName,
+          kind: "sample_profile",
+          role: "profile",
+          mediaType: "application/json",
+          format: "speedscope",
+          producer: "py-spy",
+          required: true,
+          extract: true,
+        },
+      ],
       expectedOverhead: `sampling at ${options.rate} Hz; the workload is paused briefly for each sample`,
     };
   },

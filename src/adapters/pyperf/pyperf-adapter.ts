@@ -2,10 +2,16 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { FlameoxError } from "../../domain/errors.ts";
 import type { EvidenceSink } from "../../domain/evidence.ts";
-import type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
+import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 import { probePythonPackage } from "../adapter-support.ts";
-export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
-
+export type {
+  PythonWorkloadInvocation,
+  CaptureArtifact,
+  CaptureCommand,
+  CommandResult,
+  CommandRunner,
+  ProbeResult,
+} from "../capture-adapter.ts";
 
 export const pyperfRequirement = "pyperf==2.11.0";
 export const pyperfOutputFileName = "benchmark.json";
@@ -17,19 +23,46 @@ export type PyperfOptions = { processes?: number; values?: number; warmups?: num
  * `pyperf command` times the whole workload command as a subprocess, so any workload works;
  * pyperf itself runs in the workload's interpreter (or the tools venv when the workload is not Python).
  */
-export function pyperfCaptureCommand(input: { workload: PythonWorkloadInvocation; artifactDirectory: string; options?: PyperfOptions }): CaptureCommand {
+export function pyperfCaptureCommand(input: {
+  workload: PythonWorkloadInvocation;
+  artifactDirectory: string;
+  options?: PyperfOptions;
+}): CaptureCommand {
   const options = { processes: 3, values: 3, warmups: 1, loops: null, name: "workload", ...input.options };
   for (const [key, value] of Object.entries({ processes: options.processes, values: options.values, warmups: options.warmups })) {
     if (!Number.isInteger(value) || value < (key === "warmups" ? 0 : 1) || value > 10_000) {
-      throw new FlameoxError({ code: "INVALID_CAPTURE_PLAN", message: `pyperf ${key} must be an integer in range, got ${value}.`, remediation: ["Use small positive integers."] });
+      throw new FlameoxError({
+        code: "INVALID_CAPTURE_PLAN",
+        message: `pyperf ${key} must be an integer in range, got ${value}.`,
+        remediation: ["Use small positive integers."],
+      });
     }
   }
   if (!/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/.test(options.name)) {
-    throw new FlameoxError({ code: "INVALID_CAPTURE_PLAN", message: `Benchmark name '${options.name}' is not allowed.`, remediation: ["Use letters, digits and ._:/-."] });
+    throw new FlameoxError({
+      code: "INVALID_CAPTURE_PLAN",
+      message: `Benchmark name '${options.name}' is not allowed.`,
+      remediation: ["Use letters, digits and ._:/-."],
+    });
   }
   const output = join(input.artifactDirectory, pyperfOutputFileName);
-  const argv = [input.workload.python, "-m", "pyperf", "command", "--quiet", "--output", output,
-    "--processes", String(options.processes), "--values", String(options.values), "--warmups", String(options.warmups), "--name", options.name];
+  const argv = [
+    input.workload.python,
+    "-m",
+    "pyperf",
+    "command",
+    "--quiet",
+    "--output",
+    output,
+    "--processes",
+    String(options.processes),
+    "--values",
+    String(options.values),
+    "--warmups",
+    String(options.warmups),
+    "--name",
+    options.name,
+  ];
   if (options.loops !== null && options.loops !== undefined) argv.push("--loops", String(options.loops));
   return {
     argv: [...argv, "--", ...input.workload.argv],
@@ -89,7 +122,10 @@ export function extractPyperf(path: string, sink: EvidenceSink): PyperfSummary {
   }
   let text: string;
   try {
-    text = bytes[0] === 0x1f && bytes[1] === 0x8b ? new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(bytes))) : new TextDecoder().decode(bytes);
+    text =
+      bytes[0] === 0x1f && bytes[1] === 0x8b
+        ? new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(bytes)))
+        : new TextDecoder().decode(bytes);
   } catch {
     throw parseFailed("gzip data is corrupt");
   }
@@ -120,11 +156,19 @@ export function extractPyperf(path: string, sink: EvidenceSink): PyperfSummary {
       const warmupList = run?.warmups === undefined ? [] : run.warmups;
       if (!Array.isArray(warmupList)) throw parseFailed(`run ${runIndex} of '${name}' has malformed warmups`);
       warmupList.forEach((entry, valueIndex) => {
-        if (!Array.isArray(entry) || entry.length !== 2 || !finite(entry[0]) || !finite(entry[1])) throw parseFailed(`run ${runIndex} of '${name}': warm-up ${valueIndex} is not [loops, value]`);
+        if (!Array.isArray(entry) || entry.length !== 2 || !finite(entry[0]) || !finite(entry[1]))
+          throw parseFailed(`run ${runIndex} of '${name}': warm-up ${valueIndex} is not [loops, value]`);
         const converted = convert(entry[1], unit);
         sink.measurement({
-          name: `pyperf.${name}`, value: converted.value, unit: converted.unit, aggregation: "sample", is_warmup: true,
-          worker: null, run_index: runIndex, value_index: valueIndex, phase: "warmup",
+          name: `pyperf.${name}`,
+          value: converted.value,
+          unit: converted.unit,
+          aggregation: "sample",
+          is_warmup: true,
+          worker: null,
+          run_index: runIndex,
+          value_index: valueIndex,
+          phase: "warmup",
           dimensions: dimensions({ loops: entry[0], calibration }),
         });
         warmups += 1;
@@ -135,16 +179,31 @@ export function extractPyperf(path: string, sink: EvidenceSink): PyperfSummary {
         if (!finite(value)) throw parseFailed(`run ${runIndex} of '${name}': value ${valueIndex} is not a number`);
         const converted = convert(value, unit);
         sink.measurement({
-          name: `pyperf.${name}`, value: converted.value, unit: converted.unit, aggregation: "sample", is_warmup: false,
-          worker: null, run_index: runIndex, value_index: valueIndex, phase: "steady_state",
+          name: `pyperf.${name}`,
+          value: converted.value,
+          unit: converted.unit,
+          aggregation: "sample",
+          is_warmup: false,
+          worker: null,
+          run_index: runIndex,
+          value_index: valueIndex,
+          phase: "steady_state",
           dimensions: dimensions({ loops, inner_loops: finite(runMetadata.inner_loops) ? runMetadata.inner_loops : null }),
         });
         values += 1;
       });
       if (finite(runMetadata.command_max_rss)) {
         sink.measurement({
-          name: `pyperf.${name}.command_max_rss`, value: Math.round(runMetadata.command_max_rss), unit: "bytes", aggregation: "peak",
-          is_warmup: calibration, worker: null, run_index: runIndex, value_index: null, phase: null, dimensions: dimensions({}),
+          name: `pyperf.${name}.command_max_rss`,
+          value: Math.round(runMetadata.command_max_rss),
+          unit: "bytes",
+          aggregation: "peak",
+          is_warmup: calibration,
+          worker: null,
+          run_index: runIndex,
+          value_index: null,
+          phase: null,
+          dimensions: dimensions({}),
         });
       }
     });

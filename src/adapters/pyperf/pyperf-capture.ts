@@ -4,7 +4,8 @@ import { availablePythonWorkload, collectorPlan, probeWorkloadPython } from "../
 import { adapterDescriptor } from "../registry.ts";
 import { extractPyperf, probePyperf, pyperfCaptureCommand, pyperfRequirement } from "./pyperf-adapter.ts";
 
-const count = (minimum: number, fallback: number) => v.optional(v.pipe(v.number(), v.integer(), v.minValue(minimum), v.maxValue(10_000)), fallback);
+const count = (minimum: number, fallback: number) =>
+  v.optional(v.pipe(v.number(), v.integer(), v.minValue(minimum), v.maxValue(10_000)), fallback);
 
 export const PyperfOptionsSchema = v.strictObject({
   processes: count(1, 3),

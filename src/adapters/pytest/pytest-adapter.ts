@@ -23,7 +23,14 @@ export const pytestAdapter: CaptureAdapter & { probe(context: ProbeContext): Ret
     });
     return collectorPlan(
       command,
-      () => ({ kind: "test_execution", role: "test_events", format: "flameox_pytest_events", producer: "pytest", required: true, extract: true }),
+      () => ({
+        kind: "test_execution",
+        role: "test_events",
+        format: "flameox_pytest_events",
+        producer: "pytest",
+        required: true,
+        extract: true,
+      }),
       "one JSON line per test phase, fixture and worker event; negligible next to the tests",
     );
   },

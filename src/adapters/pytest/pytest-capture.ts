@@ -3,12 +3,9 @@ import { sha256Hex } from "../../domain/canonical-json.ts";
 import { FlameoxError } from "../../domain/errors.ts";
 import launcherSource from "./flameox_pytest_launcher.py" with { type: "text" };
 import pluginSource from "./flameox_pytest_plugin.py" with { type: "text" };
-import type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand } from "../capture-adapter.ts";
+import type { PythonWorkloadInvocation, CaptureCommand } from "../capture-adapter.ts";
 import { writeCollectorFiles } from "../adapter-support.ts";
 export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand } from "../capture-adapter.ts";
-
-
-
 
 export const pytestEventsFileName = "pytest-events.jsonl";
 export const pytestRequirements = ["pytest==9.2.0", "pytest-xdist==3.8.0"];
@@ -22,7 +19,11 @@ const collectorFiles = {
 
 /** Content-addressed, so two flameox versions never overwrite each other's collectors mid-capture. */
 export function pytestCollectorVersion(): string {
-  return sha256Hex(Object.entries(collectorFiles).map(([name, text]) => `${name}\u0000${text}`).join("\u0000")).slice(0, 16);
+  return sha256Hex(
+    Object.entries(collectorFiles)
+      .map(([name, text]) => `${name}\u0000${text}`)
+      .join("\u0000"),
+  ).slice(0, 16);
 }
 
 export function writePytestCollectors(baseDirectory: string): PytestCollectorFiles {

@@ -150,8 +150,15 @@ export function extractPytestEventsText(content: string, sink: EvidenceSink): Py
         if (duration !== null) {
           collectionDurations.push(duration);
           sink.measurement({
-            name: "test.collection_ns", value: duration, unit: "ns", aggregation: "single", is_warmup: false,
-            worker, run_index: null, value_index: valueIndex++, phase: "collection",
+            name: "test.collection_ns",
+            value: duration,
+            unit: "ns",
+            aggregation: "single",
+            is_warmup: false,
+            worker,
+            run_index: null,
+            value_index: valueIndex++,
+            phase: "collection",
             dimensions: JSON.stringify({ test_count: integer(event.test_count) }),
           });
         }
@@ -162,9 +169,21 @@ export function extractPytestEventsText(content: string, sink: EvidenceSink): Py
         if (duration === null) throw parseFailed("fixture_setup without duration_ns");
         fixtureSetups += 1;
         sink.measurement({
-          name: "test.fixture_setup_ns", value: duration, unit: "ns", aggregation: "sample", is_warmup: false,
-          worker, run_index: null, value_index: valueIndex++, phase: "setup",
-          dimensions: JSON.stringify({ fixture: text(event.fixture), scope: text(event.scope), nodeid: text(event.nodeid), outcome: text(event.outcome) }),
+          name: "test.fixture_setup_ns",
+          value: duration,
+          unit: "ns",
+          aggregation: "sample",
+          is_warmup: false,
+          worker,
+          run_index: null,
+          value_index: valueIndex++,
+          phase: "setup",
+          dimensions: JSON.stringify({
+            fixture: text(event.fixture),
+            scope: text(event.scope),
+            nodeid: text(event.nodeid),
+            outcome: text(event.outcome),
+          }),
         });
         break;
       }
@@ -176,7 +195,13 @@ export function extractPytestEventsText(content: string, sink: EvidenceSink): Py
         if (!nodeid || !phase || !outcome || duration === null) throw parseFailed("test_phase lacks nodeid/phase/outcome/duration_ns");
         if (worker && worker !== "controller") workers.add(worker);
         const phases = byTest.get(nodeid) ?? {};
-        phases[phase] = { outcome, durationNs: duration, wasxfail: event.wasxfail !== null && event.wasxfail !== undefined, worker, message: text(event.message) };
+        phases[phase] = {
+          outcome,
+          durationNs: duration,
+          wasxfail: event.wasxfail !== null && event.wasxfail !== undefined,
+          worker,
+          message: text(event.message),
+        };
         byTest.set(nodeid, phases);
         if (outcome === "failed") {
           const stopped = integer(event.stopped_at_ns);
@@ -231,18 +256,36 @@ export function extractPytestEventsText(content: string, sink: EvidenceSink): Py
       message = message ?? state.message;
       phaseSummary[phase] = { outcome: state.outcome, durationNs: state.durationNs };
       sink.measurement({
-        name: "test.duration_ns", value: state.durationNs, unit: "ns", aggregation: "single", is_warmup: false,
-        worker: state.worker, run_index: null, value_index: valueIndex++, phase,
+        name: "test.duration_ns",
+        value: state.durationNs,
+        unit: "ns",
+        aggregation: "single",
+        is_warmup: false,
+        worker: state.worker,
+        run_index: null,
+        value_index: valueIndex++,
+        phase,
         dimensions: JSON.stringify({ nodeid, outcome, phase_outcome: state.outcome }),
       });
     }
     sink.measurement({
-      name: "test.duration_ns", value: total, unit: "ns", aggregation: "sum", is_warmup: false,
-      worker, run_index: null, value_index: valueIndex++, phase: null,
+      name: "test.duration_ns",
+      value: total,
+      unit: "ns",
+      aggregation: "sum",
+      is_warmup: false,
+      worker,
+      run_index: null,
+      value_index: valueIndex++,
+      phase: null,
       dimensions: JSON.stringify({ nodeid, outcome }),
     });
     sink.observation({
-      kind: "test_outcome", name: nodeid, file: nodeid.split("::")[0] ?? null, lines: null, context: worker,
+      kind: "test_outcome",
+      name: nodeid,
+      file: nodeid.split("::")[0] ?? null,
+      lines: null,
+      context: worker,
       value: JSON.stringify({ outcome, duration_ns: total, worker, message: message?.slice(0, 2000) ?? null }),
     });
     tests.push({ nodeid, outcome, worker, durationNs: total, phases: phaseSummary, message });
@@ -253,23 +296,51 @@ export function extractPytestEventsText(content: string, sink: EvidenceSink): Py
   const summaryDimensions = (outcome: string) => JSON.stringify({ outcome });
   for (const [outcome, count] of Object.entries(counts)) {
     sink.measurement({
-      name: "test.count", value: count, unit: "count", aggregation: "sum", is_warmup: false, worker: null,
-      run_index: null, value_index: valueIndex++, phase: "summary", dimensions: summaryDimensions(outcome),
+      name: "test.count",
+      value: count,
+      unit: "count",
+      aggregation: "sum",
+      is_warmup: false,
+      worker: null,
+      run_index: null,
+      value_index: valueIndex++,
+      phase: "summary",
+      dimensions: summaryDimensions(outcome),
     });
   }
   sink.measurement({
-    name: "test.collected", value: collected.length, unit: "count", aggregation: "sum", is_warmup: false, worker: null,
-    run_index: null, value_index: valueIndex++, phase: "summary", dimensions: null,
+    name: "test.collected",
+    value: collected.length,
+    unit: "count",
+    aggregation: "sum",
+    is_warmup: false,
+    worker: null,
+    run_index: null,
+    value_index: valueIndex++,
+    phase: "summary",
+    dimensions: null,
   });
   if (firstFailureNs !== null) {
     sink.measurement({
-      name: "test.time_to_first_failure_ns", value: firstFailureNs, unit: "ns", aggregation: "first", is_warmup: false,
-      worker: null, run_index: null, value_index: valueIndex++, phase: "failure", dimensions: null,
+      name: "test.time_to_first_failure_ns",
+      value: firstFailureNs,
+      unit: "ns",
+      aggregation: "first",
+      is_warmup: false,
+      worker: null,
+      run_index: null,
+      value_index: valueIndex++,
+      phase: "failure",
+      dimensions: null,
     });
   }
   for (const entry of crashed.values()) {
     sink.observation({
-      kind: "annotation", name: "pytest.worker_crashed", file: null, lines: null, context: entry.worker,
+      kind: "annotation",
+      name: "pytest.worker_crashed",
+      file: null,
+      lines: null,
+      context: entry.worker,
       value: JSON.stringify({ worker: entry.worker, error: entry.error, nodeids: entry.nodeids }),
     });
   }
@@ -278,14 +349,18 @@ export function extractPytestEventsText(content: string, sink: EvidenceSink): Py
   if (exitStatus === null) limitations.push("The stream has no session_finished event; the session did not end normally.");
   if (interrupted) limitations.push("The session was interrupted or hit an internal error.");
   if (crashed.size > 0) {
-    limitations.push(`${crashed.size} xdist worker(s) crashed: ${[...crashed.values()].map((entry) => `${entry.worker} (${entry.nodeids.join(", ") || "no test in flight"})`).join("; ")}.`);
+    limitations.push(
+      `${crashed.size} xdist worker(s) crashed: ${[...crashed.values()].map((entry) => `${entry.worker} (${entry.nodeids.join(", ") || "no test in flight"})`).join("; ")}.`,
+    );
   }
   if (sidecarProblems > 0) limitations.push(`${sidecarProblems} worker sidecar(s) were recovered only partially.`);
   if (unexecuted.length > 0) limitations.push(`${unexecuted.length} collected test(s) never ran.`);
   if (scheduler !== "no") limitations.push("xdist hooks do not expose per-test queue latency.");
 
-  const slowest = [...tests].sort((left, right) => right.durationNs - left.durationNs || left.nodeid.localeCompare(right.nodeid))
-    .slice(0, 20).map((test) => ({ nodeid: test.nodeid, durationNs: test.durationNs, worker: test.worker }));
+  const slowest = [...tests]
+    .sort((left, right) => right.durationNs - left.durationNs || left.nodeid.localeCompare(right.nodeid))
+    .slice(0, 20)
+    .map((test) => ({ nodeid: test.nodeid, durationNs: test.durationNs, worker: test.worker }));
   return {
     complete: exitStatus !== null && !interrupted && crashed.size === 0 && sidecarProblems === 0,
     exitStatus,
@@ -299,7 +374,12 @@ export function extractPytestEventsText(content: string, sink: EvidenceSink): Py
     workers: [...workers].sort(),
     crashedWorkers: [...crashed.values()],
     fixtureSetups,
-    collectionNs: collectionDurations.length > 0 ? Math.max(...collectionDurations) : collectionStart !== null && collectionEnd !== null ? collectionEnd - collectionStart : null,
+    collectionNs:
+      collectionDurations.length > 0
+        ? Math.max(...collectionDurations)
+        : collectionStart !== null && collectionEnd !== null
+          ? collectionEnd - collectionStart
+          : null,
     timeToFirstFailureNs: firstFailureNs,
     limitations,
   };

@@ -4,9 +4,15 @@ import { sha256Hex } from "../../domain/canonical-json.ts";
 import { FlameoxError } from "../../domain/errors.ts";
 import type { EvidenceSink } from "../../domain/evidence.ts";
 import collectorSource from "./flameox_python_startup.py" with { type: "text" };
-import type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
-export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
-
+import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
+export type {
+  PythonWorkloadInvocation,
+  CaptureArtifact,
+  CaptureCommand,
+  CommandResult,
+  CommandRunner,
+  ProbeResult,
+} from "../capture-adapter.ts";
 
 export const pythonStartupOutputFileName = "python-startup.json";
 export const pythonStartupExtractorVersion = "flameox.python-startup@1";
@@ -41,7 +47,11 @@ export function pythonStartupCaptureCommand(input: {
   }
   const samples = input.samples ?? 5;
   if (!Number.isInteger(samples) || samples < 1 || samples > 1000) {
-    throw new FlameoxError({ code: "INVALID_CAPTURE_PLAN", message: `samples must be 1..1000, got ${samples}.`, remediation: ["Choose 1..1000 samples."] });
+    throw new FlameoxError({
+      code: "INVALID_CAPTURE_PLAN",
+      message: `samples must be 1..1000, got ${samples}.`,
+      remediation: ["Choose 1..1000 samples."],
+    });
   }
   const output = join(input.artifactDirectory, pythonStartupOutputFileName);
   return {
@@ -57,11 +67,29 @@ export async function probePythonStartup(python: string, run: CommandRunner): Pr
   try {
     const result = await run([python, "-I", "-c", "import platform; print(platform.python_version())"], { timeoutMs: 15_000 });
     if (result.exitCode === 0) {
-      return { status: "available", version: `python ${result.stdout.trim()}`, remediation: [], limitations: ["File-system caches are not dropped between samples."], details: { python } };
+      return {
+        status: "available",
+        version: `python ${result.stdout.trim()}`,
+        remediation: [],
+        limitations: ["File-system caches are not dropped between samples."],
+        details: { python },
+      };
     }
-    return { status: "unavailable", version: null, remediation: [`The interpreter ${python} exited ${result.exitCode}; fix the workload's python path.`], limitations: [], details: { stderr: result.stderr.slice(-500) } };
+    return {
+      status: "unavailable",
+      version: null,
+      remediation: [`The interpreter ${python} exited ${result.exitCode}; fix the workload's python path.`],
+      limitations: [],
+      details: { stderr: result.stderr.slice(-500) },
+    };
   } catch (error) {
-    return { status: "unavailable", version: null, remediation: [`The interpreter ${python} could not be started (${String(error)}); fix the workload's python path.`], limitations: [], details: {} };
+    return {
+      status: "unavailable",
+      version: null,
+      remediation: [`The interpreter ${python} could not be started (${String(error)}); fix the workload's python path.`],
+      limitations: [],
+      details: {},
+    };
   }
 }
 
@@ -121,7 +149,14 @@ function parseFailed(message: string): FlameoxError {
   });
 }
 
-type Sample = { index: number; cache_semantics: string; duration_ns: number; peak_rss_bytes: number | null; peak_rss_backend: string | null; exit_code: number };
+type Sample = {
+  index: number;
+  cache_semantics: string;
+  duration_ns: number;
+  peak_rss_bytes: number | null;
+  peak_rss_backend: string | null;
+  exit_code: number;
+};
 
 export type PythonStartupSummary = {
   samples: { index: number; durationNs: number; peakRssBytes: number | null; exitCode: number }[];
@@ -134,7 +169,11 @@ export type PythonStartupSummary = {
 const nonNegativeInteger = (value: unknown) => typeof value === "number" && Number.isInteger(value) && value >= 0;
 
 export function extractPythonStartup(path: string, sink: EvidenceSink): PythonStartupSummary {
-  let document: { schema?: unknown; samples?: unknown; import_trace?: { importtime_lines?: unknown; exit_code?: unknown; lines_truncated?: unknown } };
+  let document: {
+    schema?: unknown;
+    samples?: unknown;
+    import_trace?: { importtime_lines?: unknown; exit_code?: unknown; lines_truncated?: unknown };
+  };
   try {
     document = JSON.parse(readFileSync(path, "utf8"));
   } catch (error) {
@@ -144,34 +183,102 @@ export function extractPythonStartup(path: string, sink: EvidenceSink): PythonSt
   if (!Array.isArray(document.samples) || document.samples.length === 0) throw parseFailed("no samples");
   const samples = document.samples as Sample[];
   for (const sample of samples) {
-    if (!nonNegativeInteger(sample?.index) || !nonNegativeInteger(sample.duration_ns) || (sample.peak_rss_bytes !== null && !nonNegativeInteger(sample.peak_rss_bytes))) {
+    if (
+      !nonNegativeInteger(sample?.index) ||
+      !nonNegativeInteger(sample.duration_ns) ||
+      (sample.peak_rss_bytes !== null && !nonNegativeInteger(sample.peak_rss_bytes))
+    ) {
       throw parseFailed("a sample lacks index/duration_ns or has a bad peak_rss_bytes");
     }
   }
   const lines = document.import_trace?.importtime_lines;
-  if (!Array.isArray(lines) || !lines.every((line) => typeof line === "string")) throw parseFailed("import_trace.importtime_lines is missing");
+  if (!Array.isArray(lines) || !lines.every((line) => typeof line === "string"))
+    throw parseFailed("import_trace.importtime_lines is missing");
   for (const sample of samples) {
     const dimensions = JSON.stringify({ cache_semantics: sample.cache_semantics, exit_code: sample.exit_code });
-    sink.measurement({ name: "startup.wall_ns", value: sample.duration_ns, unit: "ns", aggregation: "sample", is_warmup: false, worker: null, run_index: null, value_index: sample.index, phase: "startup", dimensions });
+    sink.measurement({
+      name: "startup.wall_ns",
+      value: sample.duration_ns,
+      unit: "ns",
+      aggregation: "sample",
+      is_warmup: false,
+      worker: null,
+      run_index: null,
+      value_index: sample.index,
+      phase: "startup",
+      dimensions,
+    });
     if (sample.peak_rss_bytes !== null) {
-      sink.measurement({ name: "startup.peak_rss_bytes", value: sample.peak_rss_bytes, unit: "bytes", aggregation: "peak", is_warmup: false, worker: null, run_index: null, value_index: sample.index, phase: "startup", dimensions: JSON.stringify({ rss_backend: sample.peak_rss_backend }) });
+      sink.measurement({
+        name: "startup.peak_rss_bytes",
+        value: sample.peak_rss_bytes,
+        unit: "bytes",
+        aggregation: "peak",
+        is_warmup: false,
+        worker: null,
+        run_index: null,
+        value_index: sample.index,
+        phase: "startup",
+        dimensions: JSON.stringify({ rss_backend: sample.peak_rss_backend }),
+      });
     }
   }
   const parsed = parseImportTime(lines as string[]);
   parsed.modules.forEach((module, index) => {
     const dimensions = JSON.stringify({ module: module.module, package: module.package });
-    sink.measurement({ name: "import.self_us", value: module.selfUs, unit: "us", aggregation: "sum", is_warmup: false, worker: null, run_index: null, value_index: index, phase: "import", dimensions });
-    sink.measurement({ name: "import.cumulative_us", value: module.cumulativeUs, unit: "us", aggregation: "max", is_warmup: false, worker: null, run_index: null, value_index: index, phase: "import", dimensions });
+    sink.measurement({
+      name: "import.self_us",
+      value: module.selfUs,
+      unit: "us",
+      aggregation: "sum",
+      is_warmup: false,
+      worker: null,
+      run_index: null,
+      value_index: index,
+      phase: "import",
+      dimensions,
+    });
+    sink.measurement({
+      name: "import.cumulative_us",
+      value: module.cumulativeUs,
+      unit: "us",
+      aggregation: "max",
+      is_warmup: false,
+      worker: null,
+      run_index: null,
+      value_index: index,
+      phase: "import",
+      dimensions,
+    });
   });
   for (const entry of parsed.packages) {
-    sink.measurement({ name: "import.package_self_us", value: entry.selfUs, unit: "us", aggregation: "sum", is_warmup: false, worker: null, run_index: null, value_index: null, phase: "import", dimensions: JSON.stringify({ package: entry.package, module_count: entry.moduleCount, max_cumulative_us: entry.maxCumulativeUs }) });
+    sink.measurement({
+      name: "import.package_self_us",
+      value: entry.selfUs,
+      unit: "us",
+      aggregation: "sum",
+      is_warmup: false,
+      worker: null,
+      run_index: null,
+      value_index: null,
+      phase: "import",
+      dimensions: JSON.stringify({ package: entry.package, module_count: entry.moduleCount, max_cumulative_us: entry.maxCumulativeUs }),
+    });
   }
-  const limitations = ["Caches are not controlled: sample 0 may pay cold-cache costs the others do not.", "Import times come from one separate -X importtime run, not from the timed samples."];
+  const limitations = [
+    "Caches are not controlled: sample 0 may pay cold-cache costs the others do not.",
+    "Import times come from one separate -X importtime run, not from the timed samples.",
+  ];
   if (samples.some((sample) => sample.peak_rss_bytes === null)) limitations.push("Peak RSS was not observable for some samples.");
   if (parsed.unparsedLines > 0) limitations.push(`${parsed.unparsedLines} importtime line(s) could not be parsed.`);
   if (document.import_trace?.lines_truncated === true) limitations.push("The importtime trace was cut at the collector's line limit.");
   return {
-    samples: samples.map((sample) => ({ index: sample.index, durationNs: sample.duration_ns, peakRssBytes: sample.peak_rss_bytes, exitCode: sample.exit_code })),
+    samples: samples.map((sample) => ({
+      index: sample.index,
+      durationNs: sample.duration_ns,
+      peakRssBytes: sample.peak_rss_bytes,
+      exitCode: sample.exit_code,
+    })),
     packages: parsed.packages,
     topPackage: parsed.packages[0]?.package ?? null,
     unparsedLines: parsed.unparsedLines,

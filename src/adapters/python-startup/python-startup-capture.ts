@@ -2,7 +2,12 @@ import * as v from "valibot";
 import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
 import { availablePythonWorkload, collectorPlan, probeWorkloadPython } from "../adapter-support.ts";
 import { adapterDescriptor } from "../registry.ts";
-import { extractPythonStartup, probePythonStartup, pythonStartupCaptureCommand, writePythonStartupCollectors } from "./python-startup-adapter.ts";
+import {
+  extractPythonStartup,
+  probePythonStartup,
+  pythonStartupCaptureCommand,
+  writePythonStartupCollectors,
+} from "./python-startup-adapter.ts";
 
 export const PythonStartupOptionsSchema = v.strictObject({
   samples: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000)), 5),
@@ -27,7 +32,14 @@ export const pythonStartupAdapter: CaptureAdapter & { probe(context: ProbeContex
     });
     return collectorPlan(
       command,
-      () => ({ kind: "python_startup", role: "startup_samples", format: "flameox_python_startup", producer: "python-startup", required: true, extract: true }),
+      () => ({
+        kind: "python_startup",
+        role: "startup_samples",
+        format: "flameox_python_startup",
+        producer: "python-startup",
+        required: true,
+        extract: true,
+      }),
       `runs the command ${options.samples + 1} times in fresh interpreters`,
     );
   },

@@ -4,10 +4,16 @@ import { sha256Hex } from "../../domain/canonical-json.ts";
 import { FlameoxError } from "../../domain/errors.ts";
 import launcherSource from "./flameox_torch_launcher.py" with { type: "text" };
 import sdkSource from "./flameox_torch.py" with { type: "text" };
-import type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
+import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 import { probePythonPackage } from "../adapter-support.ts";
-export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
-
+export type {
+  PythonWorkloadInvocation,
+  CaptureArtifact,
+  CaptureCommand,
+  CommandResult,
+  CommandRunner,
+  ProbeResult,
+} from "../capture-adapter.ts";
 
 export const torchRequirement = "torch==2.13.0";
 export const torchTraceFileName = "torch-trace.json";
@@ -28,7 +34,7 @@ export type TorchCollectorFiles = { directory: string; launcher: string; sdk: st
 
 export function writeTorchCollectors(baseDirectory: string): TorchCollectorFiles {
   const files = { "flameox_torch_launcher.py": launcherSource, "flameox_torch.py": sdkSource };
-  const directory = join(baseDirectory, `torch-profiler-${sha256Hex(launcherSource + "\u0000" + sdkSource).slice(0, 16)}`);
+  const directory = join(baseDirectory, `torch-profiler-${sha256Hex(`${launcherSource}\u0000${sdkSource}`).slice(0, 16)}`);
   mkdirSync(directory, { recursive: true });
   for (const [name, text] of Object.entries(files)) {
     const target = join(directory, name);
@@ -46,8 +52,15 @@ function invalid(message: string, remediation: string): FlameoxError {
 
 function profilerConfig(options: TorchProfilerOptions | undefined, schedule: TorchSchedule | null): string {
   const activities = options?.activities ?? ["cpu", "cuda_if_available"];
-  if (activities.length === 0 || new Set(activities).size !== activities.length || (activities.includes("cuda") && activities.includes("cuda_if_available"))) {
-    throw invalid(`Bad activity list ${JSON.stringify(activities)}.`, "Use a unique subset of cpu, cuda, cuda_if_available (not both cuda variants).");
+  if (
+    activities.length === 0 ||
+    new Set(activities).size !== activities.length ||
+    (activities.includes("cuda") && activities.includes("cuda_if_available"))
+  ) {
+    throw invalid(
+      `Bad activity list ${JSON.stringify(activities)}.`,
+      "Use a unique subset of cpu, cuda, cuda_if_available (not both cuda variants).",
+    );
   }
   const config: Record<string, unknown> = {
     activities,
@@ -60,7 +73,13 @@ function profilerConfig(options: TorchProfilerOptions | undefined, schedule: Tor
   };
   if (schedule) config.schedule = schedule;
   // Sorted top-level keys for a stable plan digest (a replacer array would also drop nested schedule keys).
-  return JSON.stringify(Object.fromEntries(Object.keys(config).sort().map((key) => [key, config[key]])));
+  return JSON.stringify(
+    Object.fromEntries(
+      Object.keys(config)
+        .sort()
+        .map((key) => [key, config[key]]),
+    ),
+  );
 }
 
 /** `python <script> …` or `python -m <module> …` as the launcher's target arguments. */
@@ -84,17 +103,38 @@ export function torchWholeEntrypointCommand(input: {
   const { target, rest } = launcherTarget(input.workload);
   const output = join(input.artifactDirectory, torchTraceFileName);
   return {
-    argv: [input.workload.python, input.collectors.launcher, "--output", output, "--config", profilerConfig(input.options, null), ...target, "--", ...rest],
+    argv: [
+      input.workload.python,
+      input.collectors.launcher,
+      "--output",
+      output,
+      "--config",
+      profilerConfig(input.options, null),
+      ...target,
+      "--",
+      ...rest,
+    ],
     cwd: input.workload.cwd,
     environment: {},
     artifacts: [
       { name: torchTraceFileName, path: output, role: "primary", mediaType: "application/json" },
-      { name: torchDiagnosticsFileName, path: join(input.artifactDirectory, torchDiagnosticsFileName), role: "torch_profiler_diagnostics", mediaType: "application/json" },
+      {
+        name: torchDiagnosticsFileName,
+        path: join(input.artifactDirectory, torchDiagnosticsFileName),
+        role: "torch_profiler_diagnostics",
+        mediaType: "application/json",
+      },
     ],
   };
 }
 
-export const torchScheduleBounds: readonly [keyof TorchSchedule, number, number][] = [["wait", 0, 10_000], ["warmup", 0, 10_000], ["active", 1, 10_000], ["repeat", 1, 100], ["skip_first", 0, 10_000]];
+export const torchScheduleBounds: readonly [keyof TorchSchedule, number, number][] = [
+  ["wait", 0, 10_000],
+  ["warmup", 0, 10_000],
+  ["active", 1, 10_000],
+  ["repeat", 1, 100],
+  ["skip_first", 0, 10_000],
+];
 
 export function torchCycleFileName(index: number): string {
   return `torch-trace-cycle-${String(index).padStart(4, "0")}.json`;
@@ -114,21 +154,47 @@ export function torchSdkCommand(input: {
 }): CaptureCommand {
   const { schedule } = input;
   for (const [key, low, high] of torchScheduleBounds) {
-    if (!Number.isInteger(schedule[key]) || schedule[key] < low || schedule[key] > high) throw invalid(`schedule.${key} must be ${low}..${high}.`, "Fix the schedule.");
+    if (!Number.isInteger(schedule[key]) || schedule[key] < low || schedule[key] > high)
+      throw invalid(`schedule.${key} must be ${low}..${high}.`, "Fix the schedule.");
   }
   const { target, rest } = launcherTarget(input.workload);
   const cycles = Array.from({ length: schedule.repeat }, (_, index) => torchCycleFileName(index));
   return {
-    argv: [input.workload.python, input.collectors.launcher, "--mode", "sdk", "--output-root", input.artifactDirectory, ...target, "--", ...rest],
+    argv: [
+      input.workload.python,
+      input.collectors.launcher,
+      "--mode",
+      "sdk",
+      "--output-root",
+      input.artifactDirectory,
+      ...target,
+      "--",
+      ...rest,
+    ],
     cwd: input.workload.cwd,
     environment: {
       FLAMEOX_TORCH_PROFILER_CONFIG: profilerConfig(input.options, schedule),
       FLAMEOX_TORCH_PROFILER_OUTPUT_ROOT: input.artifactDirectory,
     },
     artifacts: [
-      ...cycles.map((name, index) => ({ name, path: join(input.artifactDirectory, name), role: `cycle_${String(index).padStart(4, "0")}`, mediaType: "application/json" })),
-      { name: torchCycleManifestFileName, path: join(input.artifactDirectory, torchCycleManifestFileName), role: "torch_profiler_cycle_manifest", mediaType: "application/json" },
-      { name: torchDiagnosticsFileName, path: join(input.artifactDirectory, torchDiagnosticsFileName), role: "torch_profiler_diagnostics", mediaType: "application/json" },
+      ...cycles.map((name, index) => ({
+        name,
+        path: join(input.artifactDirectory, name),
+        role: `cycle_${String(index).padStart(4, "0")}`,
+        mediaType: "application/json",
+      })),
+      {
+        name: torchCycleManifestFileName,
+        path: join(input.artifactDirectory, torchCycleManifestFileName),
+        role: "torch_profiler_cycle_manifest",
+        mediaType: "application/json",
+      },
+      {
+        name: torchDiagnosticsFileName,
+        path: join(input.artifactDirectory, torchDiagnosticsFileName),
+        role: "torch_profiler_diagnostics",
+        mediaType: "application/json",
+      },
     ],
   };
 }
@@ -143,7 +209,11 @@ export async function probeTorch(python: string, run: CommandRunner): Promise<Pr
     recognize: (last) => {
       if (!last.startsWith("{")) return null;
       const parsed = JSON.parse(last) as { version: string; cuda: boolean };
-      return { version: `torch ${parsed.version}`, limitations: parsed.cuda ? [] : ["CUDA is not available: traces hold CPU operators only."], details: { python, cuda: parsed.cuda } };
+      return {
+        version: `torch ${parsed.version}`,
+        limitations: parsed.cuda ? [] : ["CUDA is not available: traces hold CPU operators only."],
+        details: { python, cuda: parsed.cuda },
+      };
     },
   });
 }
@@ -153,9 +223,18 @@ export type TorchDiagnostics = { phase: string; status: string; detail: string }
 export function readTorchDiagnostics(path: string): TorchDiagnostics {
   try {
     const value = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
-    if (value.schema_version !== "flameox.torch-profiler-diagnostics.v1" || typeof value.phase !== "string" || typeof value.status !== "string") throw new Error("shape");
+    if (
+      value.schema_version !== "flameox.torch-profiler-diagnostics.v1" ||
+      typeof value.phase !== "string" ||
+      typeof value.status !== "string"
+    )
+      throw new Error("shape");
     return { phase: value.phase, status: value.status, detail: typeof value.detail === "string" ? value.detail : "" };
   } catch (error) {
-    throw new FlameoxError({ code: "ARTIFACT_PARSE_FAILED", message: `torch profiler diagnostics unreadable: ${String(error).slice(0, 200)}`, remediation: ["Capture again with the torch.profiler adapter."] });
+    throw new FlameoxError({
+      code: "ARTIFACT_PARSE_FAILED",
+      message: `torch profiler diagnostics unreadable: ${String(error).slice(0, 200)}`,
+      remediation: ["Capture again with the torch.profiler adapter."],
+    });
   }
 }

@@ -39,7 +39,10 @@ export const TorchProfilerOptionsSchema = v.pipe(
         v.array(activity),
         v.minLength(1, "activities must not be empty"),
         v.check((list) => new Set(list).size === list.length, "activities must be unique"),
-        v.check((list) => !(list.includes("cuda") && list.includes("cuda_if_available")), "activities may not hold both cuda and cuda_if_available"),
+        v.check(
+          (list) => !(list.includes("cuda") && list.includes("cuda_if_available")),
+          "activities may not hold both cuda and cuda_if_available",
+        ),
       ),
       ["cpu", "cuda_if_available"],
     ),
@@ -51,17 +54,37 @@ export const TorchProfilerOptionsSchema = v.pipe(
     schedule: v.optional(TorchProfilerScheduleSchema),
   }),
   v.forward(
-    v.check((options) => options.mode !== "sdk" || options.schedule !== undefined, "mode 'sdk' requires a schedule {wait, warmup, active, repeat, skip_first}"),
+    v.check(
+      (options) => options.mode !== "sdk" || options.schedule !== undefined,
+      "mode 'sdk' requires a schedule {wait, warmup, active, repeat, skip_first}",
+    ),
     ["schedule"],
   ),
   v.forward(
-    v.check((options) => options.mode !== "whole_entrypoint" || options.schedule === undefined, "mode 'whole_entrypoint' takes no schedule (use mode 'sdk')"),
+    v.check(
+      (options) => options.mode !== "whole_entrypoint" || options.schedule === undefined,
+      "mode 'whole_entrypoint' takes no schedule (use mode 'sdk')",
+    ),
     ["schedule"],
   ),
 );
 
-const traceOutput = (role: string) => ({ kind: "execution_trace", role, format: "chrome_trace", producer: "torch.profiler", required: true, extract: true });
-const metadataOutput = (role: string) => ({ kind: "collector_metadata", role, format: "json", producer: "flameox", required: false, extract: false });
+const traceOutput = (role: string) => ({
+  kind: "execution_trace",
+  role,
+  format: "chrome_trace",
+  producer: "torch.profiler",
+  required: true,
+  extract: true,
+});
+const metadataOutput = (role: string) => ({
+  kind: "collector_metadata",
+  role,
+  format: "json",
+  producer: "flameox",
+  required: false,
+  extract: false,
+});
 
 /**
  * torch.profiler around a whole script or module, or (mode 'sdk') the workload's own
@@ -81,20 +104,40 @@ export const torchProfilerAdapter: CaptureAdapter & { probe(context: ProbeContex
     const collectors = writeTorchCollectors(context.collectorDirectory);
     const overhead = "torch.profiler records every operator (with shapes, memory and stacks by default): large slowdowns for small ops";
     if (mode === "sdk") {
-      const command = torchSdkCommand({ workload, artifactDirectory: context.artifactDirectory, collectors, schedule: schedule as TorchSchedule, options: profilerOptions });
+      const command = torchSdkCommand({
+        workload,
+        artifactDirectory: context.artifactDirectory,
+        collectors,
+        schedule: schedule as TorchSchedule,
+        options: profilerOptions,
+      });
       return collectorPlan(
         command,
         (artifact) =>
           artifact.role.startsWith("cycle_")
             ? traceOutput(artifact.role)
-            : metadataOutput(artifact.name === torchCycleManifestFileName ? "torch_profiler_cycle_manifest" : artifact.name === torchDiagnosticsFileName ? "torch_profiler_diagnostics" : artifact.role),
+            : metadataOutput(
+                artifact.name === torchCycleManifestFileName
+                  ? "torch_profiler_cycle_manifest"
+                  : artifact.name === torchDiagnosticsFileName
+                    ? "torch_profiler_diagnostics"
+                    : artifact.role,
+              ),
         `${overhead}; only the scheduled active steps are recorded`,
       );
     }
-    const command = torchWholeEntrypointCommand({ workload, artifactDirectory: context.artifactDirectory, collectors, options: profilerOptions });
+    const command = torchWholeEntrypointCommand({
+      workload,
+      artifactDirectory: context.artifactDirectory,
+      collectors,
+      options: profilerOptions,
+    });
     return collectorPlan(
       command,
-      (artifact) => (artifact.name === torchTraceFileName ? traceOutput("torch_trace") : metadataOutput(artifact.name === torchDiagnosticsFileName ? "torch_profiler_diagnostics" : artifact.role)),
+      (artifact) =>
+        artifact.name === torchTraceFileName
+          ? traceOutput("torch_trace")
+          : metadataOutput(artifact.name === torchDiagnosticsFileName ? "torch_profiler_diagnostics" : artifact.role),
       overhead,
     );
   },

@@ -51,13 +51,31 @@ export const v8Adapter: CaptureAdapter & { probe(context: ProbeContext): Promise
       }
     }
     if (!runtime || !runtimeOf(runtime)) {
-      return { status: "unavailable", version: null, remediation: ["Install Node.js (node ≥ 12) or Bun and declare the workload as `node <script>` or `bun <script>`."], limitations: [], details: {} };
+      return {
+        status: "unavailable",
+        version: null,
+        remediation: ["Install Node.js (node ≥ 12) or Bun and declare the workload as `node <script>` or `bun <script>`."],
+        limitations: [],
+        details: {},
+      };
     }
     const result = await context.run([runtime, "--version"], { timeoutMs: 10_000 }).catch(() => null);
-    if (!result || result.exitCode !== 0) {
-      return { status: "unavailable", version: null, remediation: [`${runtime} --version failed; reinstall Node.js or Bun.`], limitations: [], details: { runtime } };
+    if (result?.exitCode !== 0) {
+      return {
+        status: "unavailable",
+        version: null,
+        remediation: [`${runtime} --version failed; reinstall Node.js or Bun.`],
+        limitations: [],
+        details: { runtime },
+      };
     }
-    return { status: "available", version: `${runtimeOf(runtime)} ${result.stdout.trim()}`, remediation: [], limitations: [], details: { runtime } };
+    return {
+      status: "available",
+      version: `${runtimeOf(runtime)} ${result.stdout.trim()}`,
+      remediation: [],
+      limitations: [],
+      details: { runtime },
+    };
   },
   planCollector(context) {
     const options = v.parse(V8OptionsSchema, context.options);
@@ -65,7 +83,18 @@ export const v8Adapter: CaptureAdapter & { probe(context: ProbeContext): Promise
     return {
       argv: v8CaptureArgv(context.workloadArgv, context.artifactDirectory, options.interval_us),
       trustedEnvironment: {},
-      outputs: [{ file: v8ProfileFileName, kind: "sample_profile", role: "cpu_profile", mediaType: "application/json", format: "v8_cpuprofile", producer: runtime, required: true, extract: true }],
+      outputs: [
+        {
+          file: v8ProfileFileName,
+          kind: "sample_profile",
+          role: "cpu_profile",
+          mediaType: "application/json",
+          format: "v8_cpuprofile",
+          producer: runtime,
+          required: true,
+          extract: true,
+        },
+      ],
       expectedOverhead: `V8 sampling every ${options.interval_us ?? 1000} µs; low overhead`,
     };
   },

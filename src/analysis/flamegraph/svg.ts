@@ -4,14 +4,7 @@
  * Differential trees are coloured by change in share: red gained time, blue lost it.
  */
 import type { FrameRow } from "../../domain/evidence.ts";
-import {
-  type CallTree,
-  type CallTreeNode,
-  type DifferentialNode,
-  type DifferentialTree,
-  formatWeight,
-  selectNodes,
-} from "./tree.ts";
+import { type CallTree, type CallTreeNode, type DifferentialNode, type DifferentialTree, formatWeight, selectNodes } from "./tree.ts";
 
 export type FlameGraphSvgOptions = {
   /** Pixels; 1200 by default. */

@@ -100,9 +100,11 @@ export function aggregateStacks(stacks: Iterable<StackRow>, options: { unit?: St
     if (unit === undefined) unit = row.unit;
     else if (row.unit !== unit) {
       if (options.unit !== undefined) continue;
-      throw invalidArguments("call tree", [
-        { field: "stacks.unit", message: `mixes '${unit}' and '${row.unit}'; units are never mixed in one tree`, type: "mixed_units" },
-      ], ["Pass the unit to build the tree for (ns, samples or bytes)."]);
+      throw invalidArguments(
+        "call tree",
+        [{ field: "stacks.unit", message: `mixes '${unit}' and '${row.unit}'; units are never mixed in one tree`, type: "mixed_units" }],
+        ["Pass the unit to build the tree for (ns, samples or bytes)."],
+      );
     }
     if (!(row.weight > 0) || row.frame_keys.length === 0) continue;
     const key = row.frame_keys.join(pathSeparator);
@@ -228,7 +230,12 @@ export function buildDifferentialTree(
   const baselineTotal = baseline.root.total;
   const candidateTotal = candidate.root.total;
   const share = (value: number, total: number): number => (total > 0 ? value / total : 0);
-  const makeNode = (key: string | null, depth: number, left: CallTreeNode | undefined, right: CallTreeNode | undefined): DifferentialNode => {
+  const makeNode = (
+    key: string | null,
+    depth: number,
+    left: CallTreeNode | undefined,
+    right: CallTreeNode | undefined,
+  ): DifferentialNode => {
     const baselineShare = share(left?.total ?? 0, baselineTotal);
     const candidateShare = share(right?.total ?? 0, candidateTotal);
     return {
@@ -308,7 +315,13 @@ export function rankFrames(
   const rows: FrameRanking[] = [];
   for (const [key, frameTotal] of totalByKey) {
     const self = selfByKey.get(key) ?? 0;
-    rows.push({ frame_key: key, self, total: frameTotal, self_share: total > 0 ? self / total : 0, total_share: total > 0 ? frameTotal / total : 0 });
+    rows.push({
+      frame_key: key,
+      self,
+      total: frameTotal,
+      self_share: total > 0 ? self / total : 0,
+      total_share: total > 0 ? frameTotal / total : 0,
+    });
   }
   const by = options.by ?? "self";
   rows.sort((left, right) => right[by] - left[by] || right.total - left.total || (left.frame_key < right.frame_key ? -1 : 1));

@@ -4,7 +4,7 @@
  * frames wider than half a pixel, so a zoomed-out 1M-sample profile costs what its visible frames cost.
  * `window.flameox` is the stable hook for tests and agents: frames(), zoom(), reset(), search().
  */
-export const clientScript = String.raw`
+export const clientScript = `
 (function () {
   "use strict";
   var dataElement = document.getElementById("flameox-data");

@@ -62,7 +62,9 @@ export function comparisonIntervalSvg(summary: ComparisonSummary, width = 720): 
     );
   }
   if (Number.isFinite(summary.estimate)) {
-    parts.push(`<circle cx="${x(summary.estimate).toFixed(1)}" cy="37" r="6" fill="#fff" stroke="#111" stroke-width="2"><title>estimate ${escapeXml(formatRatio(summary.estimate))}</title></circle>`);
+    parts.push(
+      `<circle cx="${x(summary.estimate).toFixed(1)}" cy="37" r="6" fill="#fff" stroke="#111" stroke-width="2"><title>estimate ${escapeXml(formatRatio(summary.estimate))}</title></circle>`,
+    );
   }
   parts.push("</svg>");
   return parts.join("");
@@ -78,7 +80,10 @@ function describeValidity(validity: unknown): string {
   if (typeof validity === "object") {
     const entries = Object.entries(validity as Record<string, unknown>).slice(0, 12);
     return `<ul class="plain">${entries
-      .map(([key, value]) => `<li><span class="muted">${escapeHtml(key)}</span> ${escapeHtml(typeof value === "string" ? value : JSON.stringify(value) ?? "").slice(0, 300)}</li>`)
+      .map(
+        ([key, value]) =>
+          `<li><span class="muted">${escapeHtml(key)}</span> ${escapeHtml(typeof value === "string" ? value : (JSON.stringify(value) ?? "")).slice(0, 300)}</li>`,
+      )
       .join("")}</ul>`;
   }
   return escapeHtml(String(validity));
@@ -86,7 +91,11 @@ function describeValidity(validity: unknown): string {
 
 /** The whole panel as an HTML fragment. */
 export function renderComparisonPanel(summary: ComparisonSummary): string {
-  const decisionClass = /regress|slower|worse/i.test(summary.decision) ? "bad" : /improv|faster|better/i.test(summary.decision) ? "good" : "neutral";
+  const decisionClass = /regress|slower|worse/i.test(summary.decision)
+    ? "bad"
+    : /improv|faster|better/i.test(summary.decision)
+      ? "good"
+      : "neutral";
   const reasons = summary.reasons.slice(0, 20);
   return [
     `<section class="panel" id="comparison" data-testid="comparison-panel">`,

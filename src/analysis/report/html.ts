@@ -17,7 +17,14 @@ import {
 } from "../flamegraph/tree.ts";
 import { clientScript } from "./client-script.ts";
 import { type ComparisonSummary, renderComparisonPanel } from "./comparison-panel.ts";
-import { type EmbeddedGraph, type EmbeddedTimeline, embedCallTree, embedDifferentialTree, embedTimeline, scriptSafeJson } from "./report-data.ts";
+import {
+  type EmbeddedGraph,
+  type EmbeddedTimeline,
+  embedCallTree,
+  embedDifferentialTree,
+  embedTimeline,
+  scriptSafeJson,
+} from "./report-data.ts";
 import { reportStyles } from "./styles.ts";
 
 export type { ComparisonSummary } from "./comparison-panel.ts";
@@ -88,13 +95,22 @@ function timelineSection(timeline: EmbeddedTimeline): string {
   ].join("\n");
 }
 
-function table(testId: string, heading: string, columns: Array<{ label: string; numeric?: boolean }>, rows: string[][], note: string): string {
+function table(
+  testId: string,
+  heading: string,
+  columns: Array<{ label: string; numeric?: boolean }>,
+  rows: string[][],
+  note: string,
+): string {
   return [
     `<section class="panel" id="${testId}" data-testid="${testId}">`,
     `<h2>${escapeHtml(heading)}</h2>`,
     `<table><thead><tr>${columns.map((column) => `<th${column.numeric ? ' class="number"' : ""}>${escapeHtml(column.label)}</th>`).join("")}</tr></thead>`,
     `<tbody>${rows
-      .map((cells) => `<tr>${cells.map((cell, index) => `<td class="${columns[index]?.numeric ? "number" : index === 0 ? "code" : ""}">${cell}</td>`).join("")}</tr>`)
+      .map(
+        (cells) =>
+          `<tr>${cells.map((cell, index) => `<td class="${columns[index]?.numeric ? "number" : index === 0 ? "code" : ""}">${cell}</td>`).join("")}</tr>`,
+      )
       .join("")}</tbody></table>`,
     note ? `<p class="legend">${escapeHtml(note)}</p>` : "",
     `</section>`,
@@ -144,7 +160,8 @@ export function renderReport(input: ReportInput): string {
     );
   }
   if (input.profile && input.baseline && profileTree) {
-    const baselineTree = "root" in input.baseline ? input.baseline : buildCallTree(input.baseline, { unit: input.unit ?? profileTree.unit });
+    const baselineTree =
+      "root" in input.baseline ? input.baseline : buildCallTree(input.baseline, { unit: input.unit ?? profileTree.unit });
     const differential = buildDifferentialTree(baselineTree, profileTree);
     const graph = embedDifferentialTree("differential", differential, limits);
     graphs.push(graph);
@@ -178,7 +195,14 @@ export function renderReport(input: ReportInput): string {
         table(
           "top-functions",
           "Top functions by self",
-          [{ label: "Function" }, { label: "Location" }, { label: "Self", numeric: true }, { label: "Self %", numeric: true }, { label: "Total", numeric: true }, { label: "Total %", numeric: true }],
+          [
+            { label: "Function" },
+            { label: "Location" },
+            { label: "Self", numeric: true },
+            { label: "Self %", numeric: true },
+            { label: "Total", numeric: true },
+            { label: "Total %", numeric: true },
+          ],
           ranking.map((row) => {
             const frame = profileTree?.frames.get(row.frame_key);
             return [
@@ -226,7 +250,10 @@ export function renderReport(input: ReportInput): string {
       ),
     );
   }
-  if (sections.length === 0) sections.push(`<section class="panel"><p class="empty">No profile, trace, comparison, test or allocation evidence was given for this report.</p></section>`);
+  if (sections.length === 0)
+    sections.push(
+      `<section class="panel"><p class="empty">No profile, trace, comparison, test or allocation evidence was given for this report.</p></section>`,
+    );
   const title = input.title ?? "flameox report";
   const subtitle = [input.subtitle, input.generated_at ? `generated ${input.generated_at}` : undefined].filter(Boolean).join(" · ");
   const payload = { graphs, timeline };

@@ -3,13 +3,7 @@
  * bounded trace timeline, so the page stays small and smooth whatever the profile's size.
  */
 import type { FrameRow, StackUnit, TraceEventRow } from "../../domain/evidence.ts";
-import {
-  type CallTree,
-  type CallTreeNode,
-  type DifferentialNode,
-  type DifferentialTree,
-  selectNodes,
-} from "../flamegraph/tree.ts";
+import { type CallTree, type CallTreeNode, type DifferentialNode, type DifferentialTree, selectNodes } from "../flamegraph/tree.ts";
 
 /** One flame graph as parallel arrays in pre-order; index 0 is the root. */
 export type EmbeddedGraph = {
@@ -145,7 +139,8 @@ export function embedTimeline(events: Iterable<TraceEventRow>, limits: TimelineL
   // Per-lane buffers: which lanes survive is known only at the end, so each keeps its own longest events.
   const buffers = new Map<string, TraceEventRow[]>();
   let total = 0;
-  const byDuration = (left: TraceEventRow, right: TraceEventRow): number => (right.dur_ns ?? 0) - (left.dur_ns ?? 0) || left.ts_ns - right.ts_ns;
+  const byDuration = (left: TraceEventRow, right: TraceEventRow): number =>
+    (right.dur_ns ?? 0) - (left.dur_ns ?? 0) || left.ts_ns - right.ts_ns;
   for (const event of events) {
     if (event.phase === "M") continue;
     total += 1;
@@ -163,7 +158,10 @@ export function embedTimeline(events: Iterable<TraceEventRow>, limits: TimelineL
   const lanesByBusy = [...laneBusy.entries()].sort((left, right) => right[1] - left[1]);
   const keptLanes = new Map<string, number>();
   for (const [key] of lanesByBusy.slice(0, limits.maxLanes)) keptLanes.set(key, keptLanes.size);
-  let kept = [...keptLanes.keys()].flatMap((key) => buffers.get(key) ?? []).sort(byDuration).slice(0, limits.maxEvents);
+  const kept = [...keptLanes.keys()]
+    .flatMap((key) => buffers.get(key) ?? [])
+    .sort(byDuration)
+    .slice(0, limits.maxEvents);
   kept.sort((left, right) => left.ts_ns - right.ts_ns || (left.depth ?? 0) - (right.depth ?? 0));
   let startNs = Number.POSITIVE_INFINITY;
   let endNs = Number.NEGATIVE_INFINITY;

@@ -72,7 +72,8 @@ function requirePositive(values: Numbers, name: string): void {
   if (values.length === 0) throw new RangeError(`${name} is empty`);
   for (let index = 0; index < values.length; index += 1) {
     const value = values[index] as number;
-    if (!(Number.isFinite(value) && value > 0)) throw new RangeError(`${name} must hold finite positive values; a ratio is undefined otherwise`);
+    if (!(Number.isFinite(value) && value > 0))
+      throw new RangeError(`${name} must hold finite positive values; a ratio is undefined otherwise`);
   }
 }
 
@@ -114,7 +115,7 @@ function acceleration(jackknifeGroups: Float64Array[]): number {
     denominator += squares / (n * n);
   }
   if (!(denominator > 0) || !Number.isFinite(numerator)) return 0;
-  return numerator / (6 * Math.pow(denominator, 1.5));
+  return numerator / (6 * denominator ** 1.5);
 }
 
 function finishInterval(
@@ -205,11 +206,7 @@ function resampleMedian(source: Float64Array, scratch: Float64Array, random: Ran
 }
 
 /** Unpaired: CI for median(candidate) / median(baseline); each side resampled independently. */
-export function bootstrapRatioOfMedians(
-  baseline: Numbers,
-  candidate: Numbers,
-  options: BootstrapOptions,
-): BootstrapInterval {
+export function bootstrapRatioOfMedians(baseline: Numbers, candidate: Numbers, options: BootstrapOptions): BootstrapInterval {
   requirePositive(baseline, "baseline");
   requirePositive(candidate, "candidate");
   const settings = validate(options);
@@ -238,11 +235,7 @@ export function bootstrapRatioOfMedians(
 }
 
 /** Paired: CI for exp(median_i log(candidate_i / baseline_i)); pairs resampled together. */
-export function bootstrapMedianPairedLogRatio(
-  baseline: Numbers,
-  candidate: Numbers,
-  options: BootstrapOptions,
-): BootstrapInterval {
+export function bootstrapMedianPairedLogRatio(baseline: Numbers, candidate: Numbers, options: BootstrapOptions): BootstrapInterval {
   if (baseline.length !== candidate.length) throw new RangeError("paired samples must have equal length");
   requirePositive(baseline, "baseline");
   requirePositive(candidate, "candidate");

@@ -283,7 +283,8 @@ export function compareSamples(input: CompareSamplesInput): ComparisonStatistics
   requireNumber("maximum_failed_fraction", maximumFailedFraction, 0, 1);
   for (const side of ["baseline", "candidate"] as const) {
     if (!Number.isInteger(failed[side]) || failed[side] < 0) throw new RangeError(`failed_counts.${side} must be a non-negative integer`);
-    if (!Number.isInteger(excludedInput[side]) || excludedInput[side] < 0) throw new RangeError(`excluded.${side} must be a non-negative integer`);
+    if (!Number.isInteger(excludedInput[side]) || excludedInput[side] < 0)
+      throw new RangeError(`excluded.${side} must be a non-negative integer`);
   }
 
   const reasons: Reason[] = [];
@@ -405,7 +406,8 @@ export function compareSamples(input: CompareSamplesInput): ComparisonStatistics
           code: "high_variation",
           message: `${side} robust CV (1.4826·MAD/median) is ${formatPercent(description.robust_cv)} (> ${formatPercent(maximumCv)}).`,
         });
-      } else if (description.robust_cv > compareDefaults.warning_cv) noisy.push(`${side} robust CV ${formatPercent(description.robust_cv)}`);
+      } else if (description.robust_cv > compareDefaults.warning_cv)
+        noisy.push(`${side} robust CV ${formatPercent(description.robust_cv)}`);
       const share = description.outliers.indices.length / description.n;
       if (share > maximumOutlierFraction) {
         reasons.push({
@@ -426,7 +428,10 @@ export function compareSamples(input: CompareSamplesInput): ComparisonStatistics
     }
   }
   if (noisy.length > 0) {
-    warnings.push({ code: "noisy_samples", message: `Dispersion above ${formatPercent(compareDefaults.warning_cv)}: ${noisy.join("; ")}.` });
+    warnings.push({
+      code: "noisy_samples",
+      message: `Dispersion above ${formatPercent(compareDefaults.warning_cv)}: ${noisy.join("; ")}.`,
+    });
   }
 
   // Estimate, interval, rank test.
@@ -481,7 +486,9 @@ export function compareSamples(input: CompareSamplesInput): ComparisonStatistics
         reasons.push({
           code: "rank_test_not_significant",
           message: `The ${ciText} lies beyond ${bandText}, but the ${test} p-value ${pValue?.toPrecision(3)} is not below ${alpha.toPrecision(3)}${
-            pairing === "paired" && sizeForInterval <= 5 ? " (with 5 or fewer pairs the exact signed-rank test cannot reach p < 0.0625)" : ""
+            pairing === "paired" && sizeForInterval <= 5
+              ? " (with 5 or fewer pairs the exact signed-rank test cannot reach p < 0.0625)"
+              : ""
           }.`,
         });
       } else if (input.polarity === "neutral") {

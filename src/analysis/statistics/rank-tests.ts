@@ -129,8 +129,7 @@ export function mannWhitneyU(first: Numbers, second: Numbers, options: RankTestO
   const larger = Math.max(u1, u2);
   const hasTies = tieSizes.length > 0;
   const requested = options.method ?? "auto";
-  const exact =
-    requested === "exact" || (requested === "auto" && !hasTies && n1 + n2 <= mannWhitneyExactLimit);
+  const exact = requested === "exact" || (requested === "auto" && !hasTies && n1 + n2 <= mannWhitneyExactLimit);
   if (exact) {
     const counts = mannWhitneyCounts(n1, n2);
     let total = 0;
@@ -172,11 +171,7 @@ export function mannWhitneyU(first: Numbers, second: Numbers, options: RankTestO
  * Wilcoxon signed-rank test, two-sided, on paired differences (e.g. log(candidate/baseline) per block).
  * Pass one array of differences, or two equal-length arrays (differences = second − first).
  */
-export function wilcoxonSignedRank(
-  differencesOrFirst: Numbers,
-  second?: Numbers,
-  options: RankTestOptions = {},
-): RankTestResult {
+export function wilcoxonSignedRank(differencesOrFirst: Numbers, second?: Numbers, options: RankTestOptions = {}): RankTestResult {
   let differences: Float64Array;
   if (second === undefined) {
     differences = Float64Array.from(differencesOrFirst as ArrayLike<number>);
@@ -212,9 +207,7 @@ export function wilcoxonSignedRank(
   const smaller = Math.min(positive, negative);
   const hasTies = tieSizes.length > 0;
   const requested = options.method ?? "auto";
-  const exact =
-    requested === "exact" ||
-    (requested === "auto" && !hasTies && zerosDropped === 0 && n <= wilcoxonExactLimit);
+  const exact = requested === "exact" || (requested === "auto" && !hasTies && zerosDropped === 0 && n <= wilcoxonExactLimit);
   if (exact) {
     const counts = signedRankCounts(n);
     const total = 2 ** n;

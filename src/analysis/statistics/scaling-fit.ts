@@ -186,9 +186,7 @@ export function analyzeScaling(points: readonly ScalingPoint[], options: Scaling
   const delta = options.indistinguishable_delta ?? 2;
   if (!(level > 0 && level < 1)) throw new RangeError(`confidence_level must be in (0, 1), got ${level}`);
   const reasons: ScalingReason[] = [];
-  const usable = points.filter(
-    (point) => Number.isFinite(point.size) && point.size > 0 && Number.isFinite(point.cost) && point.cost > 0,
-  );
+  const usable = points.filter((point) => Number.isFinite(point.size) && point.size > 0 && Number.isFinite(point.cost) && point.cost > 0);
   if (usable.length < points.length) {
     reasons.push({
       code: "invalid_points",

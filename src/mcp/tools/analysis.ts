@@ -8,7 +8,14 @@ const cursor = v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLen
 const unit = v.optional(v.nullable(v.picklist(["ns", "samples", "bytes"])), null);
 const thread = v.optional(v.nullable(v.pipe(v.string(), v.maxLength(500))), null);
 
-const drillDownInput = v.strictObject({ run_or_artifact: runOrArtifact, frame_id: v.pipe(v.string(), v.minLength(1), v.maxLength(200)), limit: v.optional(limit, 20), cursor, unit, thread });
+const drillDownInput = v.strictObject({
+  run_or_artifact: runOrArtifact,
+  frame_id: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
+  limit: v.optional(limit, 20),
+  cursor,
+  unit,
+  thread,
+});
 
 export const analysisTools = [
   defineTool({
@@ -44,7 +51,9 @@ export const analysisTools = [
       return {
         result,
         text: `Returned ${result.returned} of ${result.total} hotspots${top ? `; top by ${result.order_by}: ${top.function} (${(100 * (result.order_by === "self" ? top.self_share : top.total_share)).toFixed(1)}%)` : ""}.`,
-        ...(result.flamegraph_uri ? { links: [{ uri: result.flamegraph_uri, name: "Flame graph", description: "Static SVG flame graph of this run's stacks." }] } : {}),
+        ...(result.flamegraph_uri
+          ? { links: [{ uri: result.flamegraph_uri, name: "Flame graph", description: "Static SVG flame graph of this run's stacks." }] }
+          : {}),
       };
     },
   }),
@@ -55,7 +64,17 @@ export const analysisTools = [
     input: drillDownInput,
     annotations: readOnly,
     async handler(input, { services }) {
-      const result = await services.analysis.callEdges({ run_or_artifact: input.run_or_artifact, frame_id: input.frame_id, limit: input.limit, cursor: input.cursor ?? null, unit: input.unit ?? null, thread: input.thread ?? null }, "callers");
+      const result = await services.analysis.callEdges(
+        {
+          run_or_artifact: input.run_or_artifact,
+          frame_id: input.frame_id,
+          limit: input.limit,
+          cursor: input.cursor ?? null,
+          unit: input.unit ?? null,
+          thread: input.thread ?? null,
+        },
+        "callers",
+      );
       return { result, text: `Returned ${result.returned} callers of ${result.frame.function}.` };
     },
   }),
@@ -66,7 +85,17 @@ export const analysisTools = [
     input: drillDownInput,
     annotations: readOnly,
     async handler(input, { services }) {
-      const result = await services.analysis.callEdges({ run_or_artifact: input.run_or_artifact, frame_id: input.frame_id, limit: input.limit, cursor: input.cursor ?? null, unit: input.unit ?? null, thread: input.thread ?? null }, "callees");
+      const result = await services.analysis.callEdges(
+        {
+          run_or_artifact: input.run_or_artifact,
+          frame_id: input.frame_id,
+          limit: input.limit,
+          cursor: input.cursor ?? null,
+          unit: input.unit ?? null,
+          thread: input.thread ?? null,
+        },
+        "callees",
+      );
       return { result, text: `Returned ${result.returned} callees of ${result.frame.function}.` };
     },
   }),
@@ -77,7 +106,14 @@ export const analysisTools = [
     input: drillDownInput,
     annotations: readOnly,
     async handler(input, { services }) {
-      const result = await services.analysis.stackExamples({ run_or_artifact: input.run_or_artifact, frame_id: input.frame_id, limit: input.limit, cursor: input.cursor ?? null, unit: input.unit ?? null, thread: input.thread ?? null });
+      const result = await services.analysis.stackExamples({
+        run_or_artifact: input.run_or_artifact,
+        frame_id: input.frame_id,
+        limit: input.limit,
+        cursor: input.cursor ?? null,
+        unit: input.unit ?? null,
+        thread: input.thread ?? null,
+      });
       return { result, text: `Returned ${result.returned} stack examples through ${result.frame.function}.` };
     },
   }),

@@ -19,12 +19,26 @@ export const captureTools = [
       adapter_options: v.optional(
         v.record(
           v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
-          v.union([scalar, v.null(), v.pipe(v.array(scalar), v.maxLength(16)), v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), scalar)]),
+          v.union([
+            scalar,
+            v.null(),
+            v.pipe(v.array(scalar), v.maxLength(16)),
+            v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), scalar),
+          ]),
         ),
         {},
       ),
       torch_profiler_options: v.optional(
-        v.nullable(v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), v.union([scalar, v.pipe(v.array(scalar), v.maxLength(16)), v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), scalar)]))),
+        v.nullable(
+          v.record(
+            v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
+            v.union([
+              scalar,
+              v.pipe(v.array(scalar), v.maxLength(16)),
+              v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), scalar),
+            ]),
+          ),
+        ),
         null,
       ),
       preflight_mode: v.optional(v.picklist(["auto", "passive", "active"]), "auto"),
@@ -41,7 +55,10 @@ export const captureTools = [
         preflight_mode: input.preflight_mode,
         capture_mode: input.capture_mode,
       });
-      return { result, text: `Planned ${result.adapter} capture with ${result.containment} containment; call execute_capture_plan with plan_id next.` };
+      return {
+        result,
+        text: `Planned ${result.adapter} capture with ${result.containment} containment; call execute_capture_plan with plan_id next.`,
+      };
     },
   }),
   defineTool({
@@ -51,7 +68,10 @@ export const captureTools = [
     input: v.strictObject({ plan_id: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) }),
     annotations: execute,
     async handler(input, { services, signal, progress }) {
-      const result = await services.captures.execute(input.plan_id, { signal, progress: (step, total, message) => progress(step, total, message) });
+      const result = await services.captures.execute(input.plan_id, {
+        signal,
+        progress: (step, total, message) => progress(step, total, message),
+      });
       return {
         result,
         text: `Capture run ${result.run_id} is ${result.execution_status}.`,
@@ -70,7 +90,11 @@ export const captureTools = [
     annotations: idempotentExecute,
     async handler(input, { services }) {
       const result = await services.detachedCaptures.start(input);
-      return { result, text: `Detached capture ${result.run_id} is ${result.state}.`, links: [{ uri: result.resource_uri, name: `Run ${result.run_id}`, description: "The detached capture's run." }] };
+      return {
+        result,
+        text: `Detached capture ${result.run_id} is ${result.state}.`,
+        links: [{ uri: result.resource_uri, name: `Run ${result.run_id}`, description: "The detached capture's run." }],
+      };
     },
   }),
   defineTool({
@@ -124,10 +148,13 @@ export const captureTools = [
         text: `Imported ${result.artifact_id} in run ${result.run_id}.`,
         links: [
           { uri: result.run_resource_uri, name: `Run ${result.run_id}`, description: "The import run." },
-          { uri: result.artifact_resource_uri, name: `Artifact ${result.artifact_id}`, description: "The imported artifact's metadata (no bytes)." },
+          {
+            uri: result.artifact_resource_uri,
+            name: `Artifact ${result.artifact_id}`,
+            description: "The imported artifact's metadata (no bytes).",
+          },
         ],
       };
     },
   }),
 ];
-

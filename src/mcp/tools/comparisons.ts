@@ -53,19 +53,39 @@ export const comparisonTools = [
       members: v.optional(
         v.nullable(
           v.pipe(
-            v.array(v.strictObject({ run_id: identifier, trial_id: optionalIdentifier, included: v.optional(v.boolean(), true), reason: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(500))), null) })),
+            v.array(
+              v.strictObject({
+                run_id: identifier,
+                trial_id: optionalIdentifier,
+                included: v.optional(v.boolean(), true),
+                reason: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(500))), null),
+              }),
+            ),
             v.minLength(1),
             v.maxLength(10000),
           ),
         ),
         null,
       ),
-      selection: v.optional(v.nullable(v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), v.union([v.string(), v.number(), v.boolean(), v.null()]))), null),
+      selection: v.optional(
+        v.nullable(
+          v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), v.union([v.string(), v.number(), v.boolean(), v.null()])),
+        ),
+        null,
+      ),
     }),
     annotations: additive,
     async handler(input, { services }) {
-      const result = services.runSets.freeze({ run_ids: input.run_ids ?? null, members: input.members ?? null, selection: input.selection ?? null });
-      return { result, text: `Frozen ${result.counts.members} runs as ${result.run_set_id} (${result.counts.included} included).`, links: [{ uri: result.resource_uri, name: "Run set", description: "The frozen cohort." }] };
+      const result = services.runSets.freeze({
+        run_ids: input.run_ids ?? null,
+        members: input.members ?? null,
+        selection: input.selection ?? null,
+      });
+      return {
+        result,
+        text: `Frozen ${result.counts.members} runs as ${result.run_set_id} (${result.counts.included} included).`,
+        links: [{ uri: result.resource_uri, name: "Run set", description: "The frozen cohort." }],
+      };
     },
   }),
   defineTool({
@@ -75,7 +95,10 @@ export const comparisonTools = [
     annotations: readOnly,
     async handler(input, { services, progress }) {
       const result = await services.comparisons.compare(toServiceRequest(input), (step, total, message) => progress(step, total, message));
-      const ratio = result.estimate === null ? "no estimate" : `ratio ${result.estimate.toFixed(4)}${result.ci ? ` [${result.ci.lower.toFixed(4)}, ${result.ci.upper.toFixed(4)}]` : ""}`;
+      const ratio =
+        result.estimate === null
+          ? "no estimate"
+          : `ratio ${result.estimate.toFixed(4)}${result.ci ? ` [${result.ci.lower.toFixed(4)}, ${result.ci.upper.toFixed(4)}]` : ""}`;
       return { result, text: `Comparison is ${result.decision} (${result.validity}); ${ratio}.` };
     },
   }),
@@ -89,7 +112,13 @@ export const comparisonTools = [
       return {
         result,
         text: `Recorded comparison ${result.ref_id}: ${result.decision} (${result.validity}).`,
-        links: [{ uri: result.resource_uri, name: `Comparison ${result.ref_id}`, description: "The recorded comparison with its inputs and result." }],
+        links: [
+          {
+            uri: result.resource_uri,
+            name: `Comparison ${result.ref_id}`,
+            description: "The recorded comparison with its inputs and result.",
+          },
+        ],
       };
     },
   }),
@@ -107,11 +136,22 @@ export const comparisonTools = [
     annotations: readOnly,
     async handler(input, { services, progress }) {
       const result = await services.comparisons.scaling(
-        { experiment_id: input.experiment_id ?? null, run_set_id: input.run_set_id ?? null, size_parameter: input.size_parameter ?? null, metric: input.metric ?? null, hotspot_limit: input.hotspot_limit ?? null },
+        {
+          experiment_id: input.experiment_id ?? null,
+          run_set_id: input.run_set_id ?? null,
+          size_parameter: input.size_parameter ?? null,
+          metric: input.metric ?? null,
+          hotspot_limit: input.hotspot_limit ?? null,
+        },
         (step, total, message) => progress(step, total, message),
       );
-      const fits = result.series.map((series) => `${series.fit.best_model ?? "none"}${series.fit.distinguishable ? "" : " (not distinguishable)"}`).join("; ");
-      return { result, text: `Fitted ${result.series.length} series over ${result.counts.sizes} sizes of ${result.size_parameter}: ${fits}.` };
+      const fits = result.series
+        .map((series) => `${series.fit.best_model ?? "none"}${series.fit.distinguishable ? "" : " (not distinguishable)"}`)
+        .join("; ");
+      return {
+        result,
+        text: `Fitted ${result.series.length} series over ${result.counts.sizes} sizes of ${result.size_parameter}: ${fits}.`,
+      };
     },
   }),
   defineTool({
@@ -143,7 +183,13 @@ export const comparisonTools = [
         },
         (step, total, message) => progress(step, total, message),
       );
-      return { result, text: `Recorded ${input.recipe} analysis ${result.ref_id}.`, links: [{ uri: result.resource_uri, name: `Analysis ${result.ref_id}`, description: "The recorded analysis with its inputs and result." }] };
+      return {
+        result,
+        text: `Recorded ${input.recipe} analysis ${result.ref_id}.`,
+        links: [
+          { uri: result.resource_uri, name: `Analysis ${result.ref_id}`, description: "The recorded analysis with its inputs and result." },
+        ],
+      };
     },
   }),
 ];

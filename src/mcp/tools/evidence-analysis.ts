@@ -41,7 +41,10 @@ export const evidenceAnalysisTools = [
       const result = await services.evidenceAnalysis.memory({ run_or_artifact: input.run_or_artifact, limit: input.limit });
       await progress(1, 2, "Memory queries complete");
       await progress(2, 2, "Memory result ready");
-      return { result, text: `Returned ${result.returned} memory measurements${result.peak_bytes !== null ? `; peak ${result.peak_bytes} bytes` : ""}.` };
+      return {
+        result,
+        text: `Returned ${result.returned} memory measurements${result.peak_bytes !== null ? `; peak ${result.peak_bytes} bytes` : ""}.`,
+      };
     },
   }),
   defineTool({
@@ -51,12 +54,19 @@ export const evidenceAnalysisTools = [
     input: v.strictObject({
       run_or_artifact: runOrArtifact,
       limit: limit(50),
-      comparison_run_or_artifact: v.optional(v.nullable(v.pipe(runOrArtifact, v.description("Optional second run or artifact ID for a compatible comparison."))), null),
+      comparison_run_or_artifact: v.optional(
+        v.nullable(v.pipe(runOrArtifact, v.description("Optional second run or artifact ID for a compatible comparison."))),
+        null,
+      ),
     }),
     annotations: readOnly,
     async handler(input, { services, progress }) {
       await progress(0, 2, "Coverage evidence pinned");
-      const result = await services.evidenceAnalysis.execution({ run_or_artifact: input.run_or_artifact, limit: input.limit, comparison_run_or_artifact: input.comparison_run_or_artifact ?? null });
+      const result = await services.evidenceAnalysis.execution({
+        run_or_artifact: input.run_or_artifact,
+        limit: input.limit,
+        comparison_run_or_artifact: input.comparison_run_or_artifact ?? null,
+      });
       await progress(1, 2, "Coverage queries complete");
       await progress(2, 2, "Execution result ready");
       return { result, text: `Returned ${result.returned} of ${result.total} observations.` };
@@ -66,11 +76,21 @@ export const evidenceAnalysisTools = [
     name: "analyze_pytorch",
     description:
       "PyTorch operators of a torch.profiler trace: self and total time per operator (order_by), call counts, input shapes from Input Dims, allocations from [memory] events (bytes, peak total allocated per device) and CPU operator time versus accelerator time. An imported trace that is not normalized yet fails with CAPABILITY_UNAVAILABLE naming extract_perfetto with its run_id; a trace that is not from torch.profiler fails with COMPARISON_INVALID.",
-    input: v.strictObject({ run_or_artifact: runOrArtifact, limit: limit(20), order_by: v.optional(v.picklist(["self", "total"]), "self"), cursor }),
+    input: v.strictObject({
+      run_or_artifact: runOrArtifact,
+      limit: limit(20),
+      order_by: v.optional(v.picklist(["self", "total"]), "self"),
+      cursor,
+    }),
     annotations: readOnly,
     async handler(input, { services, progress }) {
       await progress(0, 2, "Trace evidence pinned");
-      const result = await services.evidenceAnalysis.pytorch({ run_or_artifact: input.run_or_artifact, limit: input.limit, order_by: input.order_by, cursor: input.cursor ?? null });
+      const result = await services.evidenceAnalysis.pytorch({
+        run_or_artifact: input.run_or_artifact,
+        limit: input.limit,
+        order_by: input.order_by,
+        cursor: input.cursor ?? null,
+      });
       await progress(1, 2, "Operator queries complete");
       await progress(2, 2, "PyTorch result ready");
       const top = result.operators[0];
@@ -90,7 +110,12 @@ export const evidenceAnalysisTools = [
     annotations: readOnly,
     async handler(input, { services, progress }) {
       await progress(0, 2, "Trace evidence pinned");
-      const result = await services.evidenceAnalysis.acceleratorLaunches({ run_or_artifact: input.run_or_artifact, limit: input.limit, comparison_run_or_artifact: input.comparison_run_or_artifact ?? null, phase: input.phase ?? null });
+      const result = await services.evidenceAnalysis.acceleratorLaunches({
+        run_or_artifact: input.run_or_artifact,
+        limit: input.limit,
+        comparison_run_or_artifact: input.comparison_run_or_artifact ?? null,
+        phase: input.phase ?? null,
+      });
       await progress(1, 2, "Launch queries complete");
       await progress(2, 2, "Accelerator result ready");
       return { result, text: `Returned ${result.returned} launch regions.` };
@@ -104,7 +129,9 @@ export const evidenceAnalysisTools = [
     annotations: readOnly,
     async handler(input, { services, progress }) {
       await progress(0, 2, "Selecting runs");
-      const result = await services.evidenceAnalysis.failures({ limit: input.limit, filter: input.filter ?? null }, (step, message) => progress(step, 2, message));
+      const result = await services.evidenceAnalysis.failures({ limit: input.limit, filter: input.filter ?? null }, (step, message) =>
+        progress(step, 2, message),
+      );
       await progress(2, 2, "Failure clusters ready");
       return { result, text: `Returned ${result.returned} failure clusters.` };
     },
@@ -122,7 +149,13 @@ export const evidenceAnalysisTools = [
     }),
     annotations: readOnly,
     async handler(input, { services }) {
-      const result = await services.evidenceAnalysis.traceWindow({ artifact_id: input.artifact_id, start_ns: input.start_ns, end_ns: input.end_ns, limit: input.limit, cursor: input.cursor ?? null });
+      const result = await services.evidenceAnalysis.traceWindow({
+        artifact_id: input.artifact_id,
+        start_ns: input.start_ns,
+        end_ns: input.end_ns,
+        limit: input.limit,
+        cursor: input.cursor ?? null,
+      });
       return { result, text: `Returned ${result.returned} trace events.` };
     },
   }),

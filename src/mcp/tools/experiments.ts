@@ -5,7 +5,16 @@ import { defineTool } from "../define-tool.ts";
 const identifier = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
 const scalar = v.union([v.pipe(v.string(), v.maxLength(4096)), v.number(), v.boolean()]);
 const cursor = v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(4000))), null);
-const outcome = v.picklist(["unattempted", "succeeded", "failed", "timed_out", "cancelled", "invalid", "unsupported", "infrastructure_failed"]);
+const outcome = v.picklist([
+  "unattempted",
+  "succeeded",
+  "failed",
+  "timed_out",
+  "cancelled",
+  "invalid",
+  "unsupported",
+  "infrastructure_failed",
+]);
 
 export const experimentTools = [
   defineTool({
@@ -30,7 +39,10 @@ export const experimentTools = [
         investigation_id: input.investigation_id ?? null,
         hypothesis_id: input.hypothesis_id ?? null,
       });
-      return { result, text: `Planned ${result.blocks} randomized block(s) for ${result.treatments.length} treatment(s): ${result.trial_count} trials; call run_experiment with plan_id next.` };
+      return {
+        result,
+        text: `Planned ${result.blocks} randomized block(s) for ${result.treatments.length} treatment(s): ${result.trial_count} trials; call run_experiment with plan_id next.`,
+      };
     },
   }),
   defineTool({
@@ -40,15 +52,36 @@ export const experimentTools = [
     input: v.strictObject({ plan_id: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) }),
     annotations: execute,
     async handler(input, { services, signal, progress }) {
-      const result = await services.experiments.run(input.plan_id, { signal, progress: (step, total, message) => progress(step, total, message) });
+      const result = await services.experiments.run(input.plan_id, {
+        signal,
+        progress: (step, total, message) => progress(step, total, message),
+      });
       const links = [
-        { uri: result.resource_uri, name: `Experiment ${result.experiment_id}`, description: "The experiment's protocol, counts and run sets." },
+        {
+          uri: result.resource_uri,
+          name: `Experiment ${result.experiment_id}`,
+          description: "The experiment's protocol, counts and run sets.",
+        },
         { uri: result.trial_collection_resource_uri, name: "Trials", description: "The first page of this experiment's trials." },
       ];
-      if (result.first_failure_resource_uri) links.push({ uri: result.first_failure_resource_uri, name: `Trial ${result.first_failure_trial_id}`, description: "The first trial that did not succeed." });
-      if (result.comparison_id) links.push({ uri: `flameox://evidence/comparison/${encodeURIComponent(result.comparison_id)}`, name: "Comparison", description: "The recorded comparison of the two treatments." });
+      if (result.first_failure_resource_uri)
+        links.push({
+          uri: result.first_failure_resource_uri,
+          name: `Trial ${result.first_failure_trial_id}`,
+          description: "The first trial that did not succeed.",
+        });
+      if (result.comparison_id)
+        links.push({
+          uri: `flameox://evidence/comparison/${encodeURIComponent(result.comparison_id)}`,
+          name: "Comparison",
+          description: "The recorded comparison of the two treatments.",
+        });
       const verdict = result.comparison ? ` Comparison: ${result.comparison.decision} (${result.comparison.validity}).` : "";
-      return { result, text: `Experiment ${result.experiment_id} recorded ${result.attempted_trials} attempted trials (${result.counts.succeeded} succeeded).${verdict}`, links };
+      return {
+        result,
+        text: `Experiment ${result.experiment_id} recorded ${result.attempted_trials} attempted trials (${result.counts.succeeded} succeeded).${verdict}`,
+        links,
+      };
     },
   }),
   defineTool({
@@ -59,7 +92,11 @@ export const experimentTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = services.experiments.getExperiment(input.experiment_id);
-      return { result, text: `Loaded experiment ${result.experiment_id} (${result.status}, ${result.counts.attempted}/${result.planned_trials} trials attempted).`, links: [{ uri: result.resource_uri, name: `Experiment ${result.experiment_id}`, description: "This experiment." }] };
+      return {
+        result,
+        text: `Loaded experiment ${result.experiment_id} (${result.status}, ${result.counts.attempted}/${result.planned_trials} trials attempted).`,
+        links: [{ uri: result.resource_uri, name: `Experiment ${result.experiment_id}`, description: "This experiment." }],
+      };
     },
   }),
   defineTool({
@@ -74,7 +111,12 @@ export const experimentTools = [
     }),
     annotations: readOnly,
     async handler(input, { services }) {
-      const result = services.experiments.listTrials({ experiment_id: input.experiment_id, limit: input.limit, cursor: input.cursor ?? null, outcome: input.outcome ?? null });
+      const result = services.experiments.listTrials({
+        experiment_id: input.experiment_id,
+        limit: input.limit,
+        cursor: input.cursor ?? null,
+        outcome: input.outcome ?? null,
+      });
       return { result, text: `Returned ${result.returned} of ${result.total} experiment trials.` };
     },
   }),

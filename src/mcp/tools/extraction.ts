@@ -18,7 +18,11 @@ function extractionTool(tool: ExtractionTool, description: string, text: (result
     annotations: additive,
     async handler(request, { services }) {
       const result = await services.extraction.extract(tool, { run_id: request.run_id, artifact_id: request.artifact_id ?? null });
-      return { result, text: text(result), links: [{ uri: result.run_resource_uri, name: "Run", description: "The run whose artifact was extracted." }] };
+      return {
+        result,
+        text: text(result),
+        links: [{ uri: result.run_resource_uri, name: "Run", description: "The run whose artifact was extracted." }],
+      };
     },
   });
 }

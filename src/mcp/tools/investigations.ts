@@ -14,11 +14,23 @@ export const investigationTools = [
     name: "create_investigation",
     description:
       "Open an investigation: the question being answered (and optionally the symptom and a parent investigation). Hypotheses, experiments and findings link to it, so work can be resumed later without the conversation.",
-    input: v.strictObject({ question: text, symptom: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(2000))), null), parent_investigation_id: v.optional(v.nullable(identifier), null) }),
+    input: v.strictObject({
+      question: text,
+      symptom: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(2000))), null),
+      parent_investigation_id: v.optional(v.nullable(identifier), null),
+    }),
     annotations: additive,
     async handler(input, { services }) {
-      const result = services.investigations.createInvestigation({ question: input.question, symptom: input.symptom ?? null, parent_investigation_id: input.parent_investigation_id ?? null });
-      return { result, text: `Created investigation ${result.investigation_id}.`, links: [{ uri: result.resource_uri, name: "Investigation", description: result.question }] };
+      const result = services.investigations.createInvestigation({
+        question: input.question,
+        symptom: input.symptom ?? null,
+        parent_investigation_id: input.parent_investigation_id ?? null,
+      });
+      return {
+        result,
+        text: `Created investigation ${result.investigation_id}.`,
+        links: [{ uri: result.resource_uri, name: "Investigation", description: result.question }],
+      };
     },
   }),
   defineTool({
@@ -57,8 +69,16 @@ export const investigationTools = [
     }),
     annotations: additive,
     async handler(input, { services }) {
-      const result = services.investigations.recordHypothesis({ ...input, hypothesis_id: input.hypothesis_id ?? null, expected_revision: input.expected_revision ?? null });
-      return { result, text: `Hypothesis ${result.hypothesis_id} is revision ${result.revision}.`, links: [{ uri: result.resource_uri, name: "Hypothesis", description: result.claim }] };
+      const result = services.investigations.recordHypothesis({
+        ...input,
+        hypothesis_id: input.hypothesis_id ?? null,
+        expected_revision: input.expected_revision ?? null,
+      });
+      return {
+        result,
+        text: `Hypothesis ${result.hypothesis_id} is revision ${result.revision}.`,
+        links: [{ uri: result.resource_uri, name: "Hypothesis", description: result.claim }],
+      };
     },
   }),
   defineTool({
@@ -86,15 +106,39 @@ export const investigationTools = [
       investigation_id: v.optional(v.nullable(identifier), null),
       hypothesis_id: v.optional(v.nullable(identifier), null),
       limitations: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(500))), v.maxLength(20)), []),
-      next_experiments: v.optional(v.pipe(v.array(v.record(v.pipe(v.string(), v.maxLength(100)), v.union([v.string(), v.number(), v.boolean(), v.null()]))), v.maxLength(20)), []),
-      evidence: v.optional(v.pipe(v.array(v.strictObject({ ref_type: v.picklist(evidenceReferenceTypes), ref_id: identifier, relation: v.picklist(evidenceRelations) })), v.maxLength(50)), []),
+      next_experiments: v.optional(
+        v.pipe(
+          v.array(v.record(v.pipe(v.string(), v.maxLength(100)), v.union([v.string(), v.number(), v.boolean(), v.null()]))),
+          v.maxLength(20),
+        ),
+        [],
+      ),
+      evidence: v.optional(
+        v.pipe(
+          v.array(
+            v.strictObject({ ref_type: v.picklist(evidenceReferenceTypes), ref_id: identifier, relation: v.picklist(evidenceRelations) }),
+          ),
+          v.maxLength(50),
+        ),
+        [],
+      ),
       finding_id: v.optional(v.nullable(identifier), null),
       expected_revision: revision,
     }),
     annotations: additive,
     async handler(input, { services }) {
-      const result = services.investigations.recordFinding({ ...input, finding_id: input.finding_id ?? null, expected_revision: input.expected_revision ?? null, investigation_id: input.investigation_id ?? null, hypothesis_id: input.hypothesis_id ?? null });
-      return { result, text: `Finding ${result.finding.finding_id} is ${result.finding.assessment} (revision ${result.finding.revision}).`, links: [{ uri: result.finding.resource_uri, name: "Finding", description: result.finding.title }] };
+      const result = services.investigations.recordFinding({
+        ...input,
+        finding_id: input.finding_id ?? null,
+        expected_revision: input.expected_revision ?? null,
+        investigation_id: input.investigation_id ?? null,
+        hypothesis_id: input.hypothesis_id ?? null,
+      });
+      return {
+        result,
+        text: `Finding ${result.finding.finding_id} is ${result.finding.assessment} (revision ${result.finding.revision}).`,
+        links: [{ uri: result.finding.resource_uri, name: "Finding", description: result.finding.title }],
+      };
     },
   }),
   defineTool({
@@ -109,11 +153,22 @@ export const investigationTools = [
   }),
   defineTool({
     name: "list_findings",
-    description: "Findings (current revisions) newest first, optionally of one investigation or assessment; bounded with limit (1..1000), total, truncated and next_cursor.",
-    input: v.strictObject({ limit, cursor, investigation_id: v.optional(v.nullable(identifier), null), assessment: v.optional(v.nullable(v.picklist(assessments)), null) }),
+    description:
+      "Findings (current revisions) newest first, optionally of one investigation or assessment; bounded with limit (1..1000), total, truncated and next_cursor.",
+    input: v.strictObject({
+      limit,
+      cursor,
+      investigation_id: v.optional(v.nullable(identifier), null),
+      assessment: v.optional(v.nullable(v.picklist(assessments)), null),
+    }),
     annotations: readOnly,
     async handler(input, { services }) {
-      const result = services.investigations.listFindings({ limit: input.limit, cursor: input.cursor ?? null, investigation_id: input.investigation_id ?? null, assessment: input.assessment ?? null });
+      const result = services.investigations.listFindings({
+        limit: input.limit,
+        cursor: input.cursor ?? null,
+        investigation_id: input.investigation_id ?? null,
+        assessment: input.assessment ?? null,
+      });
       return { result, text: `Returned ${result.returned} of ${result.total} findings.` };
     },
   }),

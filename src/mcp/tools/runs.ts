@@ -2,7 +2,8 @@ import * as v from "valibot";
 import { readOnly } from "../annotations.ts";
 import { defineTool } from "../define-tool.ts";
 
-const limit = (maximum: number, fallback: number) => v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(maximum)), fallback);
+const limit = (maximum: number, fallback: number) =>
+  v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(maximum)), fallback);
 const cursor = v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(4000))), null);
 const identifier = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
 const executionStatus = v.picklist(["planned", "running", "succeeded", "failed", "timed_out", "cancelled", "not_applicable"]);
@@ -48,17 +49,31 @@ export const runTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = services.runs.getRun(input.run_id);
-      return { result, text: `Run ${result.run_id} is ${result.execution_status} (capture ${result.capture_status}).`, links: [{ uri: result.resource_uri, name: `Run ${result.run_id}`, description: "This run's manifest." }] };
+      return {
+        result,
+        text: `Run ${result.run_id} is ${result.execution_status} (capture ${result.capture_status}).`,
+        links: [{ uri: result.resource_uri, name: `Run ${result.run_id}`, description: "This run's manifest." }],
+      };
     },
   }),
   defineTool({
     name: "list_artifacts",
     description:
       "List stored artifacts (content-addressed by sha256) with size, kinds, registration count and effective sensitivity; optionally only one run's or one kind's. Bounded with limit, total, truncated and next_cursor. Metadata only.",
-    input: v.strictObject({ limit: limit(1000, 100), cursor, run_id: v.optional(v.nullable(identifier), null), kind: v.optional(v.nullable(identifier), null) }),
+    input: v.strictObject({
+      limit: limit(1000, 100),
+      cursor,
+      run_id: v.optional(v.nullable(identifier), null),
+      kind: v.optional(v.nullable(identifier), null),
+    }),
     annotations: readOnly,
     async handler(input, { services }) {
-      const result = services.runs.listArtifacts({ limit: input.limit, cursor: input.cursor ?? null, run_id: input.run_id ?? null, kind: input.kind ?? null });
+      const result = services.runs.listArtifacts({
+        limit: input.limit,
+        cursor: input.cursor ?? null,
+        run_id: input.run_id ?? null,
+        kind: input.kind ?? null,
+      });
       return { result, text: `Returned ${result.returned} of ${result.total} artifacts.` };
     },
   }),

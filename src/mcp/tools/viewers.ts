@@ -13,11 +13,20 @@ export const viewerTools = [
       const result = await services.reports.viewerPlan(input.run_or_artifact);
       return {
         result,
-        text: result.viewers.length > 0
-          ? `Report: ${result.report_command.join(" ")}; viewers: ${result.viewers.map((viewer) => viewer.name).join(", ")}.`
-          : "No stack or trace evidence to view yet.",
+        text:
+          result.viewers.length > 0
+            ? `Report: ${result.report_command.join(" ")}; viewers: ${result.viewers.map((viewer) => viewer.name).join(", ")}.`
+            : "No stack or trace evidence to view yet.",
         ...(result.evidence.stacks && result.run_ids.length === 1 && !input.run_or_artifact.startsWith("sha256:")
-          ? { links: [{ uri: `flameox://runs/${encodeURIComponent(input.run_or_artifact)}/flamegraph.svg`, name: "Flame graph", description: "Static SVG flame graph of this run's stacks." }] }
+          ? {
+              links: [
+                {
+                  uri: `flameox://runs/${encodeURIComponent(input.run_or_artifact)}/flamegraph.svg`,
+                  name: "Flame graph",
+                  description: "Static SVG flame graph of this run's stacks.",
+                },
+              ],
+            }
           : {}),
       };
     },

@@ -16,7 +16,9 @@ export const workspaceTools = [
       const result = await services.workspaces.initialize();
       return {
         result,
-        text: result.created ? `Initialized workspace ${result.workspace_id}.` : `Workspace is already initialized: ${result.workspace_id}.`,
+        text: result.created
+          ? `Initialized workspace ${result.workspace_id}.`
+          : `Workspace is already initialized: ${result.workspace_id}.`,
       };
     },
   }),

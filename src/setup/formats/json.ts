@@ -3,7 +3,16 @@
  * entry (comments, key order, indentation, line endings) survives. After each edit the result is parsed
  * again and must equal the old document with only our entry changed.
  */
-import { applyEdits, format, modify, parseTree, printParseErrorCode, type FormattingOptions, type Node, type ParseError } from "jsonc-parser";
+import {
+  applyEdits,
+  format,
+  modify,
+  parseTree,
+  printParseErrorCode,
+  type FormattingOptions,
+  type Node,
+  type ParseError,
+} from "jsonc-parser";
 import { deepEqual, flameoxEntry, isPlainObject, lineEnding, malformedConfig, withPath, type ConfigDocument } from "./document.ts";
 
 export type JsonFlavour = "json" | "jsonc";
@@ -94,7 +103,10 @@ export function openJsonDocument(text: string, flavour: JsonFlavour, path: strin
     const keyPath = [...section, "flameox"];
     if (value === undefined && entry === undefined) return text;
     const options: FormattingOptions = { ...indentation(text), eol };
-    const result0 = text.trim() === "" ? applyEdits(`{}${eol}`, modify(`{}${eol}`, keyPath, value, { formattingOptions: options })) : editInPlace(text, keyPath, value, options);
+    const result0 =
+      text.trim() === ""
+        ? applyEdits(`{}${eol}`, modify(`{}${eol}`, keyPath, value, { formattingOptions: options }))
+        : editInPlace(text, keyPath, value, options);
     let result = result0;
     if (!result.endsWith("\n") && text.endsWith("\n")) result += eol;
     const expected = withPath(parsed.value, keyPath, value);

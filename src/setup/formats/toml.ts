@@ -110,7 +110,9 @@ function tomlValue(value: unknown): string {
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   if (Array.isArray(value)) return `[${value.map(tomlValue).join(", ")}]`;
   if (isPlainObject(value)) {
-    return `{ ${Object.entries(value).map(([key, item]) => `${JSON.stringify(key)} = ${tomlValue(item)}`).join(", ")} }`;
+    return `{ ${Object.entries(value)
+      .map(([key, item]) => `${JSON.stringify(key)} = ${tomlValue(item)}`)
+      .join(", ")} }`;
   }
   throw new Error(`Cannot write ${typeof value} to TOML.`);
 }
@@ -142,8 +144,14 @@ export function openTomlDocument(text: string, path: string, section: string[]):
 
   const edit = (value: Record<string, unknown> | undefined): string => {
     if (value === undefined && entry === undefined) return text;
-    if (entry !== undefined && !headers.some((header) => !header.array && header.keys.length === keyPath.length && startsWith(header.keys, keyPath))) {
-      throw malformedConfig(path, `"${keyPath.join(".")}" is written as an inline table or dotted keys; rewrite it as a [${keyPath.join(".")}] table or remove it`);
+    if (
+      entry !== undefined &&
+      !headers.some((header) => !header.array && header.keys.length === keyPath.length && startsWith(header.keys, keyPath))
+    ) {
+      throw malformedConfig(
+        path,
+        `"${keyPath.join(".")}" is written as an inline table or dotted keys; rewrite it as a [${keyPath.join(".")}] table or remove it`,
+      );
     }
     const table = value === undefined ? "" : renderTable(keyPath, value, eol);
     let result: string;
@@ -169,13 +177,20 @@ export function openTomlDocument(text: string, path: string, section: string[]):
     try {
       reparsed = parseToml(result) as Record<string, unknown>;
     } catch (cause) {
-      throw malformedConfig(path, `"${section.join(".")}" cannot take a [${keyPath.join(".")}] table as written (an inline table or array?)`, cause);
+      throw malformedConfig(
+        path,
+        `"${section.join(".")}" cannot take a [${keyPath.join(".")}] table as written (an inline table or array?)`,
+        cause,
+      );
     }
     let expected = withPath(parsed, keyPath, value);
     // Removing our only table leaves no `mcp_servers` key at all when nothing else declared it.
     if (value === undefined && !deepEqual(reparsed, expected)) expected = withPath(parsed, section, undefined);
     if (!deepEqual(reparsed, expected)) {
-      throw malformedConfig(path, `"${keyPath.join(".")}" is also set outside its [${keyPath.join(".")}] table (dotted keys or an inline table)`);
+      throw malformedConfig(
+        path,
+        `"${keyPath.join(".")}" is also set outside its [${keyPath.join(".")}] table (dotted keys or an inline table)`,
+      );
     }
     return result;
   };
@@ -196,6 +211,9 @@ function trimTrailingTrivia(text: string, from: number, to: number): number {
 
 function renderTable(keyPath: string[], value: Record<string, unknown>, eol: string): string {
   const header = `[${keyPath.map((key) => (/^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key))).join(".")}]`;
-  const lines = [header, ...Object.entries(value).map(([key, item]) => `${/^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key)} = ${tomlValue(item)}`)];
+  const lines = [
+    header,
+    ...Object.entries(value).map(([key, item]) => `${/^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key)} = ${tomlValue(item)}`),
+  ];
   return lines.join(eol) + eol;
 }

@@ -4,13 +4,31 @@ import { join } from "node:path";
 import { capture, declare, failure, project, pythonFixtures, repositoryRoot, venvBin, venvPython } from "./harness.ts";
 
 const hotspots = (services: Awaited<ReturnType<typeof project>>["services"], runId: string) =>
-  services.analysis.hotspots({ run_or_artifact: runId, limit: 5, group_by: "function", order_by: "self", unit: null, thread: null, per_thread: false, cursor: null });
+  services.analysis.hotspots({
+    run_or_artifact: runId,
+    limit: 5,
+    group_by: "function",
+    order_by: "self",
+    unit: null,
+    thread: null,
+    per_thread: false,
+    cursor: null,
+  });
 
 describe("pytest adapter", () => {
   for (const workers of [null, "2"]) {
     test(`exact counts and the slowest test, ${workers ? "-n 2" : "serial"}`, async () => {
       const { services } = await project("pytest", { suite: join(pythonFixtures, "pytest-suite") });
-      await declare(services, "tests", [venvPython, "-m", "pytest", "-q", "-p", "no:cacheprovider", "suite", ...(workers ? ["-n", workers] : [])]);
+      await declare(services, "tests", [
+        venvPython,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "suite",
+        ...(workers ? ["-n", workers] : []),
+      ]);
       const run = await capture(services, "tests", "pytest");
       expect(run.execution_status).toBe("failed");
       const extracted = await services.extraction.extract("pytest", { run_id: run.run_id });
@@ -19,16 +37,35 @@ describe("pytest adapter", () => {
       expect((extracted.slowest as { nodeid: string }[])[0]!.nodeid).toBe("suite/test_suite.py::test_slow");
       if (workers) expect((extracted.workers as string[]).length).toBe(2);
       expect(extracted.superseded_bundle_ids).toHaveLength(1);
-      const durations = await services.evidenceAnalysis.queryMeasurements({ run_id: run.run_id, artifact_id: null, name_prefix: "test.duration_ns", include_warmups: false, limit: 1000, cursor: null });
+      const durations = await services.evidenceAnalysis.queryMeasurements({
+        run_id: run.run_id,
+        artifact_id: null,
+        name_prefix: "test.duration_ns",
+        include_warmups: false,
+        limit: 1000,
+        cursor: null,
+      });
       const totals = durations.measurements.filter((row) => row.phase === null).sort((left, right) => right.value - left.value);
       expect(totals).toHaveLength(8);
       expect(totals[0]!.dimensions!.nodeid).toBe("suite/test_suite.py::test_slow");
       const again = await services.extraction.extract("pytest", { run_id: run.run_id });
-      const after = await services.evidenceAnalysis.queryMeasurements({ run_id: run.run_id, artifact_id: null, name_prefix: "test.duration_ns", include_warmups: false, limit: 1000, cursor: null });
+      const after = await services.evidenceAnalysis.queryMeasurements({
+        run_id: run.run_id,
+        artifact_id: null,
+        name_prefix: "test.duration_ns",
+        include_warmups: false,
+        limit: 1000,
+        cursor: null,
+      });
       expect(after.total).toBe(durations.total);
       expect(again.superseded_bundle_ids).toEqual(extracted.bundle_ids);
       const failures = await services.evidenceAnalysis.failures({ limit: 10, filter: null });
-      expect(failures.clusters.some((cluster) => cluster.source === "test" && cluster.signature.includes("assert") && cluster.examples[0]!.subject.endsWith("test_fails"))).toBe(true);
+      expect(
+        failures.clusters.some(
+          (cluster) =>
+            cluster.source === "test" && cluster.signature.includes("assert") && cluster.examples[0]!.subject.endsWith("test_fails"),
+        ),
+      ).toBe(true);
     }, 60_000);
   }
 
@@ -78,28 +115,52 @@ test("torch.profiler: matmul is the top CPU operator, with shapes and [memory] a
   expect(result.operators[0]!.calls).toBe(20);
   expect(result.operators[0]!.shapes).toContain("[[512,512],[512,512]]");
   expect(result.allocations.allocation_count).toBeGreaterThan(0);
-  const launches = await services.evidenceAnalysis.acceleratorLaunches({ run_or_artifact: run.run_id, limit: 5, comparison_run_or_artifact: null, phase: null });
+  const launches = await services.evidenceAnalysis.acceleratorLaunches({
+    run_or_artifact: run.run_id,
+    limit: 5,
+    comparison_run_or_artifact: null,
+    phase: null,
+  });
   expect(launches.evidence.status).toBe("empty");
   const trace = run.artifact_ids.find((id) => services.runs.getArtifact(id).kinds.includes("execution_trace"))!;
-  const window = await services.evidenceAnalysis.traceWindow({ artifact_id: trace, start_ns: 0, end_ns: Number.MAX_SAFE_INTEGER, limit: 10, cursor: null });
+  const window = await services.evidenceAnalysis.traceWindow({
+    artifact_id: trace,
+    start_ns: 0,
+    end_ns: Number.MAX_SAFE_INTEGER,
+    limit: 10,
+    cursor: null,
+  });
   expect(window.returned).toBe(10);
-  const next = await services.evidenceAnalysis.traceWindow({ artifact_id: trace, start_ns: 0, end_ns: Number.MAX_SAFE_INTEGER, limit: 10, cursor: window.next_cursor });
+  const next = await services.evidenceAnalysis.traceWindow({
+    artifact_id: trace,
+    start_ns: 0,
+    end_ns: Number.MAX_SAFE_INTEGER,
+    limit: 10,
+    cursor: window.next_cursor,
+  });
   expect(next.events[0]!.ts_ns).toBeGreaterThanOrEqual(window.events[9]!.ts_ns);
-  const invalid = await failure(() => services.evidenceAnalysis.traceWindow({ artifact_id: trace, start_ns: 5, end_ns: 5, limit: 10, cursor: null }));
+  const invalid = await failure(() =>
+    services.evidenceAnalysis.traceWindow({ artifact_id: trace, start_ns: 5, end_ns: 5, limit: 10, cursor: null }),
+  );
   expect(invalid.code).toBe("INVALID_ARGUMENTS");
   expect(invalid.details.fields).toEqual([{ field: "end_ns", message: "must be greater than start_ns", type: "greater_than" }]);
 }, 90_000);
 
 test("perf: the hot C function of a small compiled program", async () => {
   const { root, services } = await project("perf", { "hot.c": join(pythonFixtures, "perf", "hot.c") });
-  expect(Bun.spawnSync(["gcc", "-O1", "-fno-omit-frame-pointer", "-fno-inline", "-o", join(root, "hot"), join(root, "hot.c")]).exitCode).toBe(0);
+  expect(
+    Bun.spawnSync(["gcc", "-O1", "-fno-omit-frame-pointer", "-fno-inline", "-o", join(root, "hot"), join(root, "hot.c")]).exitCode,
+  ).toBe(0);
   await declare(services, "hot", [join(root, "hot")]);
   const run = await capture(services, "hot", "perf");
   expect((await hotspots(services, run.run_id)).hotspots[0]!.function).toBe("hot_loop");
 }, 60_000);
 
 test("python-startup: the slow-importing package is the top package", async () => {
-  const { services } = await project("startup", { "entry.py": join(pythonFixtures, "startup", "entry.py"), slowpkg: join(pythonFixtures, "startup", "slowpkg") });
+  const { services } = await project("startup", {
+    "entry.py": join(pythonFixtures, "startup", "entry.py"),
+    slowpkg: join(pythonFixtures, "startup", "slowpkg"),
+  });
   await declare(services, "start", [venvPython, "entry.py"]);
   const run = await capture(services, "start", "python-startup", { samples: 2 });
   const extracted = await services.extraction.extract("python_startup", { run_id: run.run_id });
@@ -114,8 +175,22 @@ test("pyperf: every value and every warm-up", async () => {
   const extracted = await services.extraction.extract("pyperf", { run_id: run.run_id });
   expect(extracted.value_count).toBe(4);
   expect(extracted.warmup_count).toBe(2);
-  const values = await services.evidenceAnalysis.queryMeasurements({ run_id: run.run_id, artifact_id: null, name_prefix: "pyperf.workload", include_warmups: false, limit: 100, cursor: null });
-  const all = await services.evidenceAnalysis.queryMeasurements({ run_id: run.run_id, artifact_id: null, name_prefix: "pyperf.workload", include_warmups: true, limit: 100, cursor: null });
+  const values = await services.evidenceAnalysis.queryMeasurements({
+    run_id: run.run_id,
+    artifact_id: null,
+    name_prefix: "pyperf.workload",
+    include_warmups: false,
+    limit: 100,
+    cursor: null,
+  });
+  const all = await services.evidenceAnalysis.queryMeasurements({
+    run_id: run.run_id,
+    artifact_id: null,
+    name_prefix: "pyperf.workload",
+    include_warmups: true,
+    limit: 100,
+    cursor: null,
+  });
   expect(values.measurements.filter((row) => row.name === "pyperf.workload")).toHaveLength(4);
   expect(all.measurements.filter((row) => row.name === "pyperf.workload" && row.is_warmup)).toHaveLength(2);
 }, 60_000);
@@ -134,7 +209,16 @@ describe("a missing tool is CAPABILITY_UNAVAILABLE with the exact remedy", () =>
     const saved = process.env.PATH;
     process.env.PATH = venvBin;
     try {
-      const error = await failure(() => services.captures.plan({ workload_name: "true", adapter: "perf", parameters: {}, adapter_options: {}, preflight_mode: "auto", capture_mode: "auto" }));
+      const error = await failure(() =>
+        services.captures.plan({
+          workload_name: "true",
+          adapter: "perf",
+          parameters: {},
+          adapter_options: {},
+          preflight_mode: "auto",
+          capture_mode: "auto",
+        }),
+      );
       expect(error.code).toBe("CAPABILITY_UNAVAILABLE");
       expect(error.remediation.join(" ")).toContain("apt-get install linux-perf");
     } finally {
@@ -159,7 +243,16 @@ describe("a missing tool is CAPABILITY_UNAVAILABLE with the exact remedy", () =>
       "torch.profiler": `${python} -m pip install torch==2.13.0`,
     };
     for (const [adapter, remedy] of Object.entries(expected)) {
-      const error = await failure(() => services.captures.plan({ workload_name: adapter === "pytest" ? "tests" : "app", adapter, parameters: {}, adapter_options: {}, preflight_mode: "auto", capture_mode: "auto" }));
+      const error = await failure(() =>
+        services.captures.plan({
+          workload_name: adapter === "pytest" ? "tests" : "app",
+          adapter,
+          parameters: {},
+          adapter_options: {},
+          preflight_mode: "auto",
+          capture_mode: "auto",
+        }),
+      );
       expect(error.code).toBe("CAPABILITY_UNAVAILABLE");
       expect(error.remediation.join(" ")).toContain(remedy);
       expect(error.nextTool).toBe("list_capabilities");
@@ -170,7 +263,16 @@ describe("a missing tool is CAPABILITY_UNAVAILABLE with the exact remedy", () =>
   test("v8 on a non-node workload", async () => {
     const { services } = await project("no-node", { "app.py": join(pythonFixtures, "coverage", "branches.py") });
     await declare(services, "app", [venvPython, "app.py"]);
-    const error = await failure(() => services.captures.plan({ workload_name: "app", adapter: "v8", parameters: {}, adapter_options: {}, preflight_mode: "auto", capture_mode: "auto" }));
+    const error = await failure(() =>
+      services.captures.plan({
+        workload_name: "app",
+        adapter: "v8",
+        parameters: {},
+        adapter_options: {},
+        preflight_mode: "auto",
+        capture_mode: "auto",
+      }),
+    );
     expect(error.code).toBe("INVALID_CAPTURE_PLAN");
     expect(error.remediation.join(" ")).toContain("node <script>");
   });

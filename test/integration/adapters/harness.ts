@@ -27,7 +27,14 @@ export async function declare(services: Services, name: string, argv: string[], 
 }
 
 export async function capture(services: Services, workload: string, adapter: string, adapterOptions: Record<string, unknown> = {}) {
-  const plan = await services.captures.plan({ workload_name: workload, adapter, parameters: {}, adapter_options: adapterOptions, preflight_mode: "auto", capture_mode: "auto" });
+  const plan = await services.captures.plan({
+    workload_name: workload,
+    adapter,
+    parameters: {},
+    adapter_options: adapterOptions,
+    preflight_mode: "auto",
+    capture_mode: "auto",
+  });
   return services.captures.execute(plan.plan_id);
 }
 

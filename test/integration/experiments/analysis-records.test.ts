@@ -33,8 +33,14 @@ function stored(value: unknown): unknown {
 
 beforeAll(async () => {
   let root: string;
-  ({ root, services } = await project("analysis-records", { "mem.py": join(pythonFixtures, "memray", "allocate.py"), "mm.py": join(pythonFixtures, "torch", "matmul.py") }));
-  writeFileSync(join(root, "app.py"), 'import sys\n\n\ndef classify(value):\n    if value > 10:\n        return "big"\n    return "small"\n\n\nprint([classify(int(arg)) for arg in sys.argv[1:]])\n');
+  ({ root, services } = await project("analysis-records", {
+    "mem.py": join(pythonFixtures, "memray", "allocate.py"),
+    "mm.py": join(pythonFixtures, "torch", "matmul.py"),
+  }));
+  writeFileSync(
+    join(root, "app.py"),
+    'import sys\n\n\ndef classify(value):\n    if value > 10:\n        return "big"\n    return "small"\n\n\nprint([classify(int(arg)) for arg in sys.argv[1:]])\n',
+  );
   await declare(services, "small", [venvPython, "app.py", "3"]);
   await declare(services, "big", [venvPython, "app.py", "30"]);
   await declare(services, "mem", [venvPython, "mem.py"]);
@@ -195,10 +201,16 @@ describe("recipe/argument combinations follow MaterializeAnalysisRequest", () =>
       expect(await refused({ recipe, input_id: runs.mem, experiment_id: "e1" })).toEqual(["experiment_id"]);
     }
     // comparison_input_id only for execution and accelerator_launches; phase only for accelerator_launches.
-    for (const recipe of ["hotspots", "memory", "pytorch"]) expect(await refused({ recipe, input_id: runs.torch, comparison_input_id: runs.mem })).toEqual(["comparison_input_id"]);
-    for (const recipe of ["hotspots", "memory", "execution", "pytorch"]) expect(await refused({ recipe, input_id: runs.torch, phase: "forward" })).toEqual(["phase"]);
+    for (const recipe of ["hotspots", "memory", "pytorch"])
+      expect(await refused({ recipe, input_id: runs.torch, comparison_input_id: runs.mem })).toEqual(["comparison_input_id"]);
+    for (const recipe of ["hotspots", "memory", "execution", "pytorch"])
+      expect(await refused({ recipe, input_id: runs.torch, phase: "forward" })).toEqual(["phase"]);
     // Failures ⇒ none.
-    expect(await refused({ recipe: "failures", input_id: runs.broken, comparison_input_id: runs.mem, phase: "x" })).toEqual(["input_id", "comparison_input_id", "phase"]);
+    expect(await refused({ recipe: "failures", input_id: runs.broken, comparison_input_id: runs.mem, phase: "x" })).toEqual([
+      "input_id",
+      "comparison_input_id",
+      "phase",
+    ]);
     expect(await refused({ recipe: "failures", experiment_id: "e1" })).toEqual(["experiment_id"]);
     // Scaling ⇒ an experiment (or, in flameox, a run set), nothing per input.
     expect(await refused({ recipe: "scaling" })).toEqual(["experiment_id"]);
@@ -211,17 +223,26 @@ describe("recipe/argument combinations follow MaterializeAnalysisRequest", () =>
   });
 
   test("the service refuses the same combinations when called directly (CLI path)", async () => {
-    const error = await services.analysisRecords.record({ recipe: "pytorch", input_id: runs.torch, phase: "forward" }).catch((caught: unknown) => caught as any);
+    const error = await services.analysisRecords
+      .record({ recipe: "pytorch", input_id: runs.torch, phase: "forward" })
+      .catch((caught: unknown) => caught as any);
     expect(error.code).toBe("INVALID_ARGUMENTS");
-    expect(error.details.fields).toEqual([{ field: "phase", message: "only the accelerator_launches recipe takes a phase", type: "extra_forbidden" }]);
-    const missing = await services.analysisRecords.record({ recipe: "execution", comparison_input_id: runs.big }).catch((caught: unknown) => caught as any);
+    expect(error.details.fields).toEqual([
+      { field: "phase", message: "only the accelerator_launches recipe takes a phase", type: "extra_forbidden" },
+    ]);
+    const missing = await services.analysisRecords
+      .record({ recipe: "execution", comparison_input_id: runs.big })
+      .catch((caught: unknown) => caught as any);
     expect(missing.details.fields).toEqual([{ field: "input_id", message: "required for recipe execution", type: "missing" }]);
   });
 
   test("a missing input is the read-only tool's error, and nothing is recorded", async () => {
     const count = () => services.workspace().state.database.query<{ n: number }, []>("SELECT count(*) AS n FROM evidence_records").get()!.n;
     const before = count();
-    for (const [recipe, readOnlyTool] of [["pytorch", "analyze_pytorch"], ["memory", "analyze_memory"]] as const) {
+    for (const [recipe, readOnlyTool] of [
+      ["pytorch", "analyze_pytorch"],
+      ["memory", "analyze_memory"],
+    ] as const) {
       const input = recipe === "pytorch" ? runs.small : "no-such-run";
       const outcome = await tool("record_analysis", { recipe, input_id: input });
       const readOnly = await tool(readOnlyTool, { run_or_artifact: input, limit: 20 });

@@ -69,7 +69,9 @@ beforeAll(async () => {
 afterAll(() => services.close());
 
 function subsample(treatment: string, blocks: Set<string>, label: string): string {
-  const members = trials.filter((trial) => trial.treatment === treatment && blocks.has(trial.block_id)).map((trial) => ({ run_id: trial.run_id!, trial_id: trial.trial_id }));
+  const members = trials
+    .filter((trial) => trial.treatment === treatment && blocks.has(trial.block_id))
+    .map((trial) => ({ run_id: trial.run_id!, trial_id: trial.trial_id }));
   return services.runSets.freezeMembers(members, { experiment_id: work.experiment_id, treatment, sample: label }).run_set_id;
 }
 
@@ -78,7 +80,13 @@ async function repeated(baseline: string, candidate: string) {
   const results = [];
   for (let repetition = 0; repetition < 20; repetition += 1) {
     const chosen = new Set(shuffle(blocks, deriveSeed(2024, repetition)).slice(0, 20));
-    results.push(await services.comparisons.compare({ baseline: subsample(baseline, chosen, `r${repetition}`), candidate: subsample(candidate, chosen, `r${repetition}`), random_seed: repetition }));
+    results.push(
+      await services.comparisons.compare({
+        baseline: subsample(baseline, chosen, `r${repetition}`),
+        candidate: subsample(candidate, chosen, `r${repetition}`),
+        random_seed: repetition,
+      }),
+    );
   }
   return results;
 }
@@ -90,7 +98,12 @@ describe("experiment execution", () => {
     expect(trials).toHaveLength(90);
     expect(new Set(trials.map((trial) => trial.trial_id)).size).toBe(90);
     for (const block of new Set(trials.map((trial) => trial.block_id))) {
-      expect(trials.filter((trial) => trial.block_id === block).map((trial) => trial.treatment).sort()).toEqual(["base", "more", "same"]);
+      expect(
+        trials
+          .filter((trial) => trial.block_id === block)
+          .map((trial) => trial.treatment)
+          .sort(),
+      ).toEqual(["base", "more", "same"]);
     }
     expect(progress.map((entry) => entry.step)).toEqual([...Array(95).keys()]);
     expect(new Set(progress.map((entry) => entry.total))).toEqual(new Set([94]));
@@ -104,7 +117,9 @@ describe("experiment execution", () => {
     const first = await services.experiments.plan({ experiment_name: "work", adapter: "command", parameters: {} });
     const second = await services.experiments.plan({ experiment_name: "work", adapter: "command", parameters: {} });
     expect(second.order).toEqual(first.order);
-    expect(first.order.map((trial) => `${trial.block_id}:${trial.treatment}`)).toEqual(trials.map((trial) => `${trial.block_id}:${trial.treatment}`));
+    expect(first.order.map((trial) => `${trial.block_id}:${trial.treatment}`)).toEqual(
+      trials.map((trial) => `${trial.block_id}:${trial.treatment}`),
+    );
     expect(first.plan_id).not.toBe(second.plan_id);
   });
 
@@ -138,7 +153,10 @@ describe("decisions on this machine's noise", () => {
 
   test("three samples per side is inconclusive and says why", async () => {
     const blocks = new Set(["b1", "b2", "b3"]);
-    const result = await services.comparisons.compare({ baseline: subsample("base", blocks, "three"), candidate: subsample("more", blocks, "three") });
+    const result = await services.comparisons.compare({
+      baseline: subsample("base", blocks, "three"),
+      candidate: subsample("more", blocks, "three"),
+    });
     expect(result.decision).toBe("inconclusive");
     expect(result.counts.pairs).toBe(3);
     expect(result.reasons.map((reason) => reason.code)).toContain("too_few_samples");
@@ -159,7 +177,14 @@ describe("validity", () => {
   test("a comparison across different workload definitions is invalid and says why", async () => {
     const runIds: string[] = [];
     for (let index = 0; index < 5; index += 1) {
-      const plan = await services.captures.plan({ workload_name: "busy-copy", adapter: "command", parameters: { variant: "base" }, adapter_options: {}, preflight_mode: "auto", capture_mode: "auto" });
+      const plan = await services.captures.plan({
+        workload_name: "busy-copy",
+        adapter: "command",
+        parameters: { variant: "base" },
+        adapter_options: {},
+        preflight_mode: "auto",
+        capture_mode: "auto",
+      });
       runIds.push((await services.captures.execute(plan.plan_id)).run_id);
     }
     const other = services.runSets.freeze({ run_ids: runIds });
@@ -213,12 +238,31 @@ describe("validity", () => {
 describe("recorded comparisons and findings", () => {
   test("a finding is supported only with a valid decisive comparison; stale revisions conflict", async () => {
     const investigation = services.investigations.createInvestigation({ question: "Did the extra work slow busy.py down?" });
-    const hypothesis = services.investigations.recordHypothesis({ investigation_id: investigation.investigation_id, claim: "more is slower", prediction: "ratio > 1.05", discriminating_condition: "CI of the ratio above 1.05" });
-    const revised = services.investigations.recordHypothesis({ investigation_id: investigation.investigation_id, hypothesis_id: hypothesis.hypothesis_id, expected_revision: 1, claim: "more is about 15% slower", prediction: "ratio > 1.05", discriminating_condition: "CI of the ratio above 1.05" });
+    const hypothesis = services.investigations.recordHypothesis({
+      investigation_id: investigation.investigation_id,
+      claim: "more is slower",
+      prediction: "ratio > 1.05",
+      discriminating_condition: "CI of the ratio above 1.05",
+    });
+    const revised = services.investigations.recordHypothesis({
+      investigation_id: investigation.investigation_id,
+      hypothesis_id: hypothesis.hypothesis_id,
+      expected_revision: 1,
+      claim: "more is about 15% slower",
+      prediction: "ratio > 1.05",
+      discriminating_condition: "CI of the ratio above 1.05",
+    });
     expect(revised.revision).toBe(2);
-    expect(() => services.investigations.recordHypothesis({ investigation_id: investigation.investigation_id, hypothesis_id: hypothesis.hypothesis_id, expected_revision: 1, claim: "x", prediction: "y", discriminating_condition: "z" })).toThrow(
-      expect.objectContaining({ code: "REVISION_CONFLICT" }),
-    );
+    expect(() =>
+      services.investigations.recordHypothesis({
+        investigation_id: investigation.investigation_id,
+        hypothesis_id: hypothesis.hypothesis_id,
+        expected_revision: 1,
+        claim: "x",
+        prediction: "y",
+        discriminating_condition: "z",
+      }),
+    ).toThrow(expect.objectContaining({ code: "REVISION_CONFLICT" }));
 
     const decisive = await services.comparisons.record({ baseline: work.run_sets[0]!.run_set_id, candidate: work.run_sets[2]!.run_set_id });
     expect(decisive.decision).toBe("regressed");
@@ -231,31 +275,80 @@ describe("recorded comparisons and findings", () => {
     expect(stored.corpus_commit_id).toBe(decisive.corpus_commit_id);
 
     const blocks = new Set(["b1", "b2", "b3"]);
-    const weak = await services.comparisons.record({ baseline: subsample("base", blocks, "weak"), candidate: subsample("more", blocks, "weak") });
+    const weak = await services.comparisons.record({
+      baseline: subsample("base", blocks, "weak"),
+      candidate: subsample("more", blocks, "weak"),
+    });
     expect(weak.decision).toBe("inconclusive");
 
-    const base = { kind: "performance", title: "extra work regresses busy.py", claim: "20% more iterations make busy.py slower", evidence_level: "derived" as const, confidence: "high" as const, investigation_id: investigation.investigation_id };
-    expect(() => services.investigations.recordFinding({ ...base, assessment: "supported" })).toThrow(expect.objectContaining({ code: "WORKSPACE_INVALID" }));
-    expect(() => services.investigations.recordFinding({ ...base, assessment: "supported", evidence: [{ ref_type: "run_set", ref_id: work.run_sets[2]!.run_set_id, relation: "supports" }] })).toThrow(
-      expect.objectContaining({ code: "COMPARISON_INVALID" }),
-    );
-    expect(() => services.investigations.recordFinding({ ...base, assessment: "supported", evidence: [{ ref_type: "comparison", ref_id: weak.ref_id, relation: "supports" }] })).toThrow(
-      expect.objectContaining({ code: "COMPARISON_INVALID" }),
-    );
-    expect(() => services.investigations.recordFinding({ ...base, assessment: "supported", evidence: [{ ref_type: "comparison", ref_id: "sha256:" + "0".repeat(64), relation: "supports" }] })).toThrow(
+    const base = {
+      kind: "performance",
+      title: "extra work regresses busy.py",
+      claim: "20% more iterations make busy.py slower",
+      evidence_level: "derived" as const,
+      confidence: "high" as const,
+      investigation_id: investigation.investigation_id,
+    };
+    expect(() => services.investigations.recordFinding({ ...base, assessment: "supported" })).toThrow(
       expect.objectContaining({ code: "WORKSPACE_INVALID" }),
     );
-    expect(() => services.investigations.recordFinding({ ...base, evidence_level: "observed", assessment: "supported", evidence: [{ ref_type: "comparison", ref_id: decisive.ref_id, relation: "supports" }] })).toThrow(
-      expect.objectContaining({ code: "WORKSPACE_INVALID" }),
-    );
-    const supported = services.investigations.recordFinding({ ...base, assessment: "supported", evidence: [{ ref_type: "comparison", ref_id: decisive.ref_id, relation: "supports" }, { ref_type: "experiment", ref_id: work.experiment_id, relation: "context" }] });
+    expect(() =>
+      services.investigations.recordFinding({
+        ...base,
+        assessment: "supported",
+        evidence: [{ ref_type: "run_set", ref_id: work.run_sets[2]!.run_set_id, relation: "supports" }],
+      }),
+    ).toThrow(expect.objectContaining({ code: "COMPARISON_INVALID" }));
+    expect(() =>
+      services.investigations.recordFinding({
+        ...base,
+        assessment: "supported",
+        evidence: [{ ref_type: "comparison", ref_id: weak.ref_id, relation: "supports" }],
+      }),
+    ).toThrow(expect.objectContaining({ code: "COMPARISON_INVALID" }));
+    expect(() =>
+      services.investigations.recordFinding({
+        ...base,
+        assessment: "supported",
+        evidence: [{ ref_type: "comparison", ref_id: `sha256:${"0".repeat(64)}`, relation: "supports" }],
+      }),
+    ).toThrow(expect.objectContaining({ code: "WORKSPACE_INVALID" }));
+    expect(() =>
+      services.investigations.recordFinding({
+        ...base,
+        evidence_level: "observed",
+        assessment: "supported",
+        evidence: [{ ref_type: "comparison", ref_id: decisive.ref_id, relation: "supports" }],
+      }),
+    ).toThrow(expect.objectContaining({ code: "WORKSPACE_INVALID" }));
+    const supported = services.investigations.recordFinding({
+      ...base,
+      assessment: "supported",
+      evidence: [
+        { ref_type: "comparison", ref_id: decisive.ref_id, relation: "supports" },
+        { ref_type: "experiment", ref_id: work.experiment_id, relation: "context" },
+      ],
+    });
     expect(supported.finding.revision).toBe(1);
     expect(supported.finding.evidence[0]!.resource_uri).toBe(`flameox://evidence/comparison/${encodeURIComponent(decisive.ref_id)}`);
-    const update = services.investigations.recordFinding({ ...base, assessment: "supported", finding_id: supported.finding.finding_id, expected_revision: 1, confidence: "medium", evidence: supported.finding.evidence });
+    const update = services.investigations.recordFinding({
+      ...base,
+      assessment: "supported",
+      finding_id: supported.finding.finding_id,
+      expected_revision: 1,
+      confidence: "medium",
+      evidence: supported.finding.evidence,
+    });
     expect(update.finding.revision).toBe(2);
-    expect(() => services.investigations.recordFinding({ ...base, assessment: "supported", finding_id: supported.finding.finding_id, expected_revision: 1, evidence: supported.finding.evidence })).toThrow(
-      expect.objectContaining({ code: "REVISION_CONFLICT" }),
-    );
+    expect(() =>
+      services.investigations.recordFinding({
+        ...base,
+        assessment: "supported",
+        finding_id: supported.finding.finding_id,
+        expected_revision: 1,
+        evidence: supported.finding.evidence,
+      }),
+    ).toThrow(expect.objectContaining({ code: "REVISION_CONFLICT" }));
     const listed = services.investigations.listFindings({ limit: 10, cursor: null, investigation_id: investigation.investigation_id });
     expect(listed.total).toBe(1);
     expect(listed.findings[0]!.revision).toBe(2);

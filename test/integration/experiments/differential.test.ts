@@ -27,7 +27,14 @@ beforeAll(async () => {
 afterAll(() => services.close());
 
 async function captured(factor: number): Promise<string> {
-  const plan = await services.captures.plan({ workload_name: "split", adapter: "py-spy", parameters: { factor }, adapter_options: { rate: 1000 }, preflight_mode: "auto", capture_mode: "auto" });
+  const plan = await services.captures.plan({
+    workload_name: "split",
+    adapter: "py-spy",
+    parameters: { factor },
+    adapter_options: { rate: 1000 },
+    preflight_mode: "auto",
+    capture_mode: "auto",
+  });
   return (await services.captures.execute(plan.plan_id)).run_id;
 }
 
@@ -67,7 +74,11 @@ describe("differential hotspots between two run sets of real profiles", () => {
   test("py-spy captures under two parameter values: g gains share, f loses it", async () => {
     const baseline = services.runSets.freeze({ run_ids: [await captured(1), await captured(1)] });
     const candidate = services.runSets.freeze({ run_ids: [await captured(2), await captured(2)] });
-    const result = await services.comparisons.compare({ baseline: baseline.run_set_id, candidate: candidate.run_set_id, hotspot_limit: 100 });
+    const result = await services.comparisons.compare({
+      baseline: baseline.run_set_id,
+      candidate: candidate.run_set_id,
+      hotspot_limit: 100,
+    });
     expect(result.differential_hotspots.baseline_runs_with_stacks).toBe(2);
     expect(result.differential_hotspots.candidate_runs_with_stacks).toBe(2);
     expect(result.differential_hotspots.unit).toBe("ns");
@@ -76,25 +87,68 @@ describe("differential hotspots between two run sets of real profiles", () => {
 
   test("across formats: baseline from collapsed stacks, candidate from speedscope", async () => {
     const record = (factor: number, format: string, output: string) => {
-      const spy = Bun.spawnSync([join(repositoryRoot, ".tools", "venv", "bin", "py-spy"), "record", "--rate", "1000", "--format", format, "--output", output, "--", python, "-S", "split.py", String(factor)], { cwd: root });
+      const spy = Bun.spawnSync(
+        [
+          join(repositoryRoot, ".tools", "venv", "bin", "py-spy"),
+          "record",
+          "--rate",
+          "1000",
+          "--format",
+          format,
+          "--output",
+          output,
+          "--",
+          python,
+          "-S",
+          "split.py",
+          String(factor),
+        ],
+        { cwd: root },
+      );
       expect(spy.exitCode).toBe(0);
     };
     record(1, "raw", "baseline.txt");
     record(2, "speedscope", "candidate.speedscope.json");
-    const imported = (path: string) => services.imports.importArtifact({ path, kind: "sample_profile", sensitivity: "internal", media_type: null, source_root: "project", producer: "py-spy", producer_version: null });
+    const imported = (path: string) =>
+      services.imports.importArtifact({
+        path,
+        kind: "sample_profile",
+        sensitivity: "internal",
+        media_type: null,
+        source_root: "project",
+        producer: "py-spy",
+        producer_version: null,
+      });
     const baselineImport = await imported("baseline.txt");
     const candidateImport = await imported("candidate.speedscope.json");
     expect([baselineImport.format, candidateImport.format]).toEqual(["py_spy_raw", "speedscope"]);
     const baseline = services.runSets.freeze({ run_ids: [baselineImport.run_id] });
     const candidate = services.runSets.freeze({ run_ids: [candidateImport.run_id] });
-    const result = await services.comparisons.compare({ baseline: baseline.run_set_id, candidate: candidate.run_set_id, hotspot_limit: 100 });
+    const result = await services.comparisons.compare({
+      baseline: baseline.run_set_id,
+      candidate: candidate.run_set_id,
+      hotspot_limit: 100,
+    });
     expectGrowthOfG(result);
     expect(result.differential_hotspots.unit).toBe("time (ns, samples)");
 
     // Per line, too: the same function, file and line has the same frame key in both formats.
     const lines = async (runId: string) => {
-      const page = await services.analysis.hotspots({ run_or_artifact: runId, limit: 100, group_by: "line", order_by: "self", unit: null, thread: null, per_thread: false, cursor: null });
-      return new Map(page.hotspots.filter((hotspot) => hotspot.function === "f" || hotspot.function === "g").map((hotspot) => [`${hotspot.function}:${hotspot.line}`, hotspot.frame_id]));
+      const page = await services.analysis.hotspots({
+        run_or_artifact: runId,
+        limit: 100,
+        group_by: "line",
+        order_by: "self",
+        unit: null,
+        thread: null,
+        per_thread: false,
+        cursor: null,
+      });
+      return new Map(
+        page.hotspots
+          .filter((hotspot) => hotspot.function === "f" || hotspot.function === "g")
+          .map((hotspot) => [`${hotspot.function}:${hotspot.line}`, hotspot.frame_id]),
+      );
     };
     const baselineLines = await lines(baselineImport.run_id);
     const candidateLines = await lines(candidateImport.run_id);

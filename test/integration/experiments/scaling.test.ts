@@ -76,7 +76,12 @@ describe("analyze_scaling", () => {
   });
 
   test("with stack samples, the quadratic function is the hotspot that grows fastest", async () => {
-    const plan = await services.experiments.plan({ experiment_name: "profiled", adapter: "py-spy", adapter_options: { rate: 1000 }, parameters: {} });
+    const plan = await services.experiments.plan({
+      experiment_name: "profiled",
+      adapter: "py-spy",
+      adapter_options: { rate: 1000 },
+      parameters: {},
+    });
     const receipt = await services.experiments.run(plan.plan_id);
     expect(receipt.counts.attempted).toBe(8);
     const result = await services.comparisons.scaling({ experiment_id: receipt.experiment_id });

@@ -30,7 +30,10 @@ export function makeTempHome(extraEnv: Record<string, string> = {}): TempHome {
 export function makeFakeRuntime(directory: string, version: string): string {
   mkdirSync(directory, { recursive: true });
   const path = join(directory, `flameox-${version}`);
-  writeFileSync(path, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(fakeRuntimeScript)} ${JSON.stringify(version)} "$@"\n`);
+  writeFileSync(
+    path,
+    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(fakeRuntimeScript)} ${JSON.stringify(version)} "$@"\n`,
+  );
   chmodSync(path, 0o755);
   return path;
 }

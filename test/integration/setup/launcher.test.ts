@@ -3,7 +3,18 @@
  * refuses a checksum mismatch leaving nothing behind, and recovers from an interrupted download.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repositoryRoot } from "./helpers.ts";
@@ -41,7 +52,10 @@ beforeAll(() => {
         const start = Number(/bytes=(\d+)-/.exec(range)![1]);
         return new Response(bytes.slice(start), {
           status: 206,
-          headers: { "Content-Range": `bytes ${start}-${bytes.length - 1}/${bytes.length}`, "Content-Length": String(bytes.length - start) },
+          headers: {
+            "Content-Range": `bytes ${start}-${bytes.length - 1}/${bytes.length}`,
+            "Content-Length": String(bytes.length - start),
+          },
         });
       }
       if (mode === "interrupt-once" && !interrupted) {
@@ -70,14 +84,22 @@ function packageWith(sha256: string): string {
   mkdirSync(join(root, "dist"));
   cpSync(join(repositoryRoot, "npm-launcher", "dist", "launcher.mjs"), join(root, "dist", "launcher.mjs"));
   chmodSync(join(root, "dist", "launcher.mjs"), 0o755);
-  writeFileSync(join(root, "checksums.json"), JSON.stringify({ schema_version: 1, version, assets: { [target]: { name: assetName, sha256, size: bytes.length } } }));
+  writeFileSync(
+    join(root, "checksums.json"),
+    JSON.stringify({ schema_version: 1, version, assets: { [target]: { name: assetName, sha256, size: bytes.length } } }),
+  );
   return root;
 }
 
 async function launch(root: string, args: string[], dataRoot: string) {
   // Async: the loopback server lives in this process and must keep answering.
   const child = Bun.spawn(["node", join(root, "dist", "launcher.mjs"), ...args], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, FLAMEOX_SETUP_DATA_ROOT: dataRoot, FLAMEOX_DOWNLOAD_BASE: `http://127.0.0.1:${server.port}` },
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: work,
+      FLAMEOX_SETUP_DATA_ROOT: dataRoot,
+      FLAMEOX_DOWNLOAD_BASE: `http://127.0.0.1:${server.port}`,
+    },
     stdout: "pipe",
     stderr: "pipe",
   });

@@ -39,7 +39,8 @@ function seedConfigs(temp: TempHome): Record<ClientId, string> {
   const seeds: Record<ClientId, string> = {
     claude: '{\n    "numStartups": 3,\n    "mcpServers": {\n        "other": {"command": "other"}\n    }\n}\n',
     cursor: '{"mcpServers": {"other": {"command": "other"}}}',
-    opencode: '{\n  // my opencode settings\n  "$schema": "https://opencode.ai/config.json",\n  "mcp": {\n    "other": { "type": "local", "command": ["other"] },\n  },\n}\n',
+    opencode:
+      '{\n  // my opencode settings\n  "$schema": "https://opencode.ai/config.json",\n  "mcp": {\n    "other": { "type": "local", "command": ["other"] },\n  },\n}\n',
     codex: '# codex settings\nmodel = "o3"\n\n[mcp_servers.other]\ncommand = "other" # keep me\n',
     gemini: '{\r\n\t// gemini\r\n\t"theme": "Default",\r\n\t"mcpServers": {\r\n\t\t"other": {"command": "other"}\r\n\t}\r\n}\r\n',
     antigravity: '{\n  "mcpServers": {\n    "other": {"command": "other"}\n  }\n}\n',
@@ -77,7 +78,11 @@ describe("setup service", () => {
       }
     }
     expect(read(pathOf(temp, "codex")).startsWith(seeds.codex)).toBe(true);
-    expect(read(pathOf(temp, "claude")).startsWith('{\n    "numStartups": 3,\n    "mcpServers": {\n        "other": {"command": "other"},\n        "flameox": {\n')).toBe(true);
+    expect(
+      read(pathOf(temp, "claude")).startsWith(
+        '{\n    "numStartups": 3,\n    "mcpServers": {\n        "other": {"command": "other"},\n        "flameox": {\n',
+      ),
+    ).toBe(true);
     expect(read(pathOf(temp, "gemini")).replace(/\r\n/g, "")).not.toContain("\n");
     const before = clientIds.map((id) => read(pathOf(temp, id)));
     const second = await service.plan({ operation: "configure", clients: [...clientIds] });

@@ -37,7 +37,11 @@ afterAll(() => {
 test("self and total per function: recursion counts once per stack, units are never mixed", async () => {
   const units = await stackUnits(evidence);
   expect(units.map((unit) => unit.unit)).toEqual(["bytes", "samples"]);
-  const page = await queryHotspots(evidence, { groupBy: "function", unit: "samples", thread: null, perThread: false, orderBy: "self" }, { offset: 0, limit: 10 });
+  const page = await queryHotspots(
+    evidence,
+    { groupBy: "function", unit: "samples", thread: null, perThread: false, orderBy: "self" },
+    { offset: 0, limit: 10 },
+  );
   const byName = Object.fromEntries(page.hotspots.map((hotspot) => [hotspot.function, hotspot]));
   expect(page.total_weight).toBe(100);
   expect(byName.b!.self_weight).toBe(70);
@@ -52,7 +56,11 @@ test("self and total per function: recursion counts once per stack, units are ne
 });
 
 test("by line keeps the recursive frames apart; truncation reports the hidden self share", async () => {
-  const page = await queryHotspots(evidence, { groupBy: "line", unit: "samples", thread: null, perThread: false, orderBy: "total" }, { offset: 0, limit: 2 });
+  const page = await queryHotspots(
+    evidence,
+    { groupBy: "line", unit: "samples", thread: null, perThread: false, orderBy: "total" },
+    { offset: 0, limit: 2 },
+  );
   expect(page.total).toBe(5);
   // b and a (line 10) tie on total weight (70); b's self weight puts it first.
   expect(page.hotspots.map((hotspot) => hotspot.function)).toEqual(["main", "b"]);
@@ -61,26 +69,69 @@ test("by line keeps the recursive frames apart; truncation reports the hidden se
 });
 
 test("per thread and one thread", async () => {
-  const perThread = await queryHotspots(evidence, { groupBy: "function", unit: "samples", thread: null, perThread: true, orderBy: "self" }, { offset: 0, limit: 10 });
+  const perThread = await queryHotspots(
+    evidence,
+    { groupBy: "function", unit: "samples", thread: null, perThread: true, orderBy: "self" },
+    { offset: 0, limit: 10 },
+  );
   const mainRows = perThread.hotspots.filter((hotspot) => hotspot.function === "main");
-  expect(mainRows.map((row) => [row.thread, row.total_weight]).sort()).toEqual([["T1", 70], ["T2", 30]]);
-  const onlyT2 = await queryHotspots(evidence, { groupBy: "function", unit: "samples", thread: "T2", perThread: false, orderBy: "self" }, { offset: 0, limit: 10 });
+  expect(mainRows.map((row) => [row.thread, row.total_weight]).sort()).toEqual([
+    ["T1", 70],
+    ["T2", 30],
+  ]);
+  const onlyT2 = await queryHotspots(
+    evidence,
+    { groupBy: "function", unit: "samples", thread: "T2", perThread: false, orderBy: "self" },
+    { offset: 0, limit: 10 },
+  );
   expect(onlyT2.hotspots[0]!.function).toBe("c");
   expect(onlyT2.total_weight).toBe(30);
 });
 
 test("callers, callees and stack examples of a function", async () => {
-  const resolved = await resolveFrame(evidence, (await queryHotspots(evidence, { groupBy: "function", unit: "samples", thread: null, perThread: false, orderBy: "self" }, { offset: 0, limit: 1 })).hotspots[0]!.frame_id);
+  const resolved = await resolveFrame(
+    evidence,
+    (
+      await queryHotspots(
+        evidence,
+        { groupBy: "function", unit: "samples", thread: null, perThread: false, orderBy: "self" },
+        { offset: 0, limit: 1 },
+      )
+    ).hotspots[0]!.frame_id,
+  );
   expect(resolved!.identity.function).toBe("b");
-  const callers = await queryCallEdges(evidence, { frameId: resolved!.identity.frame_id, groupBy: "function", direction: -1, unit: "samples", thread: null }, { offset: 0, limit: 10 });
+  const callers = await queryCallEdges(
+    evidence,
+    { frameId: resolved!.identity.frame_id, groupBy: "function", direction: -1, unit: "samples", thread: null },
+    { offset: 0, limit: 10 },
+  );
   expect(callers.edges.map((edge) => [edge.function, edge.weight])).toEqual([["a", 70]]);
   expect(callers.frame_weight).toBe(70);
-  const main = await queryHotspots(evidence, { groupBy: "function", unit: "samples", thread: null, perThread: false, orderBy: "total" }, { offset: 0, limit: 1 });
-  const callees = await queryCallEdges(evidence, { frameId: main.hotspots[0]!.frame_id, groupBy: "function", direction: 1, unit: "samples", thread: null }, { offset: 0, limit: 10 });
-  expect(callees.edges.map((edge) => [edge.function, edge.weight])).toEqual([["a", 70], ["c", 30]]);
-  const rootCallers = await queryCallEdges(evidence, { frameId: main.hotspots[0]!.frame_id, groupBy: "function", direction: -1, unit: "samples", thread: null }, { offset: 0, limit: 10 });
+  const main = await queryHotspots(
+    evidence,
+    { groupBy: "function", unit: "samples", thread: null, perThread: false, orderBy: "total" },
+    { offset: 0, limit: 1 },
+  );
+  const callees = await queryCallEdges(
+    evidence,
+    { frameId: main.hotspots[0]!.frame_id, groupBy: "function", direction: 1, unit: "samples", thread: null },
+    { offset: 0, limit: 10 },
+  );
+  expect(callees.edges.map((edge) => [edge.function, edge.weight])).toEqual([
+    ["a", 70],
+    ["c", 30],
+  ]);
+  const rootCallers = await queryCallEdges(
+    evidence,
+    { frameId: main.hotspots[0]!.frame_id, groupBy: "function", direction: -1, unit: "samples", thread: null },
+    { offset: 0, limit: 10 },
+  );
   expect(rootCallers.edges.map((edge) => edge.function)).toEqual(["<root>"]);
-  const examples = await queryStackExamples(evidence, { frameId: resolved!.identity.frame_id, groupBy: "function", unit: "samples", thread: null }, { offset: 0, limit: 10 });
+  const examples = await queryStackExamples(
+    evidence,
+    { frameId: resolved!.identity.frame_id, groupBy: "function", unit: "samples", thread: null },
+    { offset: 0, limit: 10 },
+  );
   expect(examples.total).toBe(2);
   expect(examples.examples[0]!.frames.map((frame) => frame.function)).toEqual(["main", "a", "b"]);
   expect(examples.examples[0]!.share).toBeCloseTo(0.5, 10);

@@ -21,8 +21,18 @@ test("hotspotGrowth ranks the function whose self weight grows fastest first", (
 });
 
 test("functions seen at fewer than three sizes are not ranked", () => {
-  const runSizes = new Map([["a", 1], ["b", 2], ["c", 3]]);
-  const ranking = hotspotGrowth([{ run_id: "a", frame_id: "fn_x", function: "x", file: null, self_weight: 1 }, { run_id: "b", frame_id: "fn_x", function: "x", file: null, self_weight: 2 }], runSizes);
+  const runSizes = new Map([
+    ["a", 1],
+    ["b", 2],
+    ["c", 3],
+  ]);
+  const ranking = hotspotGrowth(
+    [
+      { run_id: "a", frame_id: "fn_x", function: "x", file: null, self_weight: 1 },
+      { run_id: "b", frame_id: "fn_x", function: "x", file: null, self_weight: 2 },
+    ],
+    runSizes,
+  );
   expect(ranking).toEqual([]);
 });
 

@@ -6,7 +6,12 @@ import * as v from "valibot";
 import { sha256Hex } from "../../../src/domain/canonical-json.ts";
 import { FlameoxError } from "../../../src/domain/errors.ts";
 import { ConfigureWorkloadInputSchema, workloadDefinitionFromInput } from "../../../src/config/project-config-schema.ts";
-import { normalizeWorkloadDefinition, parseProjectConfigText, readProjectConfig, workloadDefinitionId } from "../../../src/config/project-config.ts";
+import {
+  normalizeWorkloadDefinition,
+  parseProjectConfigText,
+  readProjectConfig,
+  workloadDefinitionId,
+} from "../../../src/config/project-config.ts";
 
 let root: string;
 beforeEach(async () => {
@@ -58,8 +63,21 @@ describe("readProjectConfig", () => {
     expect(read.diagnostics).toEqual([]);
     const bench = read.config!.workloads.bench!;
     expect(bench).toMatchObject({ cwd: ".", timeout_seconds: 60, environment: {}, writable_paths: [], parameters: { size: [128, 256] } });
-    expect(bench.requirements).toEqual({ executables: [], python_distributions: [], capabilities: [], optional: [], active: [], allow_exploratory: false });
-    expect(read.config!.experiments["size-effect"]).toMatchObject({ design: "randomized_complete_blocks", blocks: 1, confidence_level: 0.95, random_seed: 0, practical_threshold: 0 });
+    expect(bench.requirements).toEqual({
+      executables: [],
+      python_distributions: [],
+      capabilities: [],
+      optional: [],
+      active: [],
+      allow_exploratory: false,
+    });
+    expect(read.config!.experiments["size-effect"]).toMatchObject({
+      design: "randomized_complete_blocks",
+      blocks: 1,
+      confidence_level: 0.95,
+      random_seed: 0,
+      practical_threshold: 0,
+    });
   });
 
   test("valid with no workloads says so", async () => {
@@ -70,7 +88,12 @@ describe("readProjectConfig", () => {
   });
 
   test("non-UTF-8 bytes are refused", async () => {
-    const bytes = new Uint8Array([...new TextEncoder().encode('[workloads.a]\nargv = ["'), 0xff, 0xfe, ...new TextEncoder().encode('"]\n')]);
+    const bytes = new Uint8Array([
+      ...new TextEncoder().encode('[workloads.a]\nargv = ["'),
+      0xff,
+      0xfe,
+      ...new TextEncoder().encode('"]\n'),
+    ]);
     await writeFile(join(root, "flameox.toml"), bytes);
     const read = await readProjectConfig(root);
     expect(read.status).toBe("invalid");
@@ -91,33 +114,54 @@ describe("readProjectConfig", () => {
 describe("parseProjectConfigText refusals", () => {
   test("duplicate keys and duplicate tables", () => {
     expect(invalidDiagnostics('[workloads.a]\nargv = ["x"]\nargv = ["y"]\n')[0]).toContain("defined twice");
-    expect(invalidDiagnostics('[workloads.a]\nargv = ["x"]\n[workloads.a]\ncwd = "."\n')[0]).toMatch(/flameox\.toml:3:\d+: .*defined twice/);
+    expect(invalidDiagnostics('[workloads.a]\nargv = ["x"]\n[workloads.a]\ncwd = "."\n')[0]).toMatch(
+      /flameox\.toml:3:\d+: .*defined twice/,
+    );
   });
 
   test("unknown keys are named with their path", () => {
-    expect(invalidDiagnostics('[workloads.a]\nargv = ["x"]\nshell = "bash"\n')).toEqual(['workloads.a: unknown key "shell" is not allowed here']);
-    expect(invalidDiagnostics('colour = 1\n')).toEqual(['(top level): unknown key "colour" is not allowed here']);
-    expect(invalidDiagnostics('[workloads.a]\nargv = ["x"]\n[workloads.a.oracle]\nkind = "x"\n')).toEqual(['workloads.a.oracle: unknown key "kind" is not allowed here']);
+    expect(invalidDiagnostics('[workloads.a]\nargv = ["x"]\nshell = "bash"\n')).toEqual([
+      'workloads.a: unknown key "shell" is not allowed here',
+    ]);
+    expect(invalidDiagnostics("colour = 1\n")).toEqual(['(top level): unknown key "colour" is not allowed here']);
+    expect(invalidDiagnostics('[workloads.a]\nargv = ["x"]\n[workloads.a.oracle]\nkind = "x"\n')).toEqual([
+      'workloads.a.oracle: unknown key "kind" is not allowed here',
+    ]);
   });
 
   test.each([
-    ['[workloads.a]\nargv = []\n', "workloads.a.argv: argv needs at least the executable"],
+    ["[workloads.a]\nargv = []\n", "workloads.a.argv: argv needs at least the executable"],
     ['[workloads.a]\nargv = ["x", 3]\n', "workloads.a.argv.1: expected string (received 3)"],
     ['[workloads.a]\nargv = ["x"]\ncwd = "/etc"\n', "workloads.a.cwd: cwd must be project-relative"],
     ['[workloads.a]\nargv = ["x"]\ncwd = "../other"\n', "workloads.a.cwd: cwd must be project-relative"],
     ['[workloads.a]\nargv = ["x"]\ntimeout_seconds = 0\n', "workloads.a.timeout_seconds: timeout_seconds must be > 0"],
     ['[workloads.a]\nargv = ["x"]\ntimeout_seconds = 86401\n', "workloads.a.timeout_seconds: timeout_seconds must be <= 86400"],
-    ['[workloads.a]\nargv = ["x"]\n[workloads.a.parameters]\nsize = []\n', "workloads.a.parameters.size: a parameter needs at least one choice"],
-    ['[workloads.a]\nargv = ["x"]\n[workloads.a.environment]\n"BAD NAME" = "1"\n', 'workloads.a.environment."BAD NAME": environment names must match'],
-    ['[workloads.a]\nargv = ["x"]\nwritable_paths = [".git/hooks"]\n', "workloads.a.writable_paths.0: writable paths must not start with .git"],
+    [
+      '[workloads.a]\nargv = ["x"]\n[workloads.a.parameters]\nsize = []\n',
+      "workloads.a.parameters.size: a parameter needs at least one choice",
+    ],
+    [
+      '[workloads.a]\nargv = ["x"]\n[workloads.a.environment]\n"BAD NAME" = "1"\n',
+      'workloads.a.environment."BAD NAME": environment names must match',
+    ],
+    [
+      '[workloads.a]\nargv = ["x"]\nwritable_paths = [".git/hooks"]\n',
+      "workloads.a.writable_paths.0: writable paths must not start with .git",
+    ],
     ['[workloads.a]\nargv = ["x", "{size}"]\n', "workloads.a: template fields are not declared parameters: size"],
     ['[workloads.a]\nargv = ["sh", "-c", "echo $(date)"]\n', "workloads.a: argv.2: template contains shell syntax"],
     ['[workloads."a b"]\nargv = ["x"]\n', 'workloads."a b": names must match'],
     ["schema_version = 2\n", "schema_version: schema_version must be 1"],
     ['[workloads.a]\nargv = ["x"]\nstarted = 1979-05-27\n', 'workloads.a: unknown key "started"'],
     ['[workloads.a]\nargv = ["x"]\ntimeout_seconds = nan\n', "workloads.a.timeout_seconds"],
-    ['[workloads.a]\nargv = ["x"]\n[workloads.a.requirements]\nexecutables = ["perf"]\noptional = ["gdb"]\n', "every optional requirement must also be declared"],
-    ['[workloads.a]\nargv = ["x"]\n[workloads.a.requirements]\npython_distributions = ["git+https://example.invalid/x"]\n', "index specifiers only"],
+    [
+      '[workloads.a]\nargv = ["x"]\n[workloads.a.requirements]\nexecutables = ["perf"]\noptional = ["gdb"]\n',
+      "every optional requirement must also be declared",
+    ],
+    [
+      '[workloads.a]\nargv = ["x"]\n[workloads.a.requirements]\npython_distributions = ["git+https://example.invalid/x"]\n',
+      "index specifiers only",
+    ],
   ])("schema violation %#", (text, fragment) => {
     const diagnostics = invalidDiagnostics(text);
     expect(diagnostics.some((diagnostic) => diagnostic.includes(fragment))).toBe(true);
@@ -132,10 +176,12 @@ describe("parseProjectConfigText refusals", () => {
     expect(invalidDiagnostics('[workloads.a]\nargv = ["x"]\n[experiments.e]\nworkload = "a"\nfactors = { n = [1, 2] }\n')).toEqual([
       "experiments.e: treatment_factor is required when factors are declared",
     ]);
-    expect(invalidDiagnostics('[workloads.a]\nargv = ["x"]\n[experiments.e]\nworkload = "a"\nvariants = ["v"]\nconfidence_level = 1\n')[0]).toContain(
-      "experiments.e.confidence_level: confidence_level must be < 1",
-    );
-    expect(invalidDiagnostics('[workloads.a]\nargv = ["x"]\n[experiments.e]\nworkload = "a"\nvariants = ["v"]\npolarity = "up"\n')[0]).toContain("experiments.e.polarity");
+    expect(
+      invalidDiagnostics('[workloads.a]\nargv = ["x"]\n[experiments.e]\nworkload = "a"\nvariants = ["v"]\nconfidence_level = 1\n')[0],
+    ).toContain("experiments.e.confidence_level: confidence_level must be < 1");
+    expect(
+      invalidDiagnostics('[workloads.a]\nargv = ["x"]\n[experiments.e]\nworkload = "a"\nvariants = ["v"]\npolarity = "up"\n')[0],
+    ).toContain("experiments.e.polarity");
   });
 
   test("diagnostics are bounded to 8 entries of at most 512 characters", () => {
@@ -194,13 +240,27 @@ allow_exploratory = false
 describe("ConfigureWorkloadInputSchema", () => {
   test("property order and required fields", () => {
     expect(Object.keys(ConfigureWorkloadInputSchema.entries)).toEqual([
-      "name", "operation", "argv", "cwd", "timeout_seconds", "parameters", "environment", "oracle", "requirements", "writable_paths", "identity", "expected_configuration_id",
+      "name",
+      "operation",
+      "argv",
+      "cwd",
+      "timeout_seconds",
+      "parameters",
+      "environment",
+      "oracle",
+      "requirements",
+      "writable_paths",
+      "identity",
+      "expected_configuration_id",
     ]);
     expect(v.safeParse(ConfigureWorkloadInputSchema, { name: "a", operation: "create", argv: ["x"] }).success).toBe(true);
     expect(v.safeParse(ConfigureWorkloadInputSchema, { name: "a", operation: "create" }).success).toBe(false);
     expect(v.safeParse(ConfigureWorkloadInputSchema, { name: "-a", operation: "create", argv: ["x"] }).success).toBe(false);
     expect(v.safeParse(ConfigureWorkloadInputSchema, { name: "a", operation: "upsert", argv: ["x"] }).success).toBe(false);
-    expect(v.safeParse(ConfigureWorkloadInputSchema, { name: "a", operation: "replace", argv: ["x"], expected_configuration_id: "sha256:abc" }).success).toBe(false);
+    expect(
+      v.safeParse(ConfigureWorkloadInputSchema, { name: "a", operation: "replace", argv: ["x"], expected_configuration_id: "sha256:abc" })
+        .success,
+    ).toBe(false);
     expect(v.safeParse(ConfigureWorkloadInputSchema, { name: "a", operation: "create", argv: ["x"], extra: 1 }).success).toBe(false);
   });
 });

@@ -3,7 +3,12 @@ import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FlameoxError } from "../../../src/domain/errors.ts";
-import { configurationIdOfText, parseProjectConfigText, readProjectConfig, workloadDefinitionId } from "../../../src/config/project-config.ts";
+import {
+  configurationIdOfText,
+  parseProjectConfigText,
+  readProjectConfig,
+  workloadDefinitionId,
+} from "../../../src/config/project-config.ts";
 import { planWorkloadEdit, renderWorkloadTable, writeProjectConfigAtomically } from "../../../src/config/workload-edit.ts";
 import { normalizeWorkloadDefinition } from "../../../src/config/project-config.ts";
 import { scanTomlHeaders, tableSpans } from "../../../src/config/toml-text.ts";
@@ -65,7 +70,10 @@ variants = ["a", "b"]
 argv = ['literal', "x"]
 `;
 
-const replacement = { argv: ["python", "bench.py", "--size", "{size}", "--threads", "{threads}"], parameters: { size: [1, 2, 4], threads: [1, 8] } };
+const replacement = {
+  argv: ["python", "bench.py", "--size", "{size}", "--threads", "{threads}"],
+  parameters: { size: [1, 2, 4], threads: [1, 8] },
+};
 
 describe("toml layout scanning", () => {
   test("headers inside strings and arrays are not headers", () => {
@@ -77,7 +85,7 @@ describe("toml layout scanning", () => {
       "experiments.sweep",
       "workloads.last",
     ]);
-    expect(scanTomlHeaders('[a."x.y"]\n[[b.c]]\n[\'d\'.e]\n').map((header) => [header.path, header.arrayOfTables])).toEqual([
+    expect(scanTomlHeaders("[a.\"x.y\"]\n[[b.c]]\n['d'.e]\n").map((header) => [header.path, header.arrayOfTables])).toEqual([
       [["a", "x.y"], false],
       [["b", "c"], true],
       [["d", "e"], false],
@@ -96,17 +104,28 @@ describe("toml layout scanning", () => {
 
 describe("planWorkloadEdit", () => {
   test("replace rewrites only the workload's tables, every other byte is identical", () => {
-    const plan = planWorkloadEdit({ currentText: before, name: "bench", definition: replacement, operation: "replace", expectedConfigurationId: configurationIdOfText(before) });
+    const plan = planWorkloadEdit({
+      currentText: before,
+      name: "bench",
+      definition: replacement,
+      operation: "replace",
+      expectedConfigurationId: configurationIdOfText(before),
+    });
     expect(plan.action).toBe("updated");
     const spans = tableSpans(before, ["workloads", "bench"]);
     const table = renderWorkloadTable("bench", normalizeWorkloadDefinition(replacement));
-    const expected = before.slice(0, spans[0]!.start) + table + before.slice(spans[0]!.end, spans[1]!.start) + before.slice(spans[1]!.end, spans[2]!.start) + before.slice(spans[2]!.end);
+    const expected =
+      before.slice(0, spans[0]!.start) +
+      table +
+      before.slice(spans[0]!.end, spans[1]!.start) +
+      before.slice(spans[1]!.end, spans[2]!.start) +
+      before.slice(spans[2]!.end);
     expect(plan.text).toBe(expected);
     // Spelled out, the parts that must survive.
     for (const kept of [
-      "# Project workloads — hand-maintained.\nschema_version = 1   # keep this\n\n[workloads.first]\nargv = [\"echo\", \"first\"]   # inline comment\ntimeout_seconds = 10\n\n# ---- the workload under edit ----\n[workloads.bench]\n",
+      '# Project workloads — hand-maintained.\nschema_version = 1   # keep this\n\n[workloads.first]\nargv = ["echo", "first"]   # inline comment\ntimeout_seconds = 10\n\n# ---- the workload under edit ----\n[workloads.bench]\n',
       "# notes about bench's environment\n",
-      "\n# ---- experiments ----\n[experiments.sweep]   # trailing\nworkload = \"bench\"\nvariants = [\"a\", \"b\"]\n\n[workloads.last]\nargv = ['literal', \"x\"]\n",
+      '\n# ---- experiments ----\n[experiments.sweep]   # trailing\nworkload = "bench"\nvariants = ["a", "b"]\n\n[workloads.last]\nargv = [\'literal\', "x"]\n',
     ]) {
       expect(plan.text).toContain(kept);
     }
@@ -123,12 +142,19 @@ describe("planWorkloadEdit", () => {
   });
 
   test("create appends one table after a blank line and keeps all existing bytes", () => {
-    const plan = planWorkloadEdit({ currentText: before, name: "fresh", definition: { argv: ["make", "test"], cwd: "sub", timeout_seconds: 90 }, operation: "create" });
+    const plan = planWorkloadEdit({
+      currentText: before,
+      name: "fresh",
+      definition: { argv: ["make", "test"], cwd: "sub", timeout_seconds: 90 },
+      operation: "create",
+    });
     expect(plan.action).toBe("created");
     expect(plan.text).toBe(`${before}\n[workloads.fresh]\nargv = ["make", "test"]\ncwd = "sub"\ntimeout_seconds = 90\n`);
     // No trailing newline in the original: one is added, then the blank separator line.
     const noNewline = '[workloads.a]\nargv = ["x"]';
-    expect(planWorkloadEdit({ currentText: noNewline, name: "b", definition: { argv: ["y"] }, operation: "create" }).text).toBe(`${noNewline}\n\n[workloads.b]\nargv = ["y"]\n`);
+    expect(planWorkloadEdit({ currentText: noNewline, name: "b", definition: { argv: ["y"] }, operation: "create" }).text).toBe(
+      `${noNewline}\n\n[workloads.b]\nargv = ["y"]\n`,
+    );
   });
 
   test("create on no file writes schema_version and the table", () => {
@@ -150,23 +176,37 @@ describe("planWorkloadEdit", () => {
   });
 
   test("create over a different existing definition is refused", () => {
-    const error = refusal(() => planWorkloadEdit({ currentText: before, name: "first", definition: { argv: ["echo", "changed"] }, operation: "create" }));
+    const error = refusal(() =>
+      planWorkloadEdit({ currentText: before, name: "first", definition: { argv: ["echo", "changed"] }, operation: "create" }),
+    );
     expect(error.code).toBe("EXECUTION_REFUSED");
     expect(error.details.next_tool).toBe("workload_configuration_status");
     expect(error.nextTool).toBe("workload_configuration_status");
   });
 
   test("replace of an undeclared workload is a revision conflict pointing at configure_workload", () => {
-    const error = refusal(() => planWorkloadEdit({ currentText: before, name: "ghost", definition: { argv: ["x"] }, operation: "replace", expectedConfigurationId: configurationIdOfText(before) }));
+    const error = refusal(() =>
+      planWorkloadEdit({
+        currentText: before,
+        name: "ghost",
+        definition: { argv: ["x"] },
+        operation: "replace",
+        expectedConfigurationId: configurationIdOfText(before),
+      }),
+    );
     expect(error.code).toBe("REVISION_CONFLICT");
     expect(error.nextTool).toBe("configure_workload");
-    expect(refusal(() => planWorkloadEdit({ currentText: null, name: "ghost", definition: { argv: ["x"] }, operation: "replace" })).code).toBe("REVISION_CONFLICT");
+    expect(
+      refusal(() => planWorkloadEdit({ currentText: null, name: "ghost", definition: { argv: ["x"] }, operation: "replace" })).code,
+    ).toBe("REVISION_CONFLICT");
   });
 
   test("replace with a missing or stale expected_configuration_id is a revision conflict carrying the current id", () => {
     const current = configurationIdOfText(before);
     for (const expectedConfigurationId of [undefined, null, `sha256:${"0".repeat(64)}`]) {
-      const error = refusal(() => planWorkloadEdit({ currentText: before, name: "bench", definition: replacement, operation: "replace", expectedConfigurationId }));
+      const error = refusal(() =>
+        planWorkloadEdit({ currentText: before, name: "bench", definition: replacement, operation: "replace", expectedConfigurationId }),
+      );
       expect(error.code).toBe("REVISION_CONFLICT");
       expect(error.details.configuration_id).toBe(current);
       expect(error.nextTool).toBe("workload_configuration_status");
@@ -174,13 +214,24 @@ describe("planWorkloadEdit", () => {
   });
 
   test("replace with the same definition is unchanged", () => {
-    const plan = planWorkloadEdit({ currentText: before, name: "first", definition: { argv: ["echo", "first"], timeout_seconds: 10 }, operation: "replace", expectedConfigurationId: configurationIdOfText(before) });
+    const plan = planWorkloadEdit({
+      currentText: before,
+      name: "first",
+      definition: { argv: ["echo", "first"], timeout_seconds: 10 },
+      operation: "replace",
+      expectedConfigurationId: configurationIdOfText(before),
+    });
     expect(plan.action).toBe("unchanged");
     expect(plan.text).toBe(before);
   });
 
   test("definitions with bad templates are refused before any edit", () => {
-    for (const argv of [["sh", "-c", "echo $(id)"], ["x", "{a.b}"], ["x", "{}"], ["x", "{undeclared}"]]) {
+    for (const argv of [
+      ["sh", "-c", "echo $(id)"],
+      ["x", "{a.b}"],
+      ["x", "{}"],
+      ["x", "{undeclared}"],
+    ]) {
       const error = refusal(() => planWorkloadEdit({ currentText: before, name: "t", definition: { argv }, operation: "create" }));
       expect(error.code).toBe("INVALID_ARGUMENTS");
     }
@@ -202,7 +253,13 @@ scenarios = { slow = { type = "latency", latency_ms = 50 } }
 `;
     expect(parseProjectConfigText(withFault).ok).toBe(true);
     const error = refusal(() =>
-      planWorkloadEdit({ currentText: withFault, name: "svc", definition: { argv: ["svc"] }, operation: "replace", expectedConfigurationId: configurationIdOfText(withFault) }),
+      planWorkloadEdit({
+        currentText: withFault,
+        name: "svc",
+        definition: { argv: ["svc"] },
+        operation: "replace",
+        expectedConfigurationId: configurationIdOfText(withFault),
+      }),
     );
     expect(error.code).toBe("WORKSPACE_INVALID");
     expect(error.details).toMatchObject({ invalid_configuration: true, next_tool: "configure_workload" });
@@ -225,7 +282,15 @@ scenarios = { slow = { type = "latency", latency_ms = 50 } }
     expect(error.details.invalid_configuration).toBe(true);
     expect(error.details.next_tool).toBeUndefined();
     expect(String(error.details.diagnostic)).toContain('unknown key "shell"');
-    const replace = refusal(() => planWorkloadEdit({ currentText: broken, name: "a", definition: { argv: ["y"] }, operation: "replace", expectedConfigurationId: configurationIdOfText(broken) }));
+    const replace = refusal(() =>
+      planWorkloadEdit({
+        currentText: broken,
+        name: "a",
+        definition: { argv: ["y"] },
+        operation: "replace",
+        expectedConfigurationId: configurationIdOfText(broken),
+      }),
+    );
     expect(replace.code).toBe("WORKSPACE_INVALID");
     expect(replace.details).toMatchObject({ invalid_configuration: true, next_tool: "configure_workload" });
   });
@@ -238,7 +303,15 @@ scenarios = { slow = { type = "latency", latency_ms = 50 } }
 
   test("a workload declared inline cannot be replaced surgically", () => {
     const inline = '[workloads]\ninl = { argv = ["x"] }\n';
-    const error = refusal(() => planWorkloadEdit({ currentText: inline, name: "inl", definition: { argv: ["y"] }, operation: "replace", expectedConfigurationId: configurationIdOfText(inline) }));
+    const error = refusal(() =>
+      planWorkloadEdit({
+        currentText: inline,
+        name: "inl",
+        definition: { argv: ["y"] },
+        operation: "replace",
+        expectedConfigurationId: configurationIdOfText(inline),
+      }),
+    );
     expect(error.code).toBe("EXECUTION_REFUSED");
   });
 
@@ -248,9 +321,16 @@ scenarios = { slow = { type = "latency", latency_ms = 50 } }
       cwd: "sub dir",
       timeout_seconds: 12.5,
       parameters: { n: [1, 2.5, "three", true] },
-      environment: { "Z": "z", A_B: "line\nbreak\u007f" },
+      environment: { Z: "z", A_B: "line\nbreak\u007f" },
       oracle: { strength: "contract_check", argv: ["check", "{n}"], receipt_schema: "flameox.oracle-receipt.v1" },
-      requirements: { executables: ["py"], capabilities: ["perf"], optional: ["perf"], active: ["perf"], allow_exploratory: true, python_distributions: ["numpy[extra]>=1.0"] },
+      requirements: {
+        executables: ["py"],
+        capabilities: ["perf"],
+        optional: ["perf"],
+        active: ["perf"],
+        allow_exploratory: true,
+        python_distributions: ["numpy[extra]>=1.0"],
+      },
       writable_paths: ["out"],
       identity: { python_modules: ["numpy"], native_files: ["lib.so"], environment: { required: ["cuda.driver"] } },
     });
@@ -285,7 +365,13 @@ describe("writeProjectConfigAtomically", () => {
     await writeFile(path, before);
     await chmod(path, 0o600);
     const read = await readProjectConfig(root);
-    const plan = planWorkloadEdit({ currentText: read.text!, name: "bench", definition: replacement, operation: "replace", expectedConfigurationId: read.configurationId });
+    const plan = planWorkloadEdit({
+      currentText: read.text!,
+      name: "bench",
+      definition: replacement,
+      operation: "replace",
+      expectedConfigurationId: read.configurationId,
+    });
     await writeProjectConfigAtomically(root, plan.text, plan.previousConfigurationId);
     expect(await readFile(path, "utf8")).toBe(plan.text);
     expect((await stat(path)).mode & 0o777).toBe(0o600);

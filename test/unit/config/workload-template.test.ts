@@ -1,7 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { FlameoxError } from "../../../src/domain/errors.ts";
 import { normalizeWorkloadDefinition } from "../../../src/config/project-config.ts";
-import { isContainedRelativePath, resolveWorkloadInvocation, scanTemplate, workloadTemplateProblems } from "../../../src/config/workload-template.ts";
+import {
+  isContainedRelativePath,
+  resolveWorkloadInvocation,
+  scanTemplate,
+  workloadTemplateProblems,
+} from "../../../src/config/workload-template.ts";
 
 function thrown(action: () => unknown): FlameoxError {
   try {
@@ -33,8 +38,8 @@ describe("scanTemplate", () => {
     ["{size:3}", "not a plain parameter name"],
     ["{0}", "not a plain parameter name"],
     ['{"json": 1}', "not a plain parameter name"],
-    ["open {", "unmatched \"{\""],
-    ["close }", "unmatched \"}\""],
+    ["open {", 'unmatched "{"'],
+    ["close }", 'unmatched "}"'],
     ["$(whoami)", "shell syntax"],
     ["${HOME}", "shell syntax"],
     ["`id`", "shell syntax"],
@@ -82,7 +87,12 @@ describe("resolveWorkloadInvocation", () => {
   test("unknown parameter → INVALID_CAPTURE_PLAN", () => {
     const error = thrown(() => resolveWorkloadInvocation(workload, { threads: 4, aaa: 1 }));
     expect(error.code).toBe("INVALID_CAPTURE_PLAN");
-    expect(error.details).toMatchObject({ parameter: "aaa", parameters: ["aaa", "threads"], allowed: ["fast", "mode", "size"], received: 1 });
+    expect(error.details).toMatchObject({
+      parameter: "aaa",
+      parameters: ["aaa", "threads"],
+      allowed: ["fast", "mode", "size"],
+      received: 1,
+    });
   });
 
   test("value outside the choices → INVALID_CAPTURE_PLAN with allowed and received", () => {

@@ -3,7 +3,13 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FlameoxError } from "../../../src/domain/errors.ts";
-import { defaultWorkspacePolicy, parseWorkspacePolicy, readWorkspacePolicy, renderDefaultPolicy, type WorkspacePolicy } from "../../../src/config/workspace-policy.ts";
+import {
+  defaultWorkspacePolicy,
+  parseWorkspacePolicy,
+  readWorkspacePolicy,
+  renderDefaultPolicy,
+  type WorkspacePolicy,
+} from "../../../src/config/workspace-policy.ts";
 
 function refusal(action: () => unknown): FlameoxError {
   try {
@@ -40,7 +46,9 @@ describe("workspace policy", () => {
 
   test("an empty file means the defaults; partial tables keep the other defaults", () => {
     expect(parseWorkspacePolicy("")).toEqual(defaults);
-    const policy = parseWorkspacePolicy("[limits]\nmax_row_limit = 50\ndefault_row_limit = 10\n[environment]\nallowlist_additions = [\"OMP_NUM_THREADS\"]\n");
+    const policy = parseWorkspacePolicy(
+      '[limits]\nmax_row_limit = 50\ndefault_row_limit = 10\n[environment]\nallowlist_additions = ["OMP_NUM_THREADS"]\n',
+    );
     expect(policy.limits).toEqual({ ...defaults.limits, max_row_limit: 50, default_row_limit: 10 });
     expect(policy.environment.allowlist_additions).toEqual(["OMP_NUM_THREADS"]);
   });
@@ -56,10 +64,16 @@ describe("workspace policy", () => {
 
   test("bounds and cross-field rules", () => {
     expect(refusal(() => parseWorkspacePolicy("[limits]\nmax_parallel_captures = 0\n")).message).toContain("limits.max_parallel_captures");
-    expect(refusal(() => parseWorkspacePolicy("[limits]\ndefault_row_limit = 2000\n")).message).toContain("default_row_limit must be <= limits.max_row_limit");
-    expect(refusal(() => parseWorkspacePolicy("[environment]\nallowlist_additions = [\"A-B\"]\n")).message).toContain("environment.allowlist_additions.0");
+    expect(refusal(() => parseWorkspacePolicy("[limits]\ndefault_row_limit = 2000\n")).message).toContain(
+      "default_row_limit must be <= limits.max_row_limit",
+    );
+    expect(refusal(() => parseWorkspacePolicy('[environment]\nallowlist_additions = ["A-B"]\n')).message).toContain(
+      "environment.allowlist_additions.0",
+    );
     expect(refusal(() => parseWorkspacePolicy("[sampling]\nresource_sample_interval_ms = 1.5\n")).code).toBe("WORKSPACE_INVALID");
-    expect(refusal(() => parseWorkspacePolicy("[limits]\nmax_row_limit = 1\nmax_row_limit = 2\n")).message).toContain("TOML syntax error at line 3");
+    expect(refusal(() => parseWorkspacePolicy("[limits]\nmax_row_limit = 1\nmax_row_limit = 2\n")).message).toContain(
+      "TOML syntax error at line 3",
+    );
   });
 
   describe("readWorkspacePolicy", () => {

@@ -4,27 +4,66 @@ import { FlameoxError, exitCodeFor, errorCodes } from "../../../src/domain/error
 import { failureEnvelope, recoveryFor } from "../../../src/domain/envelope.ts";
 
 test("recovery names the exact next step for each kind of failure", () => {
-  expect(recoveryFor(new FlameoxError({ code: "WORKSPACE_NOT_FOUND", message: "x" }))).toEqual({ kind: "initialize_workspace", next_tool: "initialize_workspace", safe_to_repeat_same_call: false, retry_after_ms: null });
-  expect(recoveryFor(new FlameoxError({ code: "WRITE_LOCK_TIMEOUT", message: "x" }))).toEqual({ kind: "wait_then_repeat", next_tool: null, safe_to_repeat_same_call: true, retry_after_ms: 100 });
+  expect(recoveryFor(new FlameoxError({ code: "WORKSPACE_NOT_FOUND", message: "x" }))).toEqual({
+    kind: "initialize_workspace",
+    next_tool: "initialize_workspace",
+    safe_to_repeat_same_call: false,
+    retry_after_ms: null,
+  });
+  expect(recoveryFor(new FlameoxError({ code: "WRITE_LOCK_TIMEOUT", message: "x" }))).toEqual({
+    kind: "wait_then_repeat",
+    next_tool: null,
+    safe_to_repeat_same_call: true,
+    retry_after_ms: 100,
+  });
   expect(recoveryFor(new FlameoxError({ code: "RUN_NOT_FOUND", message: "x" })).next_tool).toBe("list_runs");
   expect(recoveryFor(new FlameoxError({ code: "INVALID_CAPTURE_PLAN", message: "x" })).kind).toBe("replan_capture");
   expect(recoveryFor(new FlameoxError({ code: "CAPABILITY_UNAVAILABLE", message: "x" })).next_tool).toBe("list_capabilities");
-  expect(recoveryFor(new FlameoxError({ code: "INTERNAL_ERROR", message: "x", retryable: true }))).toEqual({ kind: "repeat_same_call", next_tool: null, safe_to_repeat_same_call: true, retry_after_ms: 250 });
-  expect(recoveryFor(new FlameoxError({ code: "WORKSPACE_INVALID", message: "bad", details: { invalid_configuration: true }, nextTool: "configure_workload" }))).toEqual({
+  expect(recoveryFor(new FlameoxError({ code: "INTERNAL_ERROR", message: "x", retryable: true }))).toEqual({
+    kind: "repeat_same_call",
+    next_tool: null,
+    safe_to_repeat_same_call: true,
+    retry_after_ms: 250,
+  });
+  expect(
+    recoveryFor(
+      new FlameoxError({
+        code: "WORKSPACE_INVALID",
+        message: "bad",
+        details: { invalid_configuration: true },
+        nextTool: "configure_workload",
+      }),
+    ),
+  ).toEqual({
     kind: "configure_workload",
     next_tool: "configure_workload",
     safe_to_repeat_same_call: false,
     retry_after_ms: null,
     context: { kind: "configure_workload", operation: "create", config_path: "flameox.toml" },
   });
-  expect(recoveryFor(new FlameoxError({ code: "WORKSPACE_INVALID", message: "bad", details: { invalid_configuration: true, diagnostics: ["line 3: oops"] } }))).toEqual({
+  expect(
+    recoveryFor(
+      new FlameoxError({
+        code: "WORKSPACE_INVALID",
+        message: "bad",
+        details: { invalid_configuration: true, diagnostics: ["line 3: oops"] },
+      }),
+    ),
+  ).toEqual({
     kind: "manual",
     next_tool: null,
     safe_to_repeat_same_call: false,
     retry_after_ms: null,
-    context: { kind: "manual_configuration", config_path: "flameox.toml", diagnostic: "line 3: oops", verification_tool: "workload_configuration_status" },
+    context: {
+      kind: "manual_configuration",
+      config_path: "flameox.toml",
+      diagnostic: "line 3: oops",
+      verification_tool: "workload_configuration_status",
+    },
   });
-  const perfetto = recoveryFor(new FlameoxError({ code: "CAPABILITY_UNAVAILABLE", message: "x", nextTool: "extract_perfetto", nextArguments: { run_id: "r1" } }));
+  const perfetto = recoveryFor(
+    new FlameoxError({ code: "CAPABILITY_UNAVAILABLE", message: "x", nextTool: "extract_perfetto", nextArguments: { run_id: "r1" } }),
+  );
   expect(perfetto.kind).toBe("extract_perfetto");
   expect(perfetto.safe_to_repeat_same_call).toBe(true);
   expect(perfetto.context?.run_id).toBe("r1");

@@ -119,7 +119,12 @@ describe("runProcess: deadline, cancellation and tree cleanup", () => {
 
   test("processes left behind after a normal exit are killed and counted", async () => {
     const pidFile = join(scratch.path, "left.pid");
-    const { result } = await run(scratch.path, ["bash", "-c", `setsid sleep 300 & echo $! > ${pidFile}; sleep 0.5; exit 0`], {}, { gracePeriodMs: 500 });
+    const { result } = await run(
+      scratch.path,
+      ["bash", "-c", `setsid sleep 300 & echo $! > ${pidFile}; sleep 0.5; exit 0`],
+      {},
+      { gracePeriodMs: 500 },
+    );
     expect(result.exit_code).toBe(0);
     expect(result.leftover_processes).toBeGreaterThanOrEqual(1);
     expect(result.cleanup_complete).toBe(true);
@@ -137,7 +142,16 @@ describe("runProcess: deadline, cancellation and tree cleanup", () => {
 
   test("onStarted sees the pid and its start time inside the deadline", async () => {
     let seen: { pid: number; start: string | null } | null = null;
-    const { result } = await run(scratch.path, ["true"], {}, { onStarted: (info) => void (seen = { pid: info.pid, start: info.process_start_time }) });
+    const { result } = await run(
+      scratch.path,
+      ["true"],
+      {},
+      {
+        onStarted: (info) => {
+          seen = { pid: info.pid, start: info.process_start_time };
+        },
+      },
+    );
     expect(seen).not.toBeNull();
     expect(seen!.pid).toBe(result.pid);
   });
@@ -146,7 +160,12 @@ describe("runProcess: deadline, cancellation and tree cleanup", () => {
 describe("runProcess: progress", () => {
   test("reports progress while the process runs", async () => {
     const seen: number[] = [];
-    await run(scratch.path, ["bash", "-c", "echo start; sleep 0.6"], {}, { progressIntervalMs: 50, trackingIntervalMs: 20, onProgress: (progress) => void seen.push(progress.elapsed_ns) });
+    await run(
+      scratch.path,
+      ["bash", "-c", "echo start; sleep 0.6"],
+      {},
+      { progressIntervalMs: 50, trackingIntervalMs: 20, onProgress: (progress) => void seen.push(progress.elapsed_ns) },
+    );
     expect(seen.length).toBeGreaterThan(0);
   });
 });
@@ -156,7 +175,11 @@ describe("runProcess: output budget", () => {
     const budget = 1024 * 1024;
     const { result } = await run(
       scratch.path,
-      ["python3", "-c", "import sys\nfor _ in range(50): sys.stdout.buffer.write(b'x' * 1000000)\nsys.stdout.flush()\nprint('done', file=sys.stderr)"],
+      [
+        "python3",
+        "-c",
+        "import sys\nfor _ in range(50): sys.stdout.buffer.write(b'x' * 1000000)\nsys.stdout.flush()\nprint('done', file=sys.stderr)",
+      ],
       { outputBudgetBytes: budget },
     );
     expect(result.exit_code).toBe(0);
@@ -170,7 +193,11 @@ describe("runProcess: output budget", () => {
   }, 60_000);
 
   test("stdout and stderr share one budget", async () => {
-    const { result, stdout, stderr } = await run(scratch.path, ["bash", "-c", "printf 'aaaaaaaa'; printf 'bbbbbbbb' >&2; sleep 0.1; printf 'cccccccc'"], { outputBudgetBytes: 12 });
+    const { result, stdout, stderr } = await run(
+      scratch.path,
+      ["bash", "-c", "printf 'aaaaaaaa'; printf 'bbbbbbbb' >&2; sleep 0.1; printf 'cccccccc'"],
+      { outputBudgetBytes: 12 },
+    );
     expect(result.stdout.bytes_written + result.stderr.bytes_written).toBe(12);
     expect(result.stdout.bytes_dropped + result.stderr.bytes_dropped).toBe(12);
     expect(stdout.length + stderr.length).toBe(12);
@@ -179,7 +206,29 @@ describe("runProcess: output budget", () => {
 });
 
 describe("runProcess: environment policy", () => {
-  const refusedNames = ["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "NODE_OPTIONS", "BUN_OPTIONS", "PERL5LIB", "RUBYOPT", "JAVA_TOOL_OPTIONS", "GITHUB_TOKEN", "NPM_TOKEN", "MY_SECRET", "DB_PASSWORD", "OPENAI_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_PROFILE", "GIT_CONFIG_GLOBAL", "BASH_ENV"];
+  const refusedNames = [
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "DYLD_INSERT_LIBRARIES",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "PYTHONHOME",
+    "NODE_OPTIONS",
+    "BUN_OPTIONS",
+    "PERL5LIB",
+    "RUBYOPT",
+    "JAVA_TOOL_OPTIONS",
+    "GITHUB_TOKEN",
+    "NPM_TOKEN",
+    "MY_SECRET",
+    "DB_PASSWORD",
+    "OPENAI_API_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_PROFILE",
+    "GIT_CONFIG_GLOBAL",
+    "BASH_ENV",
+  ];
   for (const name of refusedNames) {
     test(`refuses ${name} and names it`, async () => {
       const error = await refusal(() => run(scratch.path, ["true"], { environment: { [name]: "x" } }));
@@ -193,9 +242,21 @@ describe("runProcess: environment policy", () => {
     const { stdout, result } = await run(
       scratch.path,
       ["env"],
-      { environment: { WORKLOAD_SIZE: "3", KEYBOARD_LAYOUT: "us" }, trustedEnvironment: { FLAMEOX_COLLECTOR: "/x", GIT_CONFIG_GLOBAL: "/dev/null" } },
       {
-        parentEnvironment: { PATH: process.env.PATH, HOME: "/home/someone", LANG: "C.UTF-8", LC_ALL: "C", GITHUB_TOKEN: "ghp_secret", LD_PRELOAD: "/evil.so", SHELL: "/bin/zsh", OTHER: "1" },
+        environment: { WORKLOAD_SIZE: "3", KEYBOARD_LAYOUT: "us" },
+        trustedEnvironment: { FLAMEOX_COLLECTOR: "/x", GIT_CONFIG_GLOBAL: "/dev/null" },
+      },
+      {
+        parentEnvironment: {
+          PATH: process.env.PATH,
+          HOME: "/home/someone",
+          LANG: "C.UTF-8",
+          LC_ALL: "C",
+          GITHUB_TOKEN: "ghp_secret",
+          LD_PRELOAD: "/evil.so",
+          SHELL: "/bin/zsh",
+          OTHER: "1",
+        },
       },
     );
     const lines = new Set(stdout.trim().split("\n"));
@@ -256,7 +317,12 @@ describe("runProcess: truthful cleanup", () => {
   test("a descendant that escapes tree tracking but holds a pipe is found by the pipe, or reported", async () => {
     const pidFile = join(scratch.path, "escapee.pid");
     // The root exits at once; its setsid'd grandchild may be reparented before the first scan.
-    const { result } = await run(scratch.path, ["bash", "-c", `(setsid sh -c 'echo $$ > ${pidFile}; exec sleep 300' &); exit 0`], {}, { gracePeriodMs: 300 });
+    const { result } = await run(
+      scratch.path,
+      ["bash", "-c", `(setsid sh -c 'echo $$ > ${pidFile}; exec sleep 300' &); exit 0`],
+      {},
+      { gracePeriodMs: 300 },
+    );
     const deadline = Date.now() + 3_000;
     while (!existsSync(pidFile) && Date.now() < deadline) await Bun.sleep(20);
     if (!existsSync(pidFile)) {

@@ -26,7 +26,11 @@ const gitEnvironment = {
 };
 
 async function git(cwd: string, ...args: string[]): Promise<void> {
-  const { result, stderr } = await run(scratch.path, ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", ...args], { cwd, environment: gitEnvironment, trustedEnvironment: { GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" } });
+  const { result, stderr } = await run(scratch.path, ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", ...args], {
+    cwd,
+    environment: gitEnvironment,
+    trustedEnvironment: { GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
+  });
   if (result.exit_code !== 0) throw new Error(`git ${args.join(" ")} failed: ${stderr}`);
 }
 

@@ -9,7 +9,12 @@ const mebibyte = 1024 * 1024;
 
 describe("resource sampling through the broker", () => {
   test("peak RSS of a python holding 200 MB is within reason", async () => {
-    const { result } = await run(scratch.path, ["python3", join(fixtures, "allocate.py"), "200", "1.0"], {}, { sampling: { intervalMs: 50, diskPath: scratch.path } });
+    const { result } = await run(
+      scratch.path,
+      ["python3", join(fixtures, "allocate.py"), "200", "1.0"],
+      {},
+      { sampling: { intervalMs: 50, diskPath: scratch.path } },
+    );
     expect(result.exit_code).toBe(0);
     const resources = result.resources!;
     expect(resources.tree_backend).toBe("proc_stat_scan");
@@ -24,7 +29,12 @@ describe("resource sampling through the broker", () => {
   }, 30_000);
 
   test("CPU time of a busy loop is observed", async () => {
-    const { result } = await run(scratch.path, ["python3", "-c", "import time\nend = time.process_time() + 0.5\nwhile time.process_time() < end: pass"], {}, { sampling: { intervalMs: 50 } });
+    const { result } = await run(
+      scratch.path,
+      ["python3", "-c", "import time\nend = time.process_time() + 0.5\nwhile time.process_time() < end: pass"],
+      {},
+      { sampling: { intervalMs: 50 } },
+    );
     const user = measurementValue(result.resources!, runtimeMeasurementNames.cpuUserNs);
     const system = measurementValue(result.resources!, runtimeMeasurementNames.cpuSystemNs);
     expect(user).not.toBeNull();

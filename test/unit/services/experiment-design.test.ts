@@ -15,19 +15,27 @@ test("randomized complete blocks: every block holds each treatment once per coor
   expect(blocks.size).toBe(8);
   for (const treatments of blocks.values()) expect([...treatments].sort()).toEqual(["1", "2", "3"]);
   expect(realizeOrder(config, config.factors!, "size", 9)).toEqual(order);
-  expect(realizeOrder(config, config.factors!, "size", 10).map((trial) => trial.treatment)).not.toEqual(order.map((trial) => trial.treatment));
+  expect(realizeOrder(config, config.factors!, "size", 10).map((trial) => trial.treatment)).not.toEqual(
+    order.map((trial) => trial.treatment),
+  );
   const fixed = experiment({ factors: { size: [1, 2, 3] }, treatment_factor: "size", blocks: 2, design: "fixed_order" });
   expect(realizeOrder(fixed, fixed.factors!, "size", 0).map((trial) => trial.treatment)).toEqual(["1", "2", "3", "1", "2", "3"]);
 });
 
 test("exclude rules and explicit combinations shape the design", () => {
   const config = experiment({ factors: { size: [1, 2], mode: ["a", "b"] }, treatment_factor: "size", exclude: [{ mode: "b", size: 2 }] });
-  expect(realizeOrder(config, config.factors!, "size", 0).map((trial) => `${trial.factors.mode}${trial.factors.size}`).sort()).toEqual(["a1", "a2", "b1"]);
+  expect(
+    realizeOrder(config, config.factors!, "size", 0)
+      .map((trial) => `${trial.factors.mode}${trial.factors.size}`)
+      .sort(),
+  ).toEqual(["a1", "a2", "b1"]);
 });
 
 test("oracle receipts are parsed strictly", () => {
   const encode = (value: unknown) => new TextEncoder().encode(typeof value === "string" ? value : JSON.stringify(value));
-  expect(parseOracleReceipt(encode({ status: "pass", case_id: "c", observed: 3 }))).toEqual({ receipt: { status: "pass", case_id: "c", reason: null, expected: null, observed: 3 } });
+  expect(parseOracleReceipt(encode({ status: "pass", case_id: "c", observed: 3 }))).toEqual({
+    receipt: { status: "pass", case_id: "c", reason: null, expected: null, observed: 3 },
+  });
   expect("error" in parseOracleReceipt(encode({ status: "ok" }))).toBe(true);
   expect("error" in parseOracleReceipt(encode("[1]"))).toBe(true);
   expect("error" in parseOracleReceipt(encode("{not json"))).toBe(true);

@@ -42,18 +42,62 @@ beforeAll(async () => {
   const allocate = frame("allocate_buffers", 10);
   const build = frame("build_index", 20);
   const caller = frame("load", 5);
-  const bundle = await prepareBundle(services.workspace(), { runId, artifactId, extractor: "report-test", extractorVersion: "1" }, async (sink) => {
-    for (const row of [allocate, build, caller]) sink.frame(row);
-    sink.stack({ thread: "main", process: "1", frame_keys: [caller.frame_key, allocate.frame_key], weight: 50 * 2 ** 20, unit: "bytes", sample_count: 3 });
-    sink.stack({ thread: "main", process: "1", frame_keys: [caller.frame_key, build.frame_key], weight: 5 * 2 ** 20, unit: "bytes", sample_count: 7 });
-    const test = (nodeid: string, duration: number, outcome: string) =>
-      sink.measurement({ name: "test.duration_ns", value: duration, unit: "ns", aggregation: "sum", is_warmup: false, worker: null, run_index: null, value_index: null, phase: null, dimensions: JSON.stringify({ nodeid, outcome }) });
-    test("tests/test_api.py::test_slow", 2_500_000_000, "passed");
-    test("tests/test_api.py::test_fast", 1_000_000, "failed");
-    for (let index = 0; index < 5; index += 1) {
-      sink.traceEvent({ event_id: index, parent_id: null, depth: 0, name: `step_${index}`, category: "cpu_op", ts_ns: index * 1_000_000, dur_ns: 900_000, pid: "100", tid: String(1 + (index % 2)), args: null, correlation: null, device: null, stream: null, phase: "X" });
-    }
-  });
+  const bundle = await prepareBundle(
+    services.workspace(),
+    { runId, artifactId, extractor: "report-test", extractorVersion: "1" },
+    async (sink) => {
+      for (const row of [allocate, build, caller]) sink.frame(row);
+      sink.stack({
+        thread: "main",
+        process: "1",
+        frame_keys: [caller.frame_key, allocate.frame_key],
+        weight: 50 * 2 ** 20,
+        unit: "bytes",
+        sample_count: 3,
+      });
+      sink.stack({
+        thread: "main",
+        process: "1",
+        frame_keys: [caller.frame_key, build.frame_key],
+        weight: 5 * 2 ** 20,
+        unit: "bytes",
+        sample_count: 7,
+      });
+      const test = (nodeid: string, duration: number, outcome: string) =>
+        sink.measurement({
+          name: "test.duration_ns",
+          value: duration,
+          unit: "ns",
+          aggregation: "sum",
+          is_warmup: false,
+          worker: null,
+          run_index: null,
+          value_index: null,
+          phase: null,
+          dimensions: JSON.stringify({ nodeid, outcome }),
+        });
+      test("tests/test_api.py::test_slow", 2_500_000_000, "passed");
+      test("tests/test_api.py::test_fast", 1_000_000, "failed");
+      for (let index = 0; index < 5; index += 1) {
+        sink.traceEvent({
+          event_id: index,
+          parent_id: null,
+          depth: 0,
+          name: `step_${index}`,
+          category: "cpu_op",
+          ts_ns: index * 1_000_000,
+          dur_ns: 900_000,
+          pid: "100",
+          tid: String(1 + (index % 2)),
+          args: null,
+          correlation: null,
+          device: null,
+          stream: null,
+          phase: "X",
+        });
+      }
+    },
+  );
   publishBundles(services.workspace(), [bundle], "report test evidence");
 });
 
@@ -79,7 +123,9 @@ test("units are chosen or refused, never mixed", async () => {
   const bytes = await services.reports.renderReport({ targets: [runId], baseline: null, unit: "bytes", title: null });
   expect(bytes.summary.unit).toBe("bytes");
   expect(bytes.summary.total_weight).toBe(55 * 2 ** 20);
-  await expect(services.reports.renderReport({ targets: [runId], baseline: null, unit: "samples", title: null })).rejects.toMatchObject({ code: "INVALID_ARGUMENTS" });
+  await expect(services.reports.renderReport({ targets: [runId], baseline: null, unit: "samples", title: null })).rejects.toMatchObject({
+    code: "INVALID_ARGUMENTS",
+  });
   await expect(services.reports.renderReport({ targets: [runId], baseline: [runId], unit: "bytes", title: null })).resolves.toBeDefined();
 });
 
@@ -101,8 +147,12 @@ test("exports: speedscope keeps every unit; single-unit formats take the preferr
   expect(new Set(document.profiles.map((profile: any) => profile.unit))).toEqual(new Set(["nanoseconds", "bytes"]));
   const collapsed = await services.reports.export({ target: runId, format: "collapsed", unit: "bytes" }, join(folder, "memory.txt"));
   expect(collapsed.unit).toBe("bytes");
-  expect(readFileSync(collapsed.path, "utf8")).toContain(`load (tests/test_api.py:5);allocate_buffers (tests/test_api.py:10) ${50 * 2 ** 20}`);
-  await expect(services.reports.export({ target: runId, format: "chrome", unit: "bytes" }, join(folder, "t.json"))).rejects.toMatchObject({ code: "INVALID_ARGUMENTS" });
+  expect(readFileSync(collapsed.path, "utf8")).toContain(
+    `load (tests/test_api.py:5);allocate_buffers (tests/test_api.py:10) ${50 * 2 ** 20}`,
+  );
+  await expect(services.reports.export({ target: runId, format: "chrome", unit: "bytes" }, join(folder, "t.json"))).rejects.toMatchObject({
+    code: "INVALID_ARGUMENTS",
+  });
 });
 
 test("output paths: folders, links and missing folders are refused", async () => {
@@ -113,7 +163,9 @@ test("output paths: folders, links and missing folders are refused", async () =>
   symlinkSync(join(project, "target.txt"), join(project, "link.html"));
   await expect(services.reports.writeReport(request, join(project, "link.html"))).rejects.toMatchObject({ code: "EXECUTION_REFUSED" });
   expect(readFileSync(join(project, "target.txt"), "utf8")).toBe("keep");
-  await expect(services.reports.writeReport(request, join(project, "missing", "r.html"))).rejects.toMatchObject({ code: "INVALID_ARGUMENTS" });
+  await expect(services.reports.writeReport(request, join(project, "missing", "r.html"))).rejects.toMatchObject({
+    code: "INVALID_ARGUMENTS",
+  });
   writeFileSync(join(project, "old.html"), "old");
   const written = await services.reports.writeReport(request, join(project, "old.html"));
   expect(written.bytes).toBeGreaterThan(1000);
@@ -132,10 +184,14 @@ test("regroup merges a function's lines into one frame; splitTargets splits and 
   const second = frame("work", 9);
   const root = frame("main", 1);
   const frames = new Map([first, second, root].map((row) => [row.frame_key, row]));
-  const { frames: grouped, stacks } = regroup(frames, [
-    { thread: null, process: null, frame_keys: [root.frame_key, second.frame_key], weight: 2, unit: "samples", sample_count: 2 },
-    { thread: null, process: null, frame_keys: [root.frame_key, first.frame_key], weight: 3, unit: "samples", sample_count: 3 },
-  ], "function");
+  const { frames: grouped, stacks } = regroup(
+    frames,
+    [
+      { thread: null, process: null, frame_keys: [root.frame_key, second.frame_key], weight: 2, unit: "samples", sample_count: 2 },
+      { thread: null, process: null, frame_keys: [root.frame_key, first.frame_key], weight: 3, unit: "samples", sample_count: 3 },
+    ],
+    "function",
+  );
   expect(stacks).toHaveLength(1);
   expect(stacks[0]!.weight).toBe(5);
   expect(grouped.get(stacks[0]!.frame_keys[1]!)?.line).toBe(3);

@@ -27,7 +27,11 @@ describe("client config paths", () => {
   });
 
   test("environment overrides", () => {
-    const environment: SetupEnvironment = { env: { CODEX_HOME: "/x/codex", CLAUDE_CONFIG_DIR: "/x/claude", XDG_CONFIG_HOME: "/x/cfg", XDG_DATA_HOME: "/x/data" }, home: "/home/u", platform: "linux" };
+    const environment: SetupEnvironment = {
+      env: { CODEX_HOME: "/x/codex", CLAUDE_CONFIG_DIR: "/x/claude", XDG_CONFIG_HOME: "/x/cfg", XDG_DATA_HOME: "/x/data" },
+      home: "/home/u",
+      platform: "linux",
+    };
     expect(path("codex", environment)).toBe("/x/codex/config.toml");
     expect(path("claude", environment)).toBe("/x/claude/.claude.json");
     expect(path("opencode", environment)).toBe("/x/cfg/opencode/opencode.json");

@@ -8,7 +8,8 @@ const entry = { command: "/data/flameox/runtimes/0.2.0/flameox", args: ["mcp", "
 
 describe("JSON and JSONC editor", () => {
   test("keeps comments, trailing commas, unrelated servers, tabs and CRLF in JSONC", () => {
-    const text = '{\r\n\t// my servers\r\n\t"mcp": {\r\n\t\t"other": { "type": "local", "command": ["x"] }, // keep\r\n\t},\r\n\t"theme": "dark",\r\n}\r\n';
+    const text =
+      '{\r\n\t// my servers\r\n\t"mcp": {\r\n\t\t"other": { "type": "local", "command": ["x"] }, // keep\r\n\t},\r\n\t"theme": "dark",\r\n}\r\n';
     const document = openJsonDocument(text, "jsonc", "/cfg.jsonc", ["mcp"]);
     expect(document.entry).toBeUndefined();
     const updated = document.withEntry(entry);
@@ -33,14 +34,18 @@ describe("JSON and JSONC editor", () => {
   });
 
   test("empty file becomes an object with our entry", () => {
-    expect(JSON.parse(openJsonDocument("  \n", "json", "/c.json", ["mcpServers"]).withEntry(entry))).toEqual({ mcpServers: { flameox: entry } });
+    expect(JSON.parse(openJsonDocument("  \n", "json", "/c.json", ["mcpServers"]).withEntry(entry))).toEqual({
+      mcpServers: { flameox: entry },
+    });
   });
 
   test("refuses comments in strict JSON, duplicate keys, non-object roots and null sections", () => {
     expect(() => openJsonDocument('{ // c\n "a": 1 }', "json", "/c.json", ["mcpServers"])).toThrow(/malformed/);
     expect(() => openJsonDocument('{"a": 1,}', "json", "/c.json", ["mcpServers"])).toThrow(/malformed/);
     expect(() => openJsonDocument('{"mcpServers": {}, "mcpServers": {}}', "json", "/c.json", ["mcpServers"])).toThrow(/duplicate key/);
-    expect(() => openJsonDocument('{"mcpServers": {"flameox": {}, "flameox": {}}}', "jsonc", "/c.json", ["mcpServers"])).toThrow(/duplicate key/);
+    expect(() => openJsonDocument('{"mcpServers": {"flameox": {}, "flameox": {}}}', "jsonc", "/c.json", ["mcpServers"])).toThrow(
+      /duplicate key/,
+    );
     expect(() => openJsonDocument("[]", "json", "/c.json", ["mcpServers"])).toThrow(/top level/);
     expect(() => openJsonDocument('{"mcpServers": null}', "json", "/c.json", ["mcpServers"])).toThrow(/not an object/);
     expect(() => openJsonDocument('{"mcpServers": {"flameox": "x"}}', "json", "/c.json", ["mcpServers"])).toThrow(/not an object/);
@@ -57,16 +62,20 @@ describe("JSON and JSONC editor", () => {
 
 describe("Codex TOML splice", () => {
   test("appends our table and keeps comments and other tables", () => {
-    const text = '# my codex config\nmodel = "o3" # inline comment\n\n[mcp_servers.other]\ncommand = "other"\nargs = [\n  "a", # [not a header]\n]\n';
+    const text =
+      '# my codex config\nmodel = "o3" # inline comment\n\n[mcp_servers.other]\ncommand = "other"\nargs = [\n  "a", # [not a header]\n]\n';
     const updated = openTomlDocument(text, "/config.toml", ["mcp_servers"]).withEntry(entry);
     expect(updated.startsWith(text)).toBe(true);
-    expect(updated.slice(text.length)).toBe(`\n[mcp_servers.flameox]\ncommand = "${entry.command}"\nargs = ["mcp", "serve", "--project-root", "."]\n`);
+    expect(updated.slice(text.length)).toBe(
+      `\n[mcp_servers.flameox]\ncommand = "${entry.command}"\nargs = ["mcp", "serve", "--project-root", "."]\n`,
+    );
     const parsed = parseToml(updated) as { mcp_servers: Record<string, unknown> };
     expect(parsed.mcp_servers.flameox).toEqual(entry);
   });
 
   test("replaces our table (and its sub-tables) in place, second edit is a no-op", () => {
-    const text = '[mcp_servers.flameox]\ncommand = "old"\nargs = []\n\n[mcp_servers.flameox.env]\nA = "1"\n\n# about other\n[mcp_servers.other]\ncommand = "o"\n';
+    const text =
+      '[mcp_servers.flameox]\ncommand = "old"\nargs = []\n\n[mcp_servers.flameox.env]\nA = "1"\n\n# about other\n[mcp_servers.other]\ncommand = "o"\n';
     const document = openTomlDocument(text, "/config.toml", ["mcp_servers"]);
     expect(document.entry).toEqual({ command: "old", args: [], env: { A: "1" } });
     const updated = document.withEntry(entry);
@@ -86,9 +95,15 @@ describe("Codex TOML splice", () => {
   });
 
   test("fails closed on inline tables and dotted keys, refuses malformed TOML", () => {
-    expect(() => openTomlDocument('mcp_servers = { flameox = { command = "x" } }\n', "/c.toml", ["mcp_servers"]).withEntry(entry)).toThrow(/malformed/);
-    expect(() => openTomlDocument('[mcp_servers]\nflameox.command = "x"\n', "/c.toml", ["mcp_servers"]).withEntry(entry)).toThrow(/malformed/);
-    expect(() => openTomlDocument('mcp_servers = { other = { command = "x" } }\n', "/c.toml", ["mcp_servers"]).withEntry(entry)).toThrow(/malformed/);
+    expect(() => openTomlDocument('mcp_servers = { flameox = { command = "x" } }\n', "/c.toml", ["mcp_servers"]).withEntry(entry)).toThrow(
+      /malformed/,
+    );
+    expect(() => openTomlDocument('[mcp_servers]\nflameox.command = "x"\n', "/c.toml", ["mcp_servers"]).withEntry(entry)).toThrow(
+      /malformed/,
+    );
+    expect(() => openTomlDocument('mcp_servers = { other = { command = "x" } }\n', "/c.toml", ["mcp_servers"]).withEntry(entry)).toThrow(
+      /malformed/,
+    );
     expect(() => openTomlDocument("a = 1\na = 2\n", "/c.toml", ["mcp_servers"])).toThrow(/invalid TOML/);
     expect(() => openTomlDocument("[[mcp_servers]]\nx = 1\n", "/c.toml", ["mcp_servers"])).toThrow(/not a table/);
   });

@@ -43,7 +43,16 @@ describe("coverage adapter", () => {
     expect(file.file).toBe("test/fixtures/python/coverage/branches.py");
     // 8 (unused body) and 3 (the big branch) never ran.
     expect(file.lines).toEqual([1, 2, 4, 7, 11, 12]);
-    expect(file.arcs).toEqual([[-1, 1], [-1, 2], [1, 7], [2, 4], [4, -1], [7, 11], [11, 12], [12, -1]]);
+    expect(file.arcs).toEqual([
+      [-1, 1],
+      [-1, 2],
+      [1, 7],
+      [2, 4],
+      [4, -1],
+      [7, 11],
+      [11, 12],
+      [12, -1],
+    ]);
     expect(file.contexts).toEqual(["suite"]);
     const lineRows = sink.observations.filter((row) => row.kind === "line_hit");
     expect(lineRows.map((row) => row.lines)).toEqual(["1", "2", "4", "7", "11", "12"]);
@@ -54,13 +63,21 @@ describe("coverage adapter", () => {
   test("dynamic contexts label lines with the test that ran them", async () => {
     const directory = temporaryDirectory("coverage-dynamic");
     const command = coverageCaptureCommand({
-      workload: { argv: [venvPython, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_suite.py", "-k", "quick"], cwd: join(pythonFixtures, "pytest-suite"), env: {}, python: venvPython },
+      workload: {
+        argv: [venvPython, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_suite.py", "-k", "quick"],
+        cwd: join(pythonFixtures, "pytest-suite"),
+        env: {},
+        python: venvPython,
+      },
       artifactDirectory: directory,
       options: { dynamicContext: "test_function" },
     });
     const result = await runCommand(command.argv, { cwd: command.cwd, env: command.environment, timeoutMs: 60_000 });
     expect(result.exitCode).toBe(0);
-    const summary = extractCoverage(command.artifacts[0]!.path, new MemoryEvidenceSink(), { projectRoot: repositoryRoot, projectFilesOnly: true });
+    const summary = extractCoverage(command.artifacts[0]!.path, new MemoryEvidenceSink(), {
+      projectRoot: repositoryRoot,
+      projectFilesOnly: true,
+    });
     const suite = summary.files.find((file) => file.file.endsWith("pytest-suite/test_suite.py"))!;
     expect(suite.contexts).toContain("test_suite.test_quick_one");
     expect(suite.contexts).toContain("test_suite.test_quick_two");
@@ -94,6 +111,11 @@ describe("coverage adapter", () => {
     const missing = await probeCoverage(python, runCommand);
     expect(missing.status).toBe("unavailable");
     expect(missing.remediation[0]).toContain(`${python} -m pip install coverage==7.17.5`);
-    expect(() => coverageCaptureCommand({ workload: { argv: [venvPython, "-c", "pass"], cwd: "/", env: {}, python: venvPython }, artifactDirectory: "/tmp" })).toThrow(FlameoxError);
+    expect(() =>
+      coverageCaptureCommand({
+        workload: { argv: [venvPython, "-c", "pass"], cwd: "/", env: {}, python: venvPython },
+        artifactDirectory: "/tmp",
+      }),
+    ).toThrow(FlameoxError);
   });
 });

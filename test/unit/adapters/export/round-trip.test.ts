@@ -33,7 +33,13 @@ function hotspots(frames: ReadonlyMap<string, FrameRow> | FrameRow[], stacks: St
   const lookup = frames instanceof Map ? frames : new Map((frames as FrameRow[]).map((frame) => [frame.frame_key, frame]));
   return rankFrames({ frames: lookup, stacks }, { limit }).map((row) => {
     const frame = lookup.get(row.frame_key);
-    return { function: frame?.function ?? row.frame_key, file: frame?.file ?? null, line: frame?.line ?? null, self_share: row.self_share, total_share: row.total_share };
+    return {
+      function: frame?.function ?? row.frame_key,
+      file: frame?.file ?? null,
+      line: frame?.line ?? null,
+      self_share: row.self_share,
+      total_share: row.total_share,
+    };
   });
 }
 
@@ -82,7 +88,9 @@ describe("speedscope", () => {
 describe("collapsed", () => {
   test("writes py-spy style frames with integer weights", () => {
     const text = toCollapsed(frames, syntheticStacks("samples"));
-    expect(text.split("\n")).toContain("main (app/main.py:1);handle_request (app/server.py:10);hot_path (app/hot.py:5);compute_a (app/hot.py:20) 30");
+    expect(text.split("\n")).toContain(
+      "main (app/main.py:1);handle_request (app/server.py:10);hot_path (app/hot.py:5);compute_a (app/hot.py:20) 30",
+    );
     expect(() => toCollapsed(frames, [...syntheticStacks("samples"), ...syntheticStacks("bytes")])).toThrow(/mix samples and bytes/);
     expect(toCollapsed(frames, [...syntheticStacks("samples"), ...syntheticStacks("bytes")], { unit: "bytes" })).toContain(" 30\n");
   });
@@ -101,11 +109,18 @@ describe("chrome trace", () => {
   test("stacks become a flame chart that re-imports with the same hotspots", async () => {
     const path = join(directory, "cpu.trace.json");
     await writeChromeTrace(path, { frames, stacks: cpuStacks });
-    const document = JSON.parse(readFileSync(path, "utf8")) as { traceEvents: Array<{ ph: string; name: string; dur?: number; args?: { name?: string } }> };
+    const document = JSON.parse(readFileSync(path, "utf8")) as {
+      traceEvents: Array<{ ph: string; name: string; dur?: number; args?: { name?: string } }>;
+    };
     const hot = document.traceEvents.find((event) => event.name === "hot_path");
     expect(hot?.ph).toBe("X");
     expect(hot?.dur).toBe(60_000);
-    expect(document.traceEvents.filter((event) => event.ph === "M").map((event) => event.args?.name).sort()).toEqual(["MainThread", "worker-1"]);
+    expect(
+      document.traceEvents
+        .filter((event) => event.ph === "M")
+        .map((event) => event.args?.name)
+        .sort(),
+    ).toEqual(["MainThread", "worker-1"]);
     const sink = new MemoryEvidenceSink();
     await extractChromeTrace(path, sink, options);
     expectSameHotspots(hotspots(sink.frames, sink.stacks), expectedCpu);
@@ -119,7 +134,9 @@ describe("chrome trace", () => {
     const sink = new MemoryEvidenceSink();
     await extractChromeTrace(path, sink, options);
     const simplify = (rows: typeof events) =>
-      rows.map((row) => [row.name, row.ts_ns, row.dur_ns, row.pid, row.tid, row.depth, row.phase]).sort((left, right) => String(left).localeCompare(String(right)));
+      rows
+        .map((row) => [row.name, row.ts_ns, row.dur_ns, row.pid, row.tid, row.depth, row.phase])
+        .sort((left, right) => String(left).localeCompare(String(right)));
     expect(simplify(sink.traceEvents)).toEqual(simplify(events));
     expect(sink.traceEvents.find((row) => row.name === "aten::matmul")?.args).toBe('{"shape":[64,64]}');
   });
@@ -134,7 +151,8 @@ describe("pprof", () => {
     // Field 1 (sample_type, length-delimited) opens the message; the string table holds the names.
     expect(raw[0]).toBe(0x0a);
     const text = new TextDecoder().decode(raw);
-    for (const name of ["cpu", "nanoseconds", "samples", "count", "hot_path", "app/hot.py", "thread", "MainThread"]) expect(text).toContain(name);
+    for (const name of ["cpu", "nanoseconds", "samples", "count", "hot_path", "app/hot.py", "thread", "MainThread"])
+      expect(text).toContain(name);
   });
 
   test("re-imports with the same hotspots", async () => {

@@ -20,7 +20,8 @@ export function speedscopeSchemaViolations(document: unknown): string[] {
   if (!isRecord(document)) return ["document is not an object"];
   if (document.$schema !== schemaUrl) problems.push(`$schema must be "${schemaUrl}"`);
   for (const key of Object.keys(document)) {
-    if (!["$schema", "shared", "profiles", "name", "activeProfileIndex", "exporter"].includes(key)) problems.push(`unexpected top-level key ${key}`);
+    if (!["$schema", "shared", "profiles", "name", "activeProfileIndex", "exporter"].includes(key))
+      problems.push(`unexpected top-level key ${key}`);
   }
   if (document.name !== undefined && typeof document.name !== "string") problems.push("name must be a string");
   if (document.exporter !== undefined && typeof document.exporter !== "string") problems.push("exporter must be a string");
@@ -42,7 +43,8 @@ export function speedscopeSchemaViolations(document: unknown): string[] {
     });
   }
   if (!Array.isArray(document.profiles)) return [...problems, "profiles must be an array"];
-  if (isNumber(document.activeProfileIndex) && document.activeProfileIndex >= document.profiles.length) problems.push("activeProfileIndex is past the last profile");
+  if (isNumber(document.activeProfileIndex) && document.activeProfileIndex >= document.profiles.length)
+    problems.push("activeProfileIndex is past the last profile");
   document.profiles.forEach((profile: unknown, index: number) => {
     const at = `profiles[${index}]`;
     if (!isRecord(profile)) return problems.push(`${at} is not an object`);
@@ -50,7 +52,8 @@ export function speedscopeSchemaViolations(document: unknown): string[] {
     if (typeof profile.unit !== "string" || !units.has(profile.unit)) problems.push(`${at}.unit must be one of ${[...units].join(", ")}`);
     if (!isNumber(profile.startValue) || !isNumber(profile.endValue)) problems.push(`${at}.startValue and endValue must be numbers`);
     if (profile.type === "sampled") {
-      if (!Array.isArray(profile.samples) || !Array.isArray(profile.weights)) return problems.push(`${at}: sampled profiles need samples and weights arrays`);
+      if (!Array.isArray(profile.samples) || !Array.isArray(profile.weights))
+        return problems.push(`${at}: sampled profiles need samples and weights arrays`);
       if (profile.samples.length !== profile.weights.length) problems.push(`${at}: samples and weights differ in length`);
       profile.samples.forEach((stack: unknown, sampleIndex: number) => {
         if (!Array.isArray(stack) || !stack.every((frame) => Number.isInteger(frame) && frame >= 0 && frame < frameCount)) {

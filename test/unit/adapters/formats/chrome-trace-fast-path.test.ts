@@ -66,7 +66,7 @@ const oddEvents = [
 /** A torch-like trace in completion order with random nesting, threads and args. */
 function randomEvents(seed: number, count: number): string[] {
   const next = random(seed);
-  const names = ["aten::mm", "aten::add", "ProfilerStep#1", "näme", "a\\\"b", "tab\\tname", "x"];
+  const names = ["aten::mm", "aten::add", "ProfilerStep#1", "näme", 'a\\"b', "tab\\tname", "x"];
   const events: string[] = [];
   let clock = 1_000;
   while (events.length < count) {
@@ -78,15 +78,24 @@ function randomEvents(seed: number, count: number): string[] {
     for (let index = 0; index < Math.floor(next() * 3); index++) {
       const childDuration = 1 + Math.floor(next() * 3);
       const args = next() < 0.5 ? `,"args":{"External id":${events.length + index},"Input Dims":[[${index},2]]}` : "";
-      children.push(`{"ph":"X","cat":"cpu_op","name":"${name}.${index}","pid":7,"tid":${tid},"ts":${childStart}.${Math.floor(next() * 1000)},"dur":${childDuration}${args}}`);
+      children.push(
+        `{"ph":"X","cat":"cpu_op","name":"${name}.${index}","pid":7,"tid":${tid},"ts":${childStart}.${Math.floor(next() * 1000)},"dur":${childDuration}${args}}`,
+      );
       childStart += childDuration + 1;
     }
     const parent = `{"ph":"X","cat":"cpu_op","name":"${name}","pid":7,"tid":${tid},"ts":${clock},"dur":${duration}.5,"args":{"correlation":${events.length},"stream":${tid}}}`;
     // Children first (completion order) half of the time.
     if (next() < 0.5) events.push(...children, parent);
     else events.push(parent, ...children);
-    if (next() < 0.3) events.push(`{"ph":"i","s":"t","name":"[memory]","pid":7,"tid":${tid},"ts":${clock + 2},"args":{"Bytes":${Math.floor(next() * 1000) - 500}}}`);
-    if (next() < 0.1) events.push(`{"ph":"B","name":"b${tid}","pid":7,"tid":${tid},"ts":${clock + 3}}`, `{"ph":"E","pid":7,"tid":${tid},"ts":${clock + 4}}`);
+    if (next() < 0.3)
+      events.push(
+        `{"ph":"i","s":"t","name":"[memory]","pid":7,"tid":${tid},"ts":${clock + 2},"args":{"Bytes":${Math.floor(next() * 1000) - 500}}}`,
+      );
+    if (next() < 0.1)
+      events.push(
+        `{"ph":"B","name":"b${tid}","pid":7,"tid":${tid},"ts":${clock + 3}}`,
+        `{"ph":"E","pid":7,"tid":${tid},"ts":${clock + 4}}`,
+      );
     clock += Math.floor(next() * duration);
   }
   return events;
@@ -96,7 +105,11 @@ function randomEvents(seed: number, count: number): string[] {
 async function compare(path: string, options: { reorderWindow?: number } = {}): Promise<void> {
   for (const parseMode of ["stream", "auto", "whole"] as const) {
     const expected = new MemoryEvidenceSink();
-    const expectedResult = await extractChromeTraceReference(path, expected, { projectRoot: "/proj", parseMode: parseMode === "whole" ? "whole" : "stream", ...options });
+    const expectedResult = await extractChromeTraceReference(path, expected, {
+      projectRoot: "/proj",
+      parseMode: parseMode === "whole" ? "whole" : "stream",
+      ...options,
+    });
     const actual = new MemoryEvidenceSink();
     const result = await extractChromeTrace(path, actual, { projectRoot: "/proj", parseMode, ...options });
     expect(snapshot(actual)).toEqual(snapshot(expected));
@@ -113,7 +126,10 @@ describe("the fast Chrome trace reader gives the rows of the previous extractor"
       await compare(bare);
       await compare(bare, { reorderWindow: 3 });
       const torch = join(dir, "torch.json");
-      writeFileSync(torch, `\uFEFF{"schemaVersion":1,"deviceProperties":[{"name":"GPU \\"0\\""}],"traceEvents":[\n${oddEvents.join(",\n")}\n],"traceName":"t.json","traceEvents":[{"ph":"X","name":"second array","pid":1,"tid":1,"ts":1,"dur":1}]}`);
+      writeFileSync(
+        torch,
+        `\uFEFF{"schemaVersion":1,"deviceProperties":[{"name":"GPU \\"0\\""}],"traceEvents":[\n${oddEvents.join(",\n")}\n],"traceName":"t.json","traceEvents":[{"ph":"X","name":"second array","pid":1,"tid":1,"ts":1,"dur":1}]}`,
+      );
       await compare(torch);
       const empty = join(dir, "empty.json");
       writeFileSync(empty, '{"traceEvents":[]}');
@@ -171,7 +187,9 @@ describe("the fast Chrome trace reader gives the rows of the previous extractor"
             return `${(error as { code?: string }).code}: ${(error as Error).message}`;
           }
         };
-        const expected = await outcome(() => extractChromeTraceReference(path, new MemoryEvidenceSink(), { projectRoot: null, parseMode: "stream" }));
+        const expected = await outcome(() =>
+          extractChromeTraceReference(path, new MemoryEvidenceSink(), { projectRoot: null, parseMode: "stream" }),
+        );
         const actual = await outcome(() => extractChromeTrace(path, new MemoryEvidenceSink(), { projectRoot: null, parseMode: "stream" }));
         expect(actual).toBe(expected);
         expect(actual).toStartWith("ARTIFACT_PARSE_FAILED");

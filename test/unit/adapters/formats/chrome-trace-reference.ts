@@ -47,7 +47,17 @@ type OpenSlice = {
 type ThreadState = { pid: string | null; tid: string | null; stack: OpenSlice[]; lastNs: number; group: StackGroup };
 
 const torchTopLevelKeys = new Set(["schemaVersion", "deviceProperties", "distributedInfo", "baseTimeNanoseconds", "trace_id"]);
-const torchCategories = new Set(["cpu_op", "python_function", "user_annotation", "cpu_instant_event", "kernel", "cuda_runtime", "gpu_memcpy", "gpu_memset", "ac2g"]);
+const torchCategories = new Set([
+  "cpu_op",
+  "python_function",
+  "user_annotation",
+  "cpu_instant_event",
+  "kernel",
+  "cuda_runtime",
+  "gpu_memcpy",
+  "gpu_memset",
+  "ac2g",
+]);
 
 function byteLength(text: string): number {
   return /^[\x00-\x7f]*$/.test(text) ? text.length : new TextEncoder().encode(text).length;
@@ -217,7 +227,7 @@ export async function extractChromeTraceReference(path: string, sink: EvidenceSi
     pid: string | null,
     tid: string | null,
   ): TraceEventRow => {
-    const name = typeof event.name === "string" ? event.name : asText(event.name) ?? "";
+    const name = typeof event.name === "string" ? event.name : (asText(event.name) ?? "");
     return {
       event_id: nextId++,
       parent_id: null,
@@ -238,14 +248,18 @@ export async function extractChromeTraceReference(path: string, sink: EvidenceSi
 
   const process = (event: ChromeEvent): void => {
     const phase = event.ph as string;
-    const args = event.args && typeof event.args === "object" && !Array.isArray(event.args) ? (event.args as Record<string, unknown>) : null;
+    const args =
+      event.args && typeof event.args === "object" && !Array.isArray(event.args) ? (event.args as Record<string, unknown>) : null;
     const tsNs = microsToNs(event.ts) ?? 0;
     const pid = asText(event.pid);
     const tid = asText(event.tid);
     const category = typeof event.cat === "string" ? event.cat : null;
     if (category === "py-spy") hints.pySpy++;
     else if (category !== null) hints.other++;
-    if (!hints.torch && ((category !== null && torchCategories.has(category)) || (typeof event.name === "string" && event.name.startsWith("ProfilerStep#")))) {
+    if (
+      !hints.torch &&
+      ((category !== null && torchCategories.has(category)) || (typeof event.name === "string" && event.name.startsWith("ProfilerStep#")))
+    ) {
       hints.torch = true;
     }
     switch (phase) {

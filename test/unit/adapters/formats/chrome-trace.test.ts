@@ -37,11 +37,46 @@ const torchTrace = {
       tid: 100,
       ts: 1_001.25,
       dur: 10.5,
-      args: { "External id": 42, "Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"], "Record function id": 0 },
+      args: {
+        "External id": 42,
+        "Input Dims": [
+          [2, 3],
+          [3, 4],
+        ],
+        "Input type": ["float", "float"],
+        "Record function id": 0,
+      },
     },
-    { ph: "i", cat: "cpu_instant_event", s: "t", name: "[memory]", pid: 100, tid: 100, ts: 1_002, args: { "Total Reserved": 0, "Total Allocated": 96, Bytes: 96, Addr: 1234, "Device Id": -1, "Device Type": 0 } },
-    { ph: "X", cat: "cuda_runtime", name: "cudaLaunchKernel", pid: 100, tid: 100, ts: 1_003, dur: 4, args: { correlation: 99, "External id": 42 } },
-    { ph: "X", cat: "kernel", name: "gemm_kernel", pid: 0, tid: 7, ts: 1_010, dur: 3, args: { "External id": 42, correlation: 99, device: 0, stream: 7, grid: [1, 1, 1] } },
+    {
+      ph: "i",
+      cat: "cpu_instant_event",
+      s: "t",
+      name: "[memory]",
+      pid: 100,
+      tid: 100,
+      ts: 1_002,
+      args: { "Total Reserved": 0, "Total Allocated": 96, Bytes: 96, Addr: 1234, "Device Id": -1, "Device Type": 0 },
+    },
+    {
+      ph: "X",
+      cat: "cuda_runtime",
+      name: "cudaLaunchKernel",
+      pid: 100,
+      tid: 100,
+      ts: 1_003,
+      dur: 4,
+      args: { correlation: 99, "External id": 42 },
+    },
+    {
+      ph: "X",
+      cat: "kernel",
+      name: "gemm_kernel",
+      pid: 0,
+      tid: 7,
+      ts: 1_010,
+      dur: 3,
+      args: { "External id": 42, correlation: 99, device: 0, stream: 7, grid: [1, 1, 1] },
+    },
     { ph: "s", cat: "ac2g", name: "ac2g", id: 99, pid: 100, tid: 100, ts: 1_003 },
     { ph: "f", cat: "ac2g", name: "ac2g", id: 99, pid: 0, tid: 7, ts: 1_010, bp: "e" },
   ],
@@ -80,11 +115,21 @@ describe("extractChromeTrace on hand-written traces", () => {
       expect(byName(rows, "inner")).toMatchObject({ parent_id: outer.event_id, depth: 1, dur_ns: 10_000 });
       expect(byName(rows, "queue")).toMatchObject({ phase: "C", args: '{"depth":3}', parent_id: null });
       const flows = rows.filter((row) => row.name === "flow");
-      expect(flows.map((row) => [row.phase, row.correlation])).toEqual([["s", "7"], ["f", "7"]]);
+      expect(flows.map((row) => [row.phase, row.correlation])).toEqual([
+        ["s", "7"],
+        ["f", "7"],
+      ]);
       expect(flows[0]?.parent_id).toBe(firstA.event_id);
       expect(rows.filter((row) => row.phase === "M").length).toBe(2);
 
-      const stacks = sink.stacks.map((stack) => ({ thread: stack.thread, process: stack.process, stack: names(sink, stack).join(";"), weight: stack.weight, count: stack.sample_count, unit: stack.unit }));
+      const stacks = sink.stacks.map((stack) => ({
+        thread: stack.thread,
+        process: stack.process,
+        stack: names(sink, stack).join(";"),
+        weight: stack.weight,
+        count: stack.sample_count,
+        unit: stack.unit,
+      }));
       stacks.sort((left, right) => `${left.thread};${left.stack}`.localeCompare(`${right.thread};${right.stack}`));
       expect(stacks).toEqual([
         { thread: "1", process: "trainer", stack: "root", weight: 50_000, count: 1, unit: "ns" },
@@ -114,7 +159,10 @@ describe("extractChromeTrace on hand-written traces", () => {
         const mm = byName(rows, "aten::mm");
         expect(step.ts_ns).toBe(1_000_500);
         expect(mm).toMatchObject({ ts_ns: 1_001_250, dur_ns: 10_500, parent_id: step.event_id, depth: 1, correlation: "42" });
-        expect(JSON.parse(mm.args!)["Input Dims"]).toEqual([[2, 3], [3, 4]]);
+        expect(JSON.parse(mm.args!)["Input Dims"]).toEqual([
+          [2, 3],
+          [3, 4],
+        ]);
         const memory = byName(rows, "[memory]");
         expect(JSON.parse(memory.args!).Bytes).toBe(96);
         expect(memory.parent_id).toBe(mm.event_id);
@@ -131,7 +179,12 @@ describe("extractChromeTrace on hand-written traces", () => {
   });
 
   test("args are bounded to 4 KiB of valid JSON, small keys kept", () => {
-    const args = { "Input Dims": [[1024, 1024]], big: "x".repeat(10_000), list: Array.from({ length: 2000 }, (_, index) => index), Bytes: 96 };
+    const args = {
+      "Input Dims": [[1024, 1024]],
+      big: "x".repeat(10_000),
+      list: Array.from({ length: 2000 }, (_, index) => index),
+      Bytes: 96,
+    };
     const text = boundedArgsJson(args)!;
     expect(text.length).toBeLessThanOrEqual(maxArgsBytes);
     const parsed = JSON.parse(text);
@@ -157,7 +210,9 @@ describe("extractChromeTrace on hand-written traces", () => {
       }
       const malformed = join(dir, "bad.json");
       writeFileSync(malformed, '[{"ph":"X","ts":1,"dur":2,"name":"a"},{"ph":"X" "ts":3}]');
-      const error = await parseFailure(() => extractChromeTrace(malformed, new MemoryEvidenceSink(), { projectRoot: null, parseMode: "stream" }));
+      const error = await parseFailure(() =>
+        extractChromeTrace(malformed, new MemoryEvidenceSink(), { projectRoot: null, parseMode: "stream" }),
+      );
       expect(error.message).toMatch(/byte 38/);
       const noEvents = join(dir, "object.json");
       writeFileSync(noEvents, '{"nodes": []}');
@@ -190,8 +245,12 @@ describe("extractChromeTrace on hand-written traces", () => {
       expect(result.rows.trace_events).toBe(2 * pairs);
       expect(result.limitations).toEqual([]);
       expect(sink.stacks.length).toBe(8);
-      const parentSelf = sink.stacks.filter((stack) => names(sink, stack).join(";") === "parent").reduce((sum, stack) => sum + stack.weight, 0);
-      const childSelf = sink.stacks.filter((stack) => names(sink, stack).join(";") === "parent;child").reduce((sum, stack) => sum + stack.weight, 0);
+      const parentSelf = sink.stacks
+        .filter((stack) => names(sink, stack).join(";") === "parent")
+        .reduce((sum, stack) => sum + stack.weight, 0);
+      const childSelf = sink.stacks
+        .filter((stack) => names(sink, stack).join(";") === "parent;child")
+        .reduce((sum, stack) => sum + stack.weight, 0);
       expect(parentSelf).toBe(pairs * 5_000);
       expect(childSelf).toBe(pairs * 3_000);
       const children = sink.traceEvents.filter((row) => row.name === "child");

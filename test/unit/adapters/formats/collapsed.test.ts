@@ -15,9 +15,17 @@ describe("parseCollapsedFrame", () => {
       line: 982,
     });
     expect(parseCollapsedFrame("memcpy [libc.so.6]")).toEqual({ function: "memcpy", file: null, line: null, module: "libc.so.6" });
-    expect(parseCollapsedFrame("std::vector<int>::push_back(int const&)")).toMatchObject({ function: "std::vector<int>::push_back(int const&)", file: null });
+    expect(parseCollapsedFrame("std::vector<int>::push_back(int const&)")).toMatchObject({
+      function: "std::vector<int>::push_back(int const&)",
+      file: null,
+    });
     expect(parseCollapsedFrame("[unknown]")).toMatchObject({ function: "[unknown]", module: null });
-    expect(parseCollapsedFrame("main (app.py)", { allowFileOnly: true })).toEqual({ function: "main", file: "app.py", line: null, module: null });
+    expect(parseCollapsedFrame("main (app.py)", { allowFileOnly: true })).toEqual({
+      function: "main",
+      file: "app.py",
+      line: null,
+      module: null,
+    });
   });
 });
 

@@ -51,19 +51,27 @@ describe("detectProfileFormat on real fixtures", () => {
 describe("detectProfileFormatFromHead", () => {
   test("torch.profiler markers before traceEvents", () => {
     const detected = detectProfileFormatFromHead(
-      head('{\n  "schemaVersion": 1,\n  "deviceProperties": [{"id": 0}],\n  "distributedInfo": {"rank": 0},\n  "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm"'),
+      head(
+        '{\n  "schemaVersion": 1,\n  "deviceProperties": [{"id": 0}],\n  "distributedInfo": {"rank": 0},\n  "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm"',
+      ),
       "trace.json",
     );
     expect(detected).toMatchObject({ format: "chrome_trace", producer: "torch.profiler" });
     expect(detected.hints).toContain('"schemaVersion"');
-    expect(detectProfileFormatFromHead(head('[{"name":"ProfilerStep#1","ph":"X"'), "t.json")).toMatchObject({ format: "chrome_trace", producer: "torch.profiler" });
-    expect(detectProfileFormatFromHead(head('{"traceEvents":[{"ph":"B","name":"x"'), "t.json")).toMatchObject({ format: "chrome_trace", producer: null });
+    expect(detectProfileFormatFromHead(head('[{"name":"ProfilerStep#1","ph":"X"'), "t.json")).toMatchObject({
+      format: "chrome_trace",
+      producer: "torch.profiler",
+    });
+    expect(detectProfileFormatFromHead(head('{"traceEvents":[{"ph":"B","name":"x"'), "t.json")).toMatchObject({
+      format: "chrome_trace",
+      producer: null,
+    });
   });
 
   test("other shapes", () => {
     expect(detectProfileFormatFromHead(head("a;b;c 12\na;b 3\n"), "out.folded").format).toBe("collapsed");
     expect(detectProfileFormatFromHead(head("main [app];memcpy [libc.so.6] 5\n"), "x.txt").format).toBe("collapsed");
-    expect(detectProfileFormatFromHead(head('thread (0x7f1234);main (app.py:3) 5\n'), "x.txt").format).toBe("py_spy_raw");
+    expect(detectProfileFormatFromHead(head("thread (0x7f1234);main (app.py:3) 5\n"), "x.txt").format).toBe("py_spy_raw");
     expect(detectProfileFormatFromHead(new Uint8Array(gzipSync(new Uint8Array([0x0a, 0x02]))), "cpu.pb.gz").format).toBe("pprof");
     expect(detectProfileFormatFromHead(new Uint8Array([0x0a, 0x04, 0x08, 0x01, 0x10, 0x02]), "cpu.pprof").format).toBe("pprof");
     expect(detectProfileFormatFromHead(head('{"nodes":[{"id":1,"callFrame":{}}]'), "x.json").format).toBe("v8_cpuprofile");
@@ -76,7 +84,10 @@ describe("detectProfileFormatFromHead", () => {
     const { dir, cleanup } = tempDir();
     try {
       const path = join(dir, "big.json");
-      writeFileSync(path, `[${Array.from({ length: 20_000 }, (_, index) => `{"ph":"X","name":"n${index}","ts":${index},"dur":1,"pid":1,"tid":1}`).join(",")}]`);
+      writeFileSync(
+        path,
+        `[${Array.from({ length: 20_000 }, (_, index) => `{"ph":"X","name":"n${index}","ts":${index},"dur":1,"pid":1,"tid":1}`).join(",")}]`,
+      );
       expect((await detectProfileFormat(path)).format).toBe("chrome_trace");
     } finally {
       cleanup();

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MemoryEvidenceSink, type FrameRow, type StackRow } from "../../../../src/domain/evidence.ts";
+import type { MemoryEvidenceSink, FrameRow, StackRow } from "../../../../src/domain/evidence.ts";
 import { FlameoxError } from "../../../../src/domain/errors.ts";
 
 export const fixtures = join(import.meta.dir, "../../../fixtures/formats");

@@ -27,9 +27,9 @@ function scan(text: string, visitor: JsonVisitor, size: number): void {
 }
 
 const tricky = JSON.stringify({
-  "we\"ird": { "k\\ey": [1, -2.5e3, true, false, null] },
+  'we"ird': { "k\\ey": [1, -2.5e3, true, false, null] },
   traceEvents: [
-    { name: "a \"quoted\" ] } [ {", ph: "X", ts: 1.5, args: { s: "back\\slash\\", u: "é \u2028 \u0001 𝄞" } },
+    { name: 'a "quoted" ] } [ {', ph: "X", ts: 1.5, args: { s: "back\\slash\\", u: "é \u2028 \u0001 𝄞" } },
     { name: "b", ph: "B", args: { nested: [[{}], []], empty: "" } },
     "str",
     42,
@@ -41,7 +41,11 @@ const tricky = JSON.stringify({
 describe("JsonStreamScanner", () => {
   test("captures selected values identically at every chunk size, escapes and brackets in strings included", () => {
     const select = (path: readonly JsonPathSegment[]) =>
-      path.length === 0 || (path.length === 1 && path[0] === "traceEvents") ? "enter" : path[0] === "traceEvents" || path[0] === "we\"ird" ? "capture" : "skip";
+      path.length === 0 || (path.length === 1 && path[0] === "traceEvents")
+        ? "enter"
+        : path[0] === "traceEvents" || path[0] === 'we"ird'
+          ? "capture"
+          : "skip";
     const expected = collector(select);
     walkParsedJson(JSON.parse(tricky), expected.visitor);
     expect(expected.seen.length).toBe(6);
@@ -73,7 +77,10 @@ describe("JsonStreamScanner", () => {
 
   const failures: [string, RegExp][] = [
     ['{"traceEvents":[{"ph":"X"},{"ph":"B"', /truncated JSON: the file ends at byte 36/],
-    ['{"traceEvents":[{"ph":"X"},{"ph":"B", "name": "cut', /truncated JSON: the file ends at byte 50 .*starts at byte 27 \(traceEvents\[1\]\)/],
+    [
+      '{"traceEvents":[{"ph":"X"},{"ph":"B", "name": "cut',
+      /truncated JSON: the file ends at byte 50 .*starts at byte 27 \(traceEvents\[1\]\)/,
+    ],
     ["[1,}", /malformed JSON at byte 3/],
     ['{"a" 1}', /malformed JSON at byte 5: expected ':'/],
     ["[1] x", /malformed JSON at byte 4: unexpected 'x' after the end/],

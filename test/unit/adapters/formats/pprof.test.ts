@@ -24,10 +24,30 @@ const packed = (field: number, values: number[]): number[] => bytesField(field, 
 const text = (field: number, value: string): number[] => bytesField(field, [...new TextEncoder().encode(value)]);
 
 function profileBytes(options: { defaultSampleType?: number; unpacked?: boolean } = {}): Uint8Array {
-  const strings = ["", "samples", "count", "cpu", "nanoseconds", "main", "/proj/cmd/main.go", "work", "/proj/pkg/work.go", "inlined", "thread", "worker-1", "libc.so.6", "/usr/lib/libc.so.6"];
+  const strings = [
+    "",
+    "samples",
+    "count",
+    "cpu",
+    "nanoseconds",
+    "main",
+    "/proj/cmd/main.go",
+    "work",
+    "/proj/pkg/work.go",
+    "inlined",
+    "thread",
+    "worker-1",
+    "libc.so.6",
+    "/usr/lib/libc.so.6",
+  ];
   const s = (value: string) => strings.indexOf(value);
   const valueType = (type: string, unit: string) => [...intField(1, s(type)), ...intField(2, s(unit))];
-  const fn = (id: number, name: string, file: string) => [...intField(1, id), ...intField(2, s(name)), ...intField(3, s(name)), ...intField(4, s(file))];
+  const fn = (id: number, name: string, file: string) => [
+    ...intField(1, id),
+    ...intField(2, s(name)),
+    ...intField(3, s(name)),
+    ...intField(4, s(file)),
+  ];
   const line = (functionId: number, lineNumber: number) => [...intField(1, functionId), ...intField(2, lineNumber)];
   const sample = (locations: number[], values: number[], labels: number[][] = []) => [
     ...(options.unpacked ? locations.flatMap((id) => intField(1, id)) : packed(1, locations)),
@@ -67,7 +87,13 @@ describe("extractPprof", () => {
       const sink = new MemoryEvidenceSink();
       const result = await extractPprof(path, sink, { projectRoot: "/proj" });
       expect(result.limitations.join(" ")).toMatch(/weighted by sample type "cpu"/);
-      const rows = sink.stacks.map((stack) => ({ stack: names(sink, stack).join(";"), weight: stack.weight, count: stack.sample_count, unit: stack.unit, thread: stack.thread }));
+      const rows = sink.stacks.map((stack) => ({
+        stack: names(sink, stack).join(";"),
+        weight: stack.weight,
+        count: stack.sample_count,
+        unit: stack.unit,
+        thread: stack.thread,
+      }));
       expect(rows).toEqual([
         { stack: "main;work;inlined", weight: 30_000_000, count: 3, unit: "ns", thread: null },
         { stack: "main", weight: 10_000_000, count: 1, unit: "ns", thread: null },
@@ -88,11 +114,17 @@ describe("extractPprof", () => {
       writeFileSync(path, profileBytes({ unpacked: true, defaultSampleType: 1 }));
       const byDefault = new MemoryEvidenceSink();
       await extractPprof(path, byDefault, { projectRoot: "/proj" });
-      expect(byDefault.stacks.map((stack) => [stack.weight, stack.unit])).toEqual([[3, "samples"], [1, "samples"], [2, "samples"]]);
+      expect(byDefault.stacks.map((stack) => [stack.weight, stack.unit])).toEqual([
+        [3, "samples"],
+        [1, "samples"],
+        [2, "samples"],
+      ]);
       const byOption = new MemoryEvidenceSink();
       await extractPprof(path, byOption, { projectRoot: "/proj", sampleType: "cpu" });
       expect(byOption.stacks[0]?.weight).toBe(30_000_000);
-      const error = await parseFailure(() => extractPprof(path, new MemoryEvidenceSink(), { projectRoot: null, sampleType: "alloc_space" }));
+      const error = await parseFailure(() =>
+        extractPprof(path, new MemoryEvidenceSink(), { projectRoot: null, sampleType: "alloc_space" }),
+      );
       expect(error.message).toMatch(/has: samples, cpu/);
     } finally {
       cleanup();
@@ -105,7 +137,9 @@ describe("extractPprof", () => {
       const gz = gzipSync(profileBytes());
       const cutGz = join(dir, "cut.pb.gz");
       writeFileSync(cutGz, gz.subarray(0, Math.floor(gz.length / 2)));
-      expect((await parseFailure(() => extractPprof(cutGz, new MemoryEvidenceSink(), { projectRoot: null }))).code).toBe("ARTIFACT_PARSE_FAILED");
+      expect((await parseFailure(() => extractPprof(cutGz, new MemoryEvidenceSink(), { projectRoot: null }))).code).toBe(
+        "ARTIFACT_PARSE_FAILED",
+      );
       const raw = profileBytes();
       const cutRaw = join(dir, "cut.pb");
       writeFileSync(cutRaw, raw.subarray(0, 41));

@@ -99,7 +99,15 @@ describe("extractSpeedscope on hand-written files", () => {
           { type: "C", frame: 0, at: 10 },
         ],
       },
-      { type: "sampled", name: "alloc", unit: "bytes", startValue: 0, endValue: 3, samples: [[0, 2], [0, 2], [0], []], weights: [100, 50, 7, 1] },
+      {
+        type: "sampled",
+        name: "alloc",
+        unit: "bytes",
+        startValue: 0,
+        endValue: 3,
+        samples: [[0, 2], [0, 2], [0], []],
+        weights: [100, 50, 7, 1],
+      },
       { type: "sampled", name: "counts", unit: "none", startValue: 0, endValue: 2, samples: [[3], [3]], weights: [1, 1] },
     ],
     // frames after the profiles, as py-spy writes them
@@ -125,7 +133,12 @@ describe("extractSpeedscope on hand-written files", () => {
         const result = await extractSpeedscope(path, sink, { projectRoot: "/proj", parseMode });
         expect(result.producer).toBe("speedscope");
         expect(result.producer_version).toBe("1.20.0");
-        const rows = sink.stacks.map((stack) => ({ thread: stack.thread, stack: names(sink, stack).join(";"), weight: stack.weight, unit: stack.unit }));
+        const rows = sink.stacks.map((stack) => ({
+          thread: stack.thread,
+          stack: names(sink, stack).join(";"),
+          weight: stack.weight,
+          unit: stack.unit,
+        }));
         expect(rows).toEqual([
           { thread: "main", stack: "main", weight: 3_000_000, unit: "ns" },
           { thread: "main", stack: "main;parse", weight: 2_000_000, unit: "ns" },

@@ -17,7 +17,12 @@ describe("extractV8CpuProfile on a real node --cpu-prof profile", () => {
     expect(names(sink, hot[0]!).slice(-2)).toEqual(["outer", "hotLoop"]);
     expect(leaf(sink, hot[0]!)).toMatchObject({ file: "test/fixtures/formats/busy.js", line: 2, language: "javascript" });
     for (const frame of sink.frames.values()) expect(frame.function).not.toBe("(root)");
-    const profile = JSON.parse(readFileSync(path, "utf8")) as { samples: number[]; timeDeltas: number[]; startTime: number; endTime: number };
+    const profile = JSON.parse(readFileSync(path, "utf8")) as {
+      samples: number[];
+      timeDeltas: number[];
+      startTime: number;
+      endTime: number;
+    };
     const total = sink.stacks.reduce((sum, stack) => sum + stack.weight, 0);
     const span = (profile.endTime - profile.startTime - profile.timeDeltas[0]!) * 1000;
     expect(Math.abs(total - span)).toBeLessThanOrEqual(sink.stacks.length);
@@ -41,7 +46,13 @@ describe("extractV8CpuProfile on a hand-written profile", () => {
     const { dir, cleanup } = tempDir();
     try {
       const file = join(dir, "hand.cpuprofile");
-      const frame = (functionName: string, url = "", lineNumber = -1) => ({ functionName, scriptId: "0", url, lineNumber, columnNumber: 0 });
+      const frame = (functionName: string, url = "", lineNumber = -1) => ({
+        functionName,
+        scriptId: "0",
+        url,
+        lineNumber,
+        columnNumber: 0,
+      });
       writeFileSync(
         file,
         JSON.stringify({
@@ -72,7 +83,9 @@ describe("extractV8CpuProfile on a hand-written profile", () => {
       expect([...sink.frames.values()].find((row) => row.function === "(anonymous)")).toMatchObject({ file: "src/main.js", line: 10 });
       const cut = join(dir, "cut.cpuprofile");
       writeFileSync(cut, readFileSync(file, "utf8").slice(0, 120));
-      const error = await parseFailure(() => extractV8CpuProfile(cut, new MemoryEvidenceSink(), { projectRoot: null, parseMode: "stream" }));
+      const error = await parseFailure(() =>
+        extractV8CpuProfile(cut, new MemoryEvidenceSink(), { projectRoot: null, parseMode: "stream" }),
+      );
       expect(error.code).toBe("ARTIFACT_PARSE_FAILED");
       expect(error.message).toContain("byte 120");
     } finally {

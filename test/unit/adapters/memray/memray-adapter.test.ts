@@ -3,7 +3,13 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FlameoxError } from "../../../../src/domain/errors.ts";
 import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
-import { extractMemray, importMemrayExport, memrayCaptureCommand, probeMemray, writeMemrayCollectors } from "../../../../src/adapters/memray/index.ts";
+import {
+  extractMemray,
+  importMemrayExport,
+  memrayCaptureCommand,
+  probeMemray,
+  writeMemrayCollectors,
+} from "../../../../src/adapters/memray/index.ts";
 import { barePython, pythonFixtures, repositoryRoot, runCommand, temporaryDirectory, venvPython } from "../../../fixtures/python/tools.ts";
 
 const fiftyMegabytes = 50 * 1024 * 1024;
@@ -35,7 +41,10 @@ describe("memray adapter", () => {
     const { artifact, directory } = await captureAllocation();
     const collectors = writeMemrayCollectors(join(directory, "collectors"));
     const sink = new MemoryEvidenceSink();
-    const summary = await extractMemray({ artifact, python: venvPython, collectors, workDirectory: directory, projectRoot: repositoryRoot, run: runCommand }, sink);
+    const summary = await extractMemray(
+      { artifact, python: venvPython, collectors, workDirectory: directory, projectRoot: repositoryRoot, run: runCommand },
+      sink,
+    );
     expect(Math.abs(summary.peakBytes - fiftyMegabytes) / fiftyMegabytes).toBeLessThan(0.1);
     expect(summary.totalAllocatedBytes).toBeGreaterThanOrEqual(fiftyMegabytes);
     expect(summary.leakedBytes).toBeGreaterThanOrEqual(fiftyMegabytes);
@@ -57,7 +66,12 @@ describe("memray adapter", () => {
     const garbage = join(directory, "garbage.bin");
     writeFileSync(garbage, "not a memray file");
     for (const path of [truncated, garbage, join(directory, "missing.bin")]) {
-      await expectParseFailure(() => extractMemray({ artifact: path, python: venvPython, collectors, workDirectory: directory, projectRoot: null, run: runCommand }, new MemoryEvidenceSink()));
+      await expectParseFailure(() =>
+        extractMemray(
+          { artifact: path, python: venvPython, collectors, workDirectory: directory, projectRoot: null, run: runCommand },
+          new MemoryEvidenceSink(),
+        ),
+      );
     }
     await expectParseFailure(() => importMemrayExport('{"schema":"flameox.memray-export.v1"', new MemoryEvidenceSink(), null));
     await expectParseFailure(() => importMemrayExport('{"schema":"other"}', new MemoryEvidenceSink(), null));

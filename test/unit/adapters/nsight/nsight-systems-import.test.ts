@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { FlameoxError } from "../../../../src/domain/errors.ts";
+import type { FlameoxError } from "../../../../src/domain/errors.ts";
 import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
 import { importNsightSystems } from "../../../../src/adapters/nsight/index.ts";
 import { repositoryRoot, temporaryDirectory } from "../../../fixtures/python/tools.ts";
@@ -35,7 +35,8 @@ describe("Nsight Systems SQLite import", () => {
     const launch = sink.traceEvents.find((event) => event.category === "cuda_runtime" && event.correlation === kernel.correlation)!;
     expect(launch.name).toMatch(/Launch/);
     expect(sink.traceEvents.filter((event) => event.category === "cuda_runtime" && /GraphLaunch/i.test(event.name))).toHaveLength(2);
-    for (let index = 1; index < sink.traceEvents.length; index++) expect(sink.traceEvents[index]!.ts_ns).toBeGreaterThanOrEqual(sink.traceEvents[index - 1]!.ts_ns);
+    for (let index = 1; index < sink.traceEvents.length; index++)
+      expect(sink.traceEvents[index]!.ts_ns).toBeGreaterThanOrEqual(sink.traceEvents[index - 1]!.ts_ns);
   });
 
   test("truncated, malformed or foreign files give ARTIFACT_PARSE_FAILED", () => {

@@ -23,7 +23,9 @@ describe("perf adapter", () => {
     expect(perfInstalled).toBe(true);
     const directory = temporaryDirectory("perf");
     const binary = join(directory, "hot");
-    const built = await runCommand(["gcc", "-O0", "-g", "-fno-omit-frame-pointer", "-o", binary, join(pythonFixtures, "perf", "hot.c")], { timeoutMs: 60_000 });
+    const built = await runCommand(["gcc", "-O0", "-g", "-fno-omit-frame-pointer", "-o", binary, join(pythonFixtures, "perf", "hot.c")], {
+      timeoutMs: 60_000,
+    });
     expect(built.exitCode).toBe(0);
     const probe = await probePerf(runCommand);
     expect(probe.status).toBe("available");
@@ -34,7 +36,9 @@ describe("perf adapter", () => {
     const summary = await extractPerfData({ artifact: command.artifacts[0]!.path, run: runCommand }, sink);
     expect(summary.topLeaves[0]!.function).toBe("hot_loop");
     expect(summary.topLeaves[0]!.samples / summary.samples).toBeGreaterThan(0.5);
-    const hotStack = sink.stacks.filter((stack) => sink.frames.get(stack.frame_keys.at(-1)!)!.function === "hot_loop").sort((left, right) => right.weight - left.weight)[0]!;
+    const hotStack = sink.stacks
+      .filter((stack) => sink.frames.get(stack.frame_keys.at(-1)!)!.function === "hot_loop")
+      .sort((left, right) => right.weight - left.weight)[0]!;
     const names = hotStack.frame_keys.map((key) => sink.frames.get(key)!.function);
     expect(names.at(-2)).toBe("main");
     expect(names.indexOf("main")).toBeGreaterThan(0);
@@ -42,7 +46,9 @@ describe("perf adapter", () => {
 
     const truncated = join(directory, "truncated.data");
     writeFileSync(truncated, readFileSync(command.artifacts[0]!.path).subarray(0, 20_000));
-    expect(await parseFailure(() => extractPerfData({ artifact: truncated, run: runCommand }, new MemoryEvidenceSink()))).toBe("ARTIFACT_PARSE_FAILED");
+    expect(await parseFailure(() => extractPerfData({ artifact: truncated, run: runCommand }, new MemoryEvidenceSink()))).toBe(
+      "ARTIFACT_PARSE_FAILED",
+    );
   });
 
   test("perf script text: leaf-first chains reversed; malformed or truncated text fails", () => {
@@ -73,7 +79,10 @@ describe("perf adapter", () => {
     expect(missing.remediation[0]).toContain("apt-get install linux-perf");
     const directory = temporaryDirectory("perf-denied");
     const fake = join(directory, "perf");
-    writeFileSync(fake, '#!/bin/sh\nif [ "$1" = "--version" ]; then echo "perf version 6.1"; exit 0; fi\necho "Error: Access to performance monitoring and observability operations is limited. perf_event_paranoid setting is 4" >&2\nexit 255\n');
+    writeFileSync(
+      fake,
+      '#!/bin/sh\nif [ "$1" = "--version" ]; then echo "perf version 6.1"; exit 0; fi\necho "Error: Access to performance monitoring and observability operations is limited. perf_event_paranoid setting is 4" >&2\nexit 255\n',
+    );
     chmodSync(fake, 0o755);
     const denied = await probePerf(runCommand, { perf: fake });
     expect(denied.status).toBe("permission_required");

@@ -28,7 +28,14 @@ describe("pyperf adapter", () => {
     const expected = raw.benchmarks[0].runs.flatMap((run: { values: number[] }) => run.values.map((value) => Math.round(value * 1e9)));
     expect(rows.filter((row) => !row.is_warmup).map((row) => row.value)).toEqual(expected);
     expect(rows.filter((row) => row.is_warmup).every((row) => row.phase === "warmup" && row.value_index === 0)).toBe(true);
-    expect(rows.filter((row) => !row.is_warmup).map((row) => [row.run_index, row.value_index])).toEqual([[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]]);
+    expect(rows.filter((row) => !row.is_warmup).map((row) => [row.run_index, row.value_index])).toEqual([
+      [0, 0],
+      [0, 1],
+      [0, 2],
+      [1, 0],
+      [1, 1],
+      [1, 2],
+    ]);
     expect(rows[0]!.unit).toBe("ns");
   });
 
@@ -38,7 +45,20 @@ describe("pyperf adapter", () => {
       version: "1.0",
       metadata: { unit: "second", loops: 4 },
       benchmarks: [
-        { metadata: { name: "a" }, runs: [{ metadata: { loops: 8 }, warmups: [[1, 0.5], [2, 0.25], [4, 0.125]] }, { warmups: [[8, 0.01]], values: [0.011, 0.012] }] },
+        {
+          metadata: { name: "a" },
+          runs: [
+            {
+              metadata: { loops: 8 },
+              warmups: [
+                [1, 0.5],
+                [2, 0.25],
+                [4, 0.125],
+              ],
+            },
+            { warmups: [[8, 0.01]], values: [0.011, 0.012] },
+          ],
+        },
         { metadata: { name: "mem", unit: "byte" }, runs: [{ values: [1024, 2048] }] },
       ],
     };
@@ -46,16 +66,27 @@ describe("pyperf adapter", () => {
     writeFileSync(path, Bun.gzipSync(new TextEncoder().encode(JSON.stringify(suite))));
     const sink = new MemoryEvidenceSink();
     const summary = extractPyperf(path, sink);
-    expect(summary.benchmarks.map((entry) => [entry.name, entry.values, entry.warmups])).toEqual([["a", 2, 4], ["mem", 2, 0]]);
+    expect(summary.benchmarks.map((entry) => [entry.name, entry.values, entry.warmups])).toEqual([
+      ["a", 2, 4],
+      ["mem", 2, 0],
+    ]);
     const calibration = sink.measurements.filter((row) => row.run_index === 0 && row.name === "pyperf.a");
     expect(calibration.every((row) => row.is_warmup && JSON.parse(row.dimensions!).calibration === true)).toBe(true);
-    expect(sink.measurements.filter((row) => row.name === "pyperf.mem").map((row) => [row.value, row.unit])).toEqual([[1024, "bytes"], [2048, "bytes"]]);
+    expect(sink.measurements.filter((row) => row.name === "pyperf.mem").map((row) => [row.value, row.unit])).toEqual([
+      [1024, "bytes"],
+      [2048, "bytes"],
+    ]);
   });
 
   test("truncated or malformed JSON gives ARTIFACT_PARSE_FAILED", () => {
     const directory = temporaryDirectory("pyperf-bad");
     const good = JSON.stringify({ version: "1.0", metadata: { name: "x" }, benchmarks: [{ runs: [{ values: [1] }] }] });
-    for (const [index, content] of [good.slice(0, 30), "{}", '{"version":"1.0","benchmarks":[{"runs":[{"values":["x"]}]}]}', '{"version":"1.0","benchmarks":[{"runs":[{"warmups":[[1]]}]}]}'].entries()) {
+    for (const [index, content] of [
+      good.slice(0, 30),
+      "{}",
+      '{"version":"1.0","benchmarks":[{"runs":[{"values":["x"]}]}]}',
+      '{"version":"1.0","benchmarks":[{"runs":[{"warmups":[[1]]}]}]}',
+    ].entries()) {
       const path = join(directory, `${index}.json`);
       writeFileSync(path, content);
       expect(() => extractPyperf(path, new MemoryEvidenceSink())).toThrow(FlameoxError);

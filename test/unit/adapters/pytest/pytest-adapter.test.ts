@@ -12,11 +12,19 @@ import {
 } from "../../../../src/adapters/pytest/index.ts";
 import { barePython, pythonFixtures, runCommand, temporaryDirectory, venvBin, venvPython } from "../../../fixtures/python/tools.ts";
 
-async function capture(suite: string, extraArguments: string[]): Promise<{ summary: PytestSummary; sink: MemoryEvidenceSink; events: string }> {
+async function capture(
+  suite: string,
+  extraArguments: string[],
+): Promise<{ summary: PytestSummary; sink: MemoryEvidenceSink; events: string }> {
   const base = temporaryDirectory("pytest");
   const collectors = writePytestCollectors(join(base, "collectors"));
   const command = pytestCaptureCommand({
-    workload: { argv: [venvPython, "-m", "pytest", "-q", "-p", "no:cacheprovider", ...extraArguments], cwd: join(pythonFixtures, suite), env: {}, python: venvPython },
+    workload: {
+      argv: [venvPython, "-m", "pytest", "-q", "-p", "no:cacheprovider", ...extraArguments],
+      cwd: join(pythonFixtures, suite),
+      env: {},
+      python: venvPython,
+    },
     artifactDirectory: base,
     collectors,
   });

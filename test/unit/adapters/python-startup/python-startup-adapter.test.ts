@@ -1,9 +1,15 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { FlameoxError } from "../../../../src/domain/errors.ts";
+import type { FlameoxError } from "../../../../src/domain/errors.ts";
 import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
-import { extractPythonStartup, parseImportTime, probePythonStartup, pythonStartupCaptureCommand, writePythonStartupCollectors } from "../../../../src/adapters/python-startup/index.ts";
+import {
+  extractPythonStartup,
+  parseImportTime,
+  probePythonStartup,
+  pythonStartupCaptureCommand,
+  writePythonStartupCollectors,
+} from "../../../../src/adapters/python-startup/index.ts";
 import { pythonFixtures, runCommand, temporaryDirectory, venvPython } from "../../../fixtures/python/tools.ts";
 
 async function capture(): Promise<string> {

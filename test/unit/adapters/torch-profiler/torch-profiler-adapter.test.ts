@@ -3,7 +3,13 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as v from "valibot";
 import { join } from "node:path";
 import { FlameoxError } from "../../../../src/domain/errors.ts";
-import { probeTorch, readTorchDiagnostics, torchSdkCommand, torchWholeEntrypointCommand, writeTorchCollectors } from "../../../../src/adapters/torch-profiler/index.ts";
+import {
+  probeTorch,
+  readTorchDiagnostics,
+  torchSdkCommand,
+  torchWholeEntrypointCommand,
+  writeTorchCollectors,
+} from "../../../../src/adapters/torch-profiler/index.ts";
 import { TorchProfilerOptionsSchema } from "../../../../src/adapters/torch-profiler/torch-profiler-capture.ts";
 import { barePython, pythonFixtures, runCommand, temporaryDirectory, venvPython } from "../../../fixtures/python/tools.ts";
 
@@ -47,7 +53,11 @@ describe("torch.profiler adapter", () => {
     });
     expect(command.argv.slice(0, 4)).toEqual([venvPython, collectors.launcher, "--mode", "sdk"]);
     expect(Object.keys(command.environment).sort()).toEqual(["FLAMEOX_TORCH_PROFILER_CONFIG", "FLAMEOX_TORCH_PROFILER_OUTPUT_ROOT"]);
-    const result = await runCommand(command.argv, { cwd: command.cwd, env: { ...command.environment, PYTHONPATH: "" }, timeoutMs: 110_000 });
+    const result = await runCommand(command.argv, {
+      cwd: command.cwd,
+      env: { ...command.environment, PYTHONPATH: "" },
+      timeoutMs: 110_000,
+    });
     expect(result.exitCode).toBe(0);
     const manifest = JSON.parse(readFileSync(join(directory, "torch-profiler-cycles.json"), "utf8"));
     expect(manifest.files).toEqual(["torch-trace-cycle-0000.json", "torch-trace-cycle-0001.json"]);
@@ -61,11 +71,26 @@ describe("torch.profiler adapter", () => {
     const collectors = writeTorchCollectors(join(directory, "collectors"));
     writeFileSync(
       join(directory, "decode.py"),
-      ["import torch", "import flameox_torch", "with flameox_torch.profile():", "    for _ in range(4):", '        with flameox_torch.phase("decode"):', "            torch.mm(torch.ones(32, 32), torch.ones(32, 32))", "        flameox_torch.step()", ""].join("\n"),
+      [
+        "import torch",
+        "import flameox_torch",
+        "with flameox_torch.profile():",
+        "    for _ in range(4):",
+        '        with flameox_torch.phase("decode"):',
+        "            torch.mm(torch.ones(32, 32), torch.ones(32, 32))",
+        "        flameox_torch.step()",
+        "",
+      ].join("\n"),
     );
     writeFileSync(join(directory, "plain.py"), "print('no profiler')\n");
     const schedule = { wait: 0, warmup: 1, active: 1, repeat: 2, skip_first: 0 };
-    const command = torchSdkCommand({ workload: { argv: [venvPython, join(directory, "decode.py")], cwd: directory, env: {}, python: venvPython }, artifactDirectory: directory, collectors, schedule, options: { with_stack: false, activities: ["cpu"] } });
+    const command = torchSdkCommand({
+      workload: { argv: [venvPython, join(directory, "decode.py")], cwd: directory, env: {}, python: venvPython },
+      artifactDirectory: directory,
+      collectors,
+      schedule,
+      options: { with_stack: false, activities: ["cpu"] },
+    });
     const result = await runCommand(command.argv, { cwd: command.cwd, env: command.environment, timeoutMs: 110_000 });
     expect(result.exitCode).toBe(0);
     for (const artifact of command.artifacts.slice(0, 2)) {
@@ -74,11 +99,19 @@ describe("torch.profiler adapter", () => {
       expect(trace.traceEvents.some((event) => event.cat === "cpu_op" && event.name === "aten::mm")).toBe(true);
     }
     const plainRoot = temporaryDirectory("torch-sdk-plain");
-    const plain = torchSdkCommand({ workload: { argv: [venvPython, join(directory, "plain.py")], cwd: directory, env: {}, python: venvPython }, artifactDirectory: plainRoot, collectors, schedule });
+    const plain = torchSdkCommand({
+      workload: { argv: [venvPython, join(directory, "plain.py")], cwd: directory, env: {}, python: venvPython },
+      artifactDirectory: plainRoot,
+      collectors,
+      schedule,
+    });
     const refused = await runCommand(plain.argv, { cwd: plain.cwd, env: plain.environment, timeoutMs: 60_000 });
     expect(refused.exitCode).toBe(4);
     expect(existsSync(join(plainRoot, "torch-trace-cycle-0000.json"))).toBe(false);
-    expect(readTorchDiagnostics(join(plainRoot, "torch-profiler-diagnostics.json"))).toMatchObject({ phase: "completed", status: "failed" });
+    expect(readTorchDiagnostics(join(plainRoot, "torch-profiler-diagnostics.json"))).toMatchObject({
+      phase: "completed",
+      status: "failed",
+    });
   }, 120_000);
 
   test("options: contract defaults, sdk needs a schedule, whole_entrypoint refuses one, strict types", () => {
@@ -86,8 +119,18 @@ describe("torch.profiler adapter", () => {
       const parsed = v.safeParse(TorchProfilerOptionsSchema, options);
       return parsed.success ? [] : parsed.issues.map((issue) => (issue.path ?? []).map((item) => String(item.key)).join("."));
     };
-    expect(v.parse(TorchProfilerOptionsSchema, {})).toEqual({ mode: "whole_entrypoint", activities: ["cpu", "cuda_if_available"], record_shapes: true, profile_memory: true, with_stack: true, with_flops: false, with_modules: false });
-    expect(v.parse(TorchProfilerOptionsSchema, { mode: "sdk", schedule: { repeat: 2 } })).toMatchObject({ schedule: { wait: 1, warmup: 1, active: 1, repeat: 2, skip_first: 0 } });
+    expect(v.parse(TorchProfilerOptionsSchema, {})).toEqual({
+      mode: "whole_entrypoint",
+      activities: ["cpu", "cuda_if_available"],
+      record_shapes: true,
+      profile_memory: true,
+      with_stack: true,
+      with_flops: false,
+      with_modules: false,
+    });
+    expect(v.parse(TorchProfilerOptionsSchema, { mode: "sdk", schedule: { repeat: 2 } })).toMatchObject({
+      schedule: { wait: 1, warmup: 1, active: 1, repeat: 2, skip_first: 0 },
+    });
     expect(fields({ mode: "sdk" })).toEqual(["schedule"]);
     expect(fields({ schedule: { repeat: 2 } })).toEqual(["schedule"]);
     expect(fields({ activities: [] })).toEqual(["activities"]);
@@ -112,7 +155,20 @@ describe("torch.profiler adapter", () => {
     expect(missing.status).toBe("unavailable");
     expect(missing.remediation[0]).toContain(`${python} -m pip install torch==2.13.0`);
     const collectors = { directory: "/x", launcher: "/x/l.py", sdk: "/x/s.py" };
-    expect(() => torchWholeEntrypointCommand({ workload: { argv: ["node", "x.js"], cwd: "/", env: {}, python: venvPython }, artifactDirectory: "/tmp", collectors })).toThrow(FlameoxError);
-    expect(() => torchSdkCommand({ workload: { argv: [venvPython, "x.py"], cwd: "/", env: {}, python: venvPython }, artifactDirectory: "/tmp", collectors, schedule: { wait: 0, warmup: 0, active: 0, repeat: 1, skip_first: 0 } })).toThrow(FlameoxError);
+    expect(() =>
+      torchWholeEntrypointCommand({
+        workload: { argv: ["node", "x.js"], cwd: "/", env: {}, python: venvPython },
+        artifactDirectory: "/tmp",
+        collectors,
+      }),
+    ).toThrow(FlameoxError);
+    expect(() =>
+      torchSdkCommand({
+        workload: { argv: [venvPython, "x.py"], cwd: "/", env: {}, python: venvPython },
+        artifactDirectory: "/tmp",
+        collectors,
+        schedule: { wait: 0, warmup: 0, active: 0, repeat: 1, skip_first: 0 },
+      }),
+    ).toThrow(FlameoxError);
   }, 120_000);
 });

@@ -34,7 +34,10 @@ test("draws every frame with a tooltip naming self, total and share", () => {
 
 test("escapes names and stays bounded on large profiles", () => {
   const odd = makeFrame("operator<&>\"'", "a<b>.py", 1);
-  const tree = buildCallTree({ frames: [odd], stacks: [{ thread: null, process: null, frame_keys: [odd.frame_key], weight: 1, unit: "samples", sample_count: 1 }] });
+  const tree = buildCallTree({
+    frames: [odd],
+    stacks: [{ thread: null, process: null, frame_keys: [odd.frame_key], weight: 1, unit: "samples", sample_count: 1 }],
+  });
   const { svg } = renderFlameGraphSvg(tree);
   expect(svg).toContain("operator&lt;&amp;&gt;&quot;&#39;");
   expect(svg).not.toContain("operator<&");
@@ -50,8 +53,13 @@ test("escapes names and stays bounded on large profiles", () => {
 
 test("colours a differential graph red for gained share and blue for lost", () => {
   const baseline = syntheticStacks("samples");
-  const candidate = syntheticStacks("samples").map((row) => (row.frame_keys.at(-1) === syntheticFrameRows()[3]?.frame_key ? { ...row, weight: row.weight * 4 } : row));
-  const diff = buildDifferentialTree({ frames: syntheticFrameRows(), stacks: baseline }, { frames: syntheticFrameRows(), stacks: candidate });
+  const candidate = syntheticStacks("samples").map((row) =>
+    row.frame_keys.at(-1) === syntheticFrameRows()[3]?.frame_key ? { ...row, weight: row.weight * 4 } : row,
+  );
+  const diff = buildDifferentialTree(
+    { frames: syntheticFrameRows(), stacks: baseline },
+    { frames: syntheticFrameRows(), stacks: candidate },
+  );
   const { svg } = renderFlameGraphSvg(diff);
   const rects = rectangles(svg);
   const gained = rects.find((rect) => rect.title.startsWith("compute_a"));

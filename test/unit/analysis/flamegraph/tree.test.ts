@@ -85,15 +85,24 @@ describe("buildCallTree", () => {
 describe("rankFrames", () => {
   test("ranks by self and counts recursion once per stack in total", () => {
     const recursive: StackRow[] = [
-      { thread: null, process: null, frame_keys: [f.main.frame_key, f.hot.frame_key, f.hot.frame_key, f.hot.frame_key], weight: 10, unit: "samples", sample_count: 10 },
+      {
+        thread: null,
+        process: null,
+        frame_keys: [f.main.frame_key, f.hot.frame_key, f.hot.frame_key, f.hot.frame_key],
+        weight: 10,
+        unit: "samples",
+        sample_count: 10,
+      },
       { thread: null, process: null, frame_keys: [f.main.frame_key, f.parse.frame_key], weight: 5, unit: "samples", sample_count: 5 },
     ];
     const ranking = rankFrames({ frames: syntheticFrameRows(), stacks: recursive });
     expect(ranking[0]).toEqual({ frame_key: f.hot.frame_key, self: 10, total: 10, self_share: 10 / 15, total_share: 10 / 15 });
     expect(ranking.find((row) => row.frame_key === f.main.frame_key)?.total).toBe(15);
-    expect(rankFrames({ frames: [], stacks: syntheticStacks() }, { by: "total", limit: 2 }).map((row) => row.frame_key).sort()).toEqual(
-      [f.main.frame_key, f.handle.frame_key].sort(),
-    );
+    expect(
+      rankFrames({ frames: [], stacks: syntheticStacks() }, { by: "total", limit: 2 })
+        .map((row) => row.frame_key)
+        .sort(),
+    ).toEqual([f.main.frame_key, f.handle.frame_key].sort());
   });
 });
 
@@ -104,7 +113,10 @@ describe("buildDifferentialTree", () => {
     const candidate = syntheticStacks("samples", 3).map((row) =>
       row.frame_keys.at(-1) === f.computeA.frame_key ? { ...row, weight: row.weight * 2, sample_count: row.sample_count * 2 } : row,
     );
-    const diff = buildDifferentialTree({ frames: syntheticFrameRows(), stacks: baseline }, { frames: syntheticFrameRows(), stacks: candidate });
+    const diff = buildDifferentialTree(
+      { frames: syntheticFrameRows(), stacks: baseline },
+      { frames: syntheticFrameRows(), stacks: candidate },
+    );
     expect(diff.baseline_total).toBe(120);
     expect(diff.candidate_total).toBe(450);
     expect(diff.root.delta_share).toBe(0);
@@ -123,7 +135,10 @@ describe("buildDifferentialTree", () => {
   test("keeps paths present on one side only", () => {
     const baseline = syntheticStacks("samples").filter((row) => row.frame_keys.at(-1) !== f.render.frame_key);
     const candidate = syntheticStacks("samples").filter((row) => row.frame_keys.at(-1) !== f.parse.frame_key);
-    const diff = buildDifferentialTree({ frames: syntheticFrameRows(), stacks: baseline }, { frames: syntheticFrameRows(), stacks: candidate });
+    const diff = buildDifferentialTree(
+      { frames: syntheticFrameRows(), stacks: baseline },
+      { frames: syntheticFrameRows(), stacks: candidate },
+    );
     const handle = diff.root.children[0]?.children.find((node) => node.frame_key === f.handle.frame_key);
     const parse = handle?.children.find((node) => node.frame_key === f.parse.frame_key);
     const render = handle?.children.find((node) => node.frame_key === f.render.frame_key);
@@ -144,7 +159,13 @@ describe("selectNodes", () => {
   test("keeps the heaviest connected nodes and lays out offsets over all siblings", () => {
     const tree = buildCallTree({ frames: syntheticFrameRows(), stacks: syntheticStacks() });
     const selection = selectNodes(tree.root, (node) => node.total, { maxNodes: 4, minWeight: 0, totalNodes: tree.node_count });
-    expect(selection.nodes.map((item) => item.node.frame_key)).toEqual([null, f.main.frame_key, f.handle.frame_key, f.hot.frame_key, f.computeA.frame_key]);
+    expect(selection.nodes.map((item) => item.node.frame_key)).toEqual([
+      null,
+      f.main.frame_key,
+      f.handle.frame_key,
+      f.hot.frame_key,
+      f.computeA.frame_key,
+    ]);
     expect(selection.omitted_nodes).toBe(5);
     expect(selection.nodes[4]?.parent).toBe(3);
     const bounded = selectNodes(tree.root, (node) => node.total, { maxNodes: 100, minWeight: 15, totalNodes: tree.node_count });

@@ -25,7 +25,15 @@ describe("renderReport", () => {
     expect(html).not.toMatch(/\ssrc=/);
     expect(html).not.toMatch(/url\(|@import|@font-face/);
     expect(html).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
-    for (const section of ["flamegraph-canvas", "differential-flamegraph-canvas", "timeline-canvas", "comparison-ci", "slowest-tests", "top-allocators", "top-functions"]) {
+    for (const section of [
+      "flamegraph-canvas",
+      "differential-flamegraph-canvas",
+      "timeline-canvas",
+      "comparison-ci",
+      "slowest-tests",
+      "top-allocators",
+      "top-functions",
+    ]) {
       expect(html).toContain(`data-testid="${section}"`);
     }
   });
@@ -42,7 +50,10 @@ describe("renderReport", () => {
   test("embedded JSON cannot close its script element", () => {
     const evil = makeFrame("</script><script>alert(1)</script><!--", "x.py", 1);
     const html = renderReport({
-      profile: { frames: [evil], stacks: [{ thread: null, process: null, frame_keys: [evil.frame_key], weight: 3, unit: "samples", sample_count: 3 }] },
+      profile: {
+        frames: [evil],
+        stacks: [{ thread: null, process: null, frame_keys: [evil.frame_key], weight: 3, unit: "samples", sample_count: 3 }],
+      },
       slowest_tests: [{ name: "<img onerror=x>", duration_ns: 1 }],
     });
     expect(html.match(/<\/script>/g)?.length).toBe(2);
@@ -64,7 +75,9 @@ describe("renderReport", () => {
     for (let index = 1; index < (graph?.frame.length ?? 0); index += 1) {
       const parent = graph?.parent[index] as number;
       expect((graph?.start[index] as number) >= (graph?.start[parent] as number)).toBe(true);
-      expect((graph?.start[index] as number) + (graph?.weight[index] as number)).toBeLessThanOrEqual((graph?.start[parent] as number) + (graph?.weight[parent] as number) + 1e-6);
+      expect((graph?.start[index] as number) + (graph?.weight[index] as number)).toBeLessThanOrEqual(
+        (graph?.start[parent] as number) + (graph?.weight[parent] as number) + 1e-6,
+      );
     }
   });
 

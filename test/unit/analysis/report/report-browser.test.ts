@@ -122,7 +122,7 @@ test("hovering shows self, total and share", async () => {
   await page.mouse.move(box.x + hot.x + hot.width / 2, box.y + hot.y + hot.height / 2);
   const tooltip = page.locator("#profile .tooltip");
   await tooltip.waitFor({ state: "visible" });
-  const text = await tooltip.innerText();
+  const text = await tooltip.textContent();
   expect(text).toContain("hot_path");
   expect(text).toContain("app/hot.py:5");
   expect(text).toContain("self 30.00 ms");
@@ -138,7 +138,7 @@ test("search highlights the matching frame", async () => {
   const hot = only(laidOut, "hot_path");
   expect(hot.highlighted).toBe(true);
   expect(laidOut.filter((frame) => frame.highlighted).map((frame) => frame.name)).toEqual(["hot_path"]);
-  expect(await page.getByTestId("flamegraph-status").innerText()).toContain("matched 1 frames, 60.00% of total");
+  expect(await page.getByTestId("flamegraph-status").textContent()).toContain("matched 1 frames, 60.00% of total");
   // The canvas really painted it in the highlight colour.
   expect(await pixelAt("flamegraph-canvas", hot.x + 2, hot.y + 2)).toEqual([214, 51, 255]);
   await page.getByTestId("flamegraph-search").fill("");
@@ -182,9 +182,9 @@ test("the timeline draws one lane per thread and the comparison draws its interv
   const lanes = (await page.evaluate("window.flameox.timeline.lanes()")) as Array<{ label: string }>;
   expect(lanes.map((lane) => lane.label).sort()).toEqual(["pid 100 · tid 1", "pid 100 · tid 2", "pid 100 · tid 3"]);
   expect(await page.getByTestId("comparison-ci").isVisible()).toBe(true);
-  expect(await page.getByTestId("comparison-decision").innerText()).toBe("regression");
-  expect(await page.getByTestId("slowest-tests").innerText()).toContain("tests/test_api.py::test_slow");
-  expect(await page.getByTestId("top-allocators").innerText()).toContain("50.0 MiB");
+  expect(await page.getByTestId("comparison-decision").textContent()).toBe("regression");
+  expect(await page.getByTestId("slowest-tests").textContent()).toContain("tests/test_api.py::test_slow");
+  expect(await page.getByTestId("top-allocators").textContent()).toContain("50.0 MiB");
 });
 
 test("stays offline and error-free; a screenshot is kept", async () => {

@@ -7,8 +7,12 @@ import { bootstrapMedianPairedLogRatio, bootstrapRatioOfMedians } from "../../..
 //   same, method="percentile"                                                               → exp: [1.03294066, 1.12240002]
 // Medians of 15 values live on a lattice, so with this many resamples the bounds land on the same order
 // statistics as SciPy's, which makes an exact comparison meaningful.
-const baseline = [100.005, 101.202, 98.909, 96.5, 98.198, 96.111, 100.241, 105.507, 98.05, 97.549, 101.979, 101.438, 100.423, 96.347, 99.883];
-const candidate = [114.427, 103.333, 108.017, 100.495, 103.616, 100.794, 109.226, 103.731, 112.026, 111.387, 109.489, 97.449, 107.58, 110.249, 111.145];
+const baseline = [
+  100.005, 101.202, 98.909, 96.5, 98.198, 96.111, 100.241, 105.507, 98.05, 97.549, 101.979, 101.438, 100.423, 96.347, 99.883,
+];
+const candidate = [
+  114.427, 103.333, 108.017, 100.495, 103.616, 100.794, 109.226, 103.731, 112.026, 111.387, 109.489, 97.449, 107.58, 110.249, 111.145,
+];
 
 describe("bootstrap confidence intervals", () => {
   test("BCa and percentile bounds agree with SciPy", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { compareSamples, deriveValidity, type Sample } from "../../../../src/analysis/statistics/compare.ts";
-import { quietMachine, syntheticRuns, thisMachine } from "./noise-model.ts";
+import { quietMachine, syntheticRuns } from "./noise-model.ts";
 
 const verdicts = new Set(["improved", "regressed"]);
 
@@ -133,14 +133,26 @@ describe("compareSamples: decision rule details", () => {
   });
 
   test("high variation, too many outliers, too-short samples and non-positive values block a verdict", () => {
-    const noisy = syntheticRuns({ seed: 5, perSide: 30, workFactor: 1.5, blocks: false, noise: { cv: 0.5, outlierProbability: 0, driftPerBlock: 0 } });
+    const noisy = syntheticRuns({
+      seed: 5,
+      perSide: 30,
+      workFactor: 1.5,
+      blocks: false,
+      noise: { cv: 0.5, outlierProbability: 0, driftPerBlock: 0 },
+    });
     const variation = compareSamples({ ...noisy, pairing: "unpaired", polarity: "lower_is_better", seed: 1 });
     expect(variation.reasons.map((reason) => reason.code)).toContain("high_variation");
     expect(variation.decision).toBe("inconclusive");
 
     const runs = quiet(1.5);
     const spiked = runs.candidate.map((sample, index) => (index < 6 ? { ...sample, value: sample.value * 10 } : sample));
-    const outliers = compareSamples({ baseline: runs.baseline, candidate: spiked, pairing: "unpaired", polarity: "lower_is_better", seed: 1 });
+    const outliers = compareSamples({
+      baseline: runs.baseline,
+      candidate: spiked,
+      pairing: "unpaired",
+      polarity: "lower_is_better",
+      seed: 1,
+    });
     expect(outliers.reasons.map((reason) => reason.code)).toContain("too_many_outliers");
     expect(outliers.per_side.candidate.outlier_run_ids).toContain("candidate-0");
 
@@ -148,7 +160,13 @@ describe("compareSamples: decision rule details", () => {
     expect(short.reasons.map((reason) => reason.code)).toContain("samples_too_short");
 
     const withZero: Sample[] = [...runs.baseline.slice(1), { run_id: "zero", value: 0 }];
-    const invalid = compareSamples({ baseline: withZero, candidate: runs.candidate, pairing: "unpaired", polarity: "lower_is_better", seed: 1 });
+    const invalid = compareSamples({
+      baseline: withZero,
+      candidate: runs.candidate,
+      pairing: "unpaired",
+      polarity: "lower_is_better",
+      seed: 1,
+    });
     expect(invalid.reasons.map((reason) => reason.code)).toContain("invalid_values");
     expect(invalid.counts.excluded.baseline).toBe(1);
     expect(deriveValidity(invalid.validity_mismatches).validity).toBe("invalid");
@@ -159,7 +177,13 @@ describe("compareSamples: decision rule details", () => {
     const auto = compareSamples({ ...runs, pairing: "auto", polarity: "lower_is_better", seed: 1 });
     expect(auto.pairing).toBe("paired");
     expect(auto.decision).toBe("regressed");
-    const unmatched = compareSamples({ baseline: runs.baseline, candidate: runs.candidate.slice(2), pairing: "paired", polarity: "lower_is_better", seed: 1 });
+    const unmatched = compareSamples({
+      baseline: runs.baseline,
+      candidate: runs.candidate.slice(2),
+      pairing: "paired",
+      polarity: "lower_is_better",
+      seed: 1,
+    });
     expect(unmatched.counts.pairs).toBe(10);
     expect(unmatched.warnings.map((warning) => warning.code)).toContain("unmatched_blocks");
     const noBlocks = compareSamples({ ...quiet(1.3), pairing: "auto", polarity: "lower_is_better", seed: 1 });

@@ -25,8 +25,7 @@ export function syntheticRuns(options: {
   const random = createRandom(options.seed);
   const sigma = Math.sqrt(Math.log(1 + noise.cv * noise.cv));
   const draw = (): number =>
-    Math.exp(sigma * random.nextGaussian()) *
-    (random.nextFloat() < noise.outlierProbability ? 1.1 + 0.5 * random.nextFloat() : 1);
+    Math.exp(sigma * random.nextGaussian()) * (random.nextFloat() < noise.outlierProbability ? 1.1 + 0.5 * random.nextFloat() : 1);
   const base = options.baseNs ?? 100_000_000;
   const baseline: Sample[] = [];
   const candidate: Sample[] = [];

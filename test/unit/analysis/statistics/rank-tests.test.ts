@@ -68,7 +68,9 @@ describe("Wilcoxon signed-rank", () => {
     expect(result.p_value).toBeCloseTo(0.0390625, 15);
   });
 
-  const differences = [0.12, -0.05, 0.31, 0.27, -0.11, 0.44, 0.08, 0.19, -0.02, 0.36, 0.23, 0.15, -0.09, 0.29, 0.41, 0.06, 0.33, -0.14, 0.25, 0.38];
+  const differences = [
+    0.12, -0.05, 0.31, 0.27, -0.11, 0.44, 0.08, 0.19, -0.02, 0.36, 0.23, 0.15, -0.09, 0.29, 0.41, 0.06, 0.33, -0.14, 0.25, 0.38,
+  ];
 
   test("exact at n = 20 and the corrected approximation on the same data", () => {
     const exact = wilcoxonSignedRank(differences);

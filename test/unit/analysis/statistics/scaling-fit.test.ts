@@ -6,7 +6,8 @@ import { createRandom } from "../../../../src/analysis/statistics/random.ts";
 function workload(seed: number, cost: (size: number) => number, sizes: number[], cv = 0.05): ScalingPoint[] {
   const random = createRandom(seed);
   const points: ScalingPoint[] = [];
-  for (const size of sizes) for (let repeat = 0; repeat < 3; repeat += 1) points.push({ size, cost: cost(size) * Math.exp(cv * random.nextGaussian()) });
+  for (const size of sizes)
+    for (let repeat = 0; repeat < 3; repeat += 1) points.push({ size, cost: cost(size) * Math.exp(cv * random.nextGaussian()) });
   return points;
 }
 
@@ -44,7 +45,11 @@ describe("analyzeScaling", () => {
   });
 
   test("reports why it cannot decide", () => {
-    const twoSizes = analyzeScaling([{ size: 10, cost: 1 }, { size: 20, cost: 2 }, { size: 20, cost: 2.1 }]);
+    const twoSizes = analyzeScaling([
+      { size: 10, cost: 1 },
+      { size: 20, cost: 2 },
+      { size: 20, cost: 2.1 },
+    ]);
     expect(twoSizes.best_model).toBeNull();
     expect(twoSizes.reasons.map((reason) => reason.code)).toContain("too_few_sizes");
     const narrow = analyzeScaling(workload(1, linear, [1_000, 1_200, 1_400, 1_600]));
