@@ -14,13 +14,13 @@
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { assetName, targets, type Target } from "../dist-targets/targets.ts";
+import { writeFileAtomically } from "../src/store/atomic-file.ts";
 
 export const serverName = "io.github.morluto/flameox";
 export const serverSchema = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json";
 export const releaseBase = "https://github.com/morluto/flameox/releases/download";
 const repositoryUrl = "https://github.com/morluto/flameox";
-
-type Target = { id: string; platform: string; arch: string; executable: string };
 
 const root = resolve(import.meta.dir, "..");
 
@@ -29,16 +29,14 @@ function readJson<T>(path: string): T {
 }
 
 function writeJson(path: string, value: unknown): void {
-  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+  writeFileAtomically(path, `${JSON.stringify(value, null, 2)}\n`);
 }
 
 function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-export function assetName(targetId: string): string {
-  return `flameox-${targetId}${targetId.startsWith("windows-") ? ".exe" : ""}`;
-}
+export { assetName };
 
 /** A store-only (no compression) zip: enough for an MCPB bundle, and byte-for-byte reproducible. */
 export function storeZip(entries: Array<{ name: string; data: Uint8Array; mode?: number }>): Uint8Array {
@@ -97,7 +95,7 @@ export function storeZip(entries: Array<{ name: string; data: Uint8Array; mode?:
   return out;
 }
 
-export function mcpbManifest(version: string, target: Target): Record<string, unknown> {
+export function mcpbManifest(version: string, target: Pick<Target, "platform" | "executable">): Record<string, unknown> {
   const entry = `server/${target.executable}`;
   return {
     manifest_version: "0.2",
@@ -181,7 +179,6 @@ async function release(): Promise<void> {
   });
   if (launcherBuild.exitCode !== 0) throw new Error("npm-launcher/build.ts failed.");
 
-  const targets = readJson<{ targets: Target[] }>(join(root, "dist-targets", "targets.json")).targets;
   const out = join(root, "dist", "release", `v${version}`);
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
@@ -212,7 +209,7 @@ async function release(): Promise<void> {
     bundles.push({ target: target.id, sha256: bundleDigest });
     console.error(`${name} ${digest}\n${bundleName} ${bundleDigest}`);
   }
-  writeFileSync(join(out, "SHA256SUMS"), `${sums.join("\n")}\n`);
+  writeFileAtomically(join(out, "SHA256SUMS"), `${sums.join("\n")}\n`);
   writeJson(join(root, "npm-launcher", "checksums.json"), { schema_version: 1, version, assets });
   writeJson(join(root, "server.json"), serverJson(version, bundles));
   const problems = versionProblems();

@@ -1,8 +1,11 @@
 /**
- * The npm launcher, bundled as it ships, against a loopback HTTP server: installs and hands off,
- * refuses a checksum mismatch leaving nothing behind, and recovers from an interrupted download.
+ * The npm launcher, bundled as it ships (one file, ofetch inside), against a loopback HTTP server:
+ * installs and hands off, refuses a checksum mismatch or an oversize body leaving nothing behind,
+ * recovers from an interrupted download, retries 5xx with backoff, and names a remedy for 404/500.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+
+setDefaultTimeout(120_000);
 import {
   chmodSync,
   cpSync,
@@ -18,8 +21,9 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repositoryRoot } from "./helpers.ts";
-// @ts-expect-error plain ESM without types
-import { resolveTarget } from "../../../npm-launcher/src/launcher-lib.mjs";
+import { targets } from "../../../dist-targets/targets.ts";
+import { backoffMs } from "../../../npm-launcher/src/download.ts";
+import { resolveTarget, supportedTargets } from "../../../npm-launcher/src/target.ts";
 
 const work = realpathSync(mkdtempSync(join(tmpdir(), "flameox-launcher-")));
 const version = JSON.parse(readFileSync(join(repositoryRoot, "npm-launcher", "package.json"), "utf8")).version as string;
@@ -31,10 +35,12 @@ const binary = `#!/bin/sh\nprintf '%s\\n' "$*" "$FLAMEOX_NPM_BOOTSTRAP" > ${JSON
 const bytes = new TextEncoder().encode(binary);
 const digest = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
 
-type Mode = "normal" | "interrupt-once";
+type Mode = "normal" | "interrupt-once" | "oversize" | "missing" | "failing" | "flaky";
 let mode: Mode = "normal";
 let interrupted = false;
+let failures = 0;
 const rangeRequests: string[] = [];
+const requestTimes: number[] = [];
 let server: ReturnType<typeof Bun.serve>;
 
 beforeAll(() => {
@@ -45,7 +51,24 @@ beforeAll(() => {
     hostname: "127.0.0.1",
     fetch(request) {
       const url = new URL(request.url);
-      if (url.pathname !== `/v${version}/${assetName}`) return new Response("not found", { status: 404 });
+      requestTimes.push(performance.now());
+      if (mode === "missing" || url.pathname !== `/v${version}/${assetName}`) return new Response("not found", { status: 404 });
+      if (mode === "failing") return new Response("down", { status: 500 });
+      if (mode === "flaky" && failures < 2) {
+        failures += 1;
+        return new Response("busy", { status: 503 });
+      }
+      if (mode === "oversize") {
+        // No Content-Length: the size cap must stop the body itself.
+        const stream = new ReadableStream({
+          start(controller) {
+            controller.enqueue(bytes);
+            controller.enqueue(new Uint8Array(4096));
+            controller.close();
+          },
+        });
+        return new Response(stream);
+      }
       const range = request.headers.get("range");
       if (range) {
         rangeRequests.push(range);
@@ -91,7 +114,7 @@ function packageWith(sha256: string): string {
   return root;
 }
 
-async function launch(root: string, args: string[], dataRoot: string) {
+async function launch(root: string, args: string[], dataRoot: string, extraEnv: Record<string, string> = {}) {
   // Async: the loopback server lives in this process and must keep answering.
   const child = Bun.spawn(["node", join(root, "dist", "launcher.mjs"), ...args], {
     env: {
@@ -99,6 +122,8 @@ async function launch(root: string, args: string[], dataRoot: string) {
       HOME: work,
       FLAMEOX_SETUP_DATA_ROOT: dataRoot,
       FLAMEOX_DOWNLOAD_BASE: `http://127.0.0.1:${server.port}`,
+      FLAMEOX_DOWNLOAD_RETRY_DELAY_MS: "20",
+      ...extraEnv,
     },
     stdout: "pipe",
     stderr: "pipe",
@@ -151,10 +176,55 @@ describe("npm launcher", () => {
     expect(existsSync(join(data, "cache", "downloads", `${digest}.partial`))).toBe(false);
   });
 
-  test("--version, unknown commands, and unsupported targets", async () => {
+  test("an oversize body is cut off and its partial file deleted", async () => {
+    mode = "oversize";
+    const data = join(work, "data-oversize");
+    const result = await launch(packageWith(digest), ["setup", "--claude"], data);
+    mode = "normal";
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`larger than the expected ${bytes.length} bytes`);
+    expect(readdirSync(join(data, "cache", "downloads"))).toEqual([]);
+  });
+
+  test("404 and a persistent 500 fail with a remedy; 5xx is retried with growing delays", async () => {
+    mode = "missing";
+    const missing = await launch(packageWith(digest), ["setup"], join(work, "data-404"));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("HTTP 404");
+    expect(missing.stderr).toContain("npx flameox@latest setup");
+    expect(missing.stderr).toContain("--checksums SHA256SUMS");
+    mode = "failing";
+    requestTimes.length = 0;
+    const failing = await launch(packageWith(digest), ["setup"], join(work, "data-500"));
+    expect(failing.code).toBe(1);
+    expect(failing.stderr).toContain("HTTP 500 after 5 tries");
+    expect(failing.stderr).toContain("retry later");
+    expect(requestTimes.length).toBe(5);
+    mode = "flaky";
+    failures = 0;
+    const flaky = await launch(packageWith(digest), ["setup", "--cursor"], join(work, "data-503"));
+    mode = "normal";
+    expect(flaky.code, flaky.stderr).toBe(3);
+    expect(failures).toBe(2);
+    // The schedule itself: exponential from the base, capped.
+    expect([0, 1, 2, 3].map((attempt) => backoffMs({ FLAMEOX_DOWNLOAD_RETRY_DELAY_MS: "100" }, attempt))).toEqual([100, 200, 400, 800]);
+    expect(backoffMs({}, 20)).toBe(30_000);
+  });
+
+  test("the bundle is one file that imports only Node's own modules", () => {
+    const text = readFileSync(join(repositoryRoot, "npm-launcher", "dist", "launcher.mjs"), "utf8");
+    const imports = [...text.matchAll(/^\s*import\s[^;]*?from\s*["']([^"']+)["']/gm)].map((match) => match[1]!);
+    expect(imports.length).toBeGreaterThan(0);
+    expect(imports.filter((specifier) => !specifier.startsWith("node:"))).toEqual([]);
+    expect(text).not.toMatch(/\brequire\(["'](?!node:)/);
+    expect(text).toContain("createFetch");
+  });
+
+  test("--version, unknown commands, and the platforms of the target table", async () => {
     const root = packageWith(digest);
     expect((await launch(root, ["--version"], join(work, "d"))).stdout).toBe(`${version}\n`);
     expect((await launch(root, ["serve"], join(work, "d"))).code).toBe(2);
+    expect(supportedTargets).toEqual(targets.map((entry) => entry.id));
     expect(() => resolveTarget({ platform: "linux", arch: "x64", glibc: null })).toThrow(/musl/);
     expect(() => resolveTarget({ platform: "freebsd", arch: "x64", glibc: null })).toThrow(/no prebuilt binary/);
     expect(resolveTarget({ platform: "win32", arch: "x64" })).toBe("windows-x64");
