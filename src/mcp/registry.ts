@@ -1,31 +1,9 @@
 import type { ToolDefinition } from "./define-tool.ts";
 import { envelopeJsonSchema, inputJsonSchema } from "./json-schema.ts";
-import { workspaceTools } from "./tools/workspace.ts";
-import { discoveryTools } from "./tools/discovery.ts";
-import { captureTools } from "./tools/capture.ts";
-import { runTools } from "./tools/runs.ts";
-import { analysisTools } from "./tools/analysis.ts";
-import { viewerTools } from "./tools/viewers.ts";
-import { extractionTools } from "./tools/extraction.ts";
-import { evidenceAnalysisTools } from "./tools/evidence-analysis.ts";
-import { experimentTools } from "./tools/experiments.ts";
-import { comparisonTools } from "./tools/comparisons.ts";
-import { investigationTools } from "./tools/investigations.ts";
+import { toolFamilyNames, toolsOfFamilies, type ToolFamily } from "./tool-families.ts";
 
 /** Registration order is tools/list order and `mcp inspect` order; every tool is declared exactly once. */
-export const allTools: ToolDefinition[] = [
-  ...workspaceTools,
-  ...discoveryTools,
-  ...captureTools,
-  ...runTools,
-  ...analysisTools,
-  ...evidenceAnalysisTools,
-  ...viewerTools,
-  ...experimentTools,
-  ...comparisonTools,
-  ...investigationTools,
-  ...extractionTools,
-];
+export const allTools: ToolDefinition[] = toolsOfFamilies(null);
 
 let byName: Map<string, ToolDefinition> | undefined;
 export function toolsByName(): Map<string, ToolDefinition> {
@@ -43,7 +21,7 @@ export type ListedTool = {
 
 let listed: ListedTool[] | undefined;
 /** Computed once per process; JSON Schema generation is the only per-tool startup cost. */
-export function listedTools(): ListedTool[] {
+export function listedTools(families: readonly ToolFamily[] | null = null): ListedTool[] {
   listed ??= allTools.map((tool) => ({
     name: tool.name,
     description: tool.description,
@@ -51,5 +29,12 @@ export function listedTools(): ListedTool[] {
     outputSchema: envelopeJsonSchema,
     annotations: { ...tool.annotations },
   }));
-  return listed;
+  if (families === null) return listed;
+  const exposed = new Set(toolsOfFamilies(families).map((tool) => tool.name));
+  return listed.filter((tool) => exposed.has(tool.name));
+}
+
+/** Each family with the names of the tools it holds, in registry order. */
+export function familyListing(families: readonly ToolFamily[] | null = null): Array<{ name: ToolFamily; tools: string[] }> {
+  return (families ?? toolFamilyNames).map((name) => ({ name, tools: toolsOfFamilies([name]).map((tool) => tool.name) }));
 }

@@ -19,6 +19,7 @@ import type { ToolDefinition, ToolOutcome } from "./define-tool.ts";
 import { invalidArgumentsFromIssues } from "./invalid-arguments.ts";
 import { serverInstructions } from "./instructions.ts";
 import { listedTools, toolsByName } from "./registry.ts";
+import type { ToolFamily } from "./tool-families.ts";
 import { readResource, resourceTemplates } from "./resources.ts";
 import { log } from "./log.ts";
 
@@ -86,7 +87,9 @@ export async function callTool(
   }
 }
 
-export function createServer(services: Services): Server {
+/** `families`: expose only these tool families (`mcp serve --tools`); null for all. */
+export function createServer(services: Services, families: readonly ToolFamily[] | null = null): Server {
+  const exposed = new Set(listedTools(families).map((tool) => tool.name));
   const server = new Server(
     { name: "flameox", version: flameoxVersion },
     {
@@ -95,10 +98,10 @@ export function createServer(services: Services): Server {
     },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools() }) as never);
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools(families) }) as never);
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const tool = toolsByName().get(request.params.name);
+    const tool = exposed.has(request.params.name) ? toolsByName().get(request.params.name) : undefined;
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     const progressToken = request.params._meta?.progressToken;
     return callTool(tool, request.params.arguments, services, {
@@ -132,8 +135,8 @@ export function createServer(services: Services): Server {
   return server;
 }
 
-export async function serveStdio(services: Services): Promise<void> {
-  const server = createServer(services);
+export async function serveStdio(services: Services, families: readonly ToolFamily[] | null = null): Promise<void> {
+  const server = createServer(services, families);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();

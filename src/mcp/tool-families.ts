@@ -1,0 +1,59 @@
+/**
+ * Tool families: one per tool file in tools/, the unit `mcp serve --tools FAMILY,…` exposes, for
+ * hosts that cap or warn on the number of tools (Cursor, Windsurf). This is the one mapping; the
+ * registry's order (tools/list order) is the families' order.
+ */
+import { FlameoxError } from "../domain/errors.ts";
+import type { ToolDefinition } from "./define-tool.ts";
+import { analysisTools } from "./tools/analysis.ts";
+import { captureTools } from "./tools/capture.ts";
+import { comparisonTools } from "./tools/comparisons.ts";
+import { discoveryTools } from "./tools/discovery.ts";
+import { evidenceAnalysisTools } from "./tools/evidence-analysis.ts";
+import { experimentTools } from "./tools/experiments.ts";
+import { extractionTools } from "./tools/extraction.ts";
+import { investigationTools } from "./tools/investigations.ts";
+import { runTools } from "./tools/runs.ts";
+import { viewerTools } from "./tools/viewers.ts";
+import { workspaceTools } from "./tools/workspace.ts";
+
+export const toolFamilies = {
+  workspace: workspaceTools,
+  discovery: discoveryTools,
+  capture: captureTools,
+  runs: runTools,
+  analysis: analysisTools,
+  evidence: evidenceAnalysisTools,
+  viewers: viewerTools,
+  experiments: experimentTools,
+  comparisons: comparisonTools,
+  findings: investigationTools,
+  extraction: extractionTools,
+} satisfies Record<string, readonly ToolDefinition[]>;
+
+export type ToolFamily = keyof typeof toolFamilies;
+
+export const toolFamilyNames = Object.keys(toolFamilies) as ToolFamily[];
+
+/**
+ * Parses `--tools a,b` (names, comma-separated, order and repeats ignored) into families in registry
+ * order; null means every family. An unknown or empty name is INVALID_ARGUMENTS naming the valid ones.
+ */
+export function parseToolFamilies(value: string | undefined | null): ToolFamily[] | null {
+  if (value === undefined || value === null) return null;
+  const names = value.split(",").map((name) => name.trim());
+  const unknown = names.filter((name) => !(toolFamilyNames as string[]).includes(name));
+  if (unknown.length > 0 || names.length === 0) {
+    throw new FlameoxError({
+      code: "INVALID_ARGUMENTS",
+      message: `Unknown tool ${unknown.length === 1 ? "family" : "families"} ${unknown.map((name) => JSON.stringify(name)).join(", ")} in --tools.`,
+      remediation: [`Use a comma-separated list of: ${toolFamilyNames.join(", ")} (flameox mcp inspect lists each family's tools).`],
+      details: { fields: [{ field: "tools", message: `unknown: ${unknown.join(", ")}`, type: "enum" }], families: toolFamilyNames },
+    });
+  }
+  return toolFamilyNames.filter((name) => names.includes(name));
+}
+
+export function toolsOfFamilies(families: readonly ToolFamily[] | null): ToolDefinition[] {
+  return (families ?? toolFamilyNames).flatMap((family) => toolFamilies[family]);
+}
