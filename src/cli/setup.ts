@@ -16,11 +16,27 @@ import { canonicalClients, clientDefinition, clientIds, detectedClients, type Cl
 import { currentSetupEnvironment } from "../setup/environment.ts";
 import { renderPlan, renderReport, renderVerify } from "../setup/render.ts";
 import { isCanonicalVersion, resolveRuntimeSource } from "../setup/runtime-store.ts";
-import { SetupService, type SetupRequest } from "../setup/service.ts";
+import { SetupService, type ClientStatus, type SetupRequest } from "../setup/service.ts";
+import { parseToolFamilies, toolFamilies, toolFamilyNames, type ToolFamily } from "../mcp/tool-families.ts";
+
+/** --refresh never skips a connected client silently: one whose config became unreadable stops it. */
+function unreadableConnected(clients: ClientStatus[]): FlameoxError {
+  const names = clients.map((client) => client.display_name).join(", ");
+  return new FlameoxError({
+    code: "EXECUTION_REFUSED",
+    message: `Connected ${clients.length === 1 ? "client's config" : "clients' configs"} can no longer be read: ${clients.map((client) => client.problem).join("; ")}`,
+    remediation: [
+      `Repair ${clients.map((client) => client.path).join(", ")} by hand, then rerun flameox setup --refresh.`,
+      `Or update only the others by naming them (e.g. flameox setup --claude --yes); ${names} stays as it is.`,
+    ],
+    details: { clients: clients.map((client) => ({ client: client.client, path: client.path })) },
+  });
+}
 
 const clientFlags: Record<ClientId, string> = {
   claude: "claude",
   cursor: "cursor",
+  windsurf: "windsurf",
   opencode: "opencode",
   codex: "codex",
   gemini: "gemini",
@@ -41,7 +57,7 @@ const booleanFlags = new Set([
   "--json",
   "--rollback",
 ]);
-const valueFlags = new Set(["--checksums", "--expect-sha256"]);
+const valueFlags = new Set(["--checksums", "--expect-sha256", "--tools"]);
 
 export type SetupArguments = {
   clients: ClientId[];
@@ -55,6 +71,8 @@ export type SetupArguments = {
   json: boolean;
   checksums: string | undefined;
   expectSha256: string | undefined;
+  /** --tools FAMILY,…: the families the selected clients' launchers expose (undefined: keep). */
+  tools: ToolFamily[] | undefined;
 };
 
 function usage(message: string): FlameoxError {
@@ -82,6 +100,7 @@ export function parseSetupArguments(rawArgs: string[]): SetupArguments {
     json: false,
     checksums: undefined,
     expectSha256: undefined,
+    tools: undefined,
   };
   for (let index = 0; index < rawArgs.length; index += 1) {
     const word = rawArgs[index]!;
@@ -94,6 +113,7 @@ export function parseSetupArguments(rawArgs: string[]): SetupArguments {
       if (inline === undefined) index += 1;
       if (value === undefined || value === "" || (inline === undefined && value.startsWith("-"))) throw usage(`${flag} needs a value.`);
       if (flag === "--checksums") parsed.checksums = value;
+      else if (flag === "--tools") parsed.tools = value === "all" ? [...toolFamilyNames] : (parseToolFamilies(value) ?? undefined);
       else parsed.expectSha256 = value;
       continue;
     }
@@ -129,6 +149,8 @@ function validate(parsed: SetupArguments): void {
   const selections = [parsed.clients.length > 0, parsed.all, parsed.refresh].filter(Boolean).length;
   if (selections > 1) throw usage("Choose clients with client flags, --all or --refresh, not several of them.");
   if (parsed.verify && selections > 0) throw usage("--verify checks every configured client; it takes no client selection.");
+  if (parsed.tools !== undefined && (parsed.remove || parsed.verify))
+    throw usage("--tools chooses what connected clients expose; it does not go with --remove or --verify.");
   const target = selections > 0 || parsed.rollback !== null || parsed.verify;
   if (parsed.yes && !target) throw usage("--yes requires explicit clients (--claude, …), --all, --refresh, --rollback or --verify.");
 }
@@ -188,27 +210,36 @@ export async function executeSetup(parsed: SetupArguments, env: Record<string, s
   if (isInteractive(parsed)) {
     if (!hasTerminal()) throw usage("Interactive setup requires a terminal; pass a target (e.g. --claude or --all) and --yes.");
     const { runSetupWizard } = await import("../setup/wizard.ts");
-    const code = await runSetupWizard(service, { remove: parsed.remove });
+    const families = toolFamilyNames.map((name) => ({ name, tools: toolFamilies[name].length }));
+    const code = await runSetupWizard(service, { remove: parsed.remove, families });
     if (code === 1) throw new SetupVerifyFailed();
     return;
   }
 
-  const recovered = await service.recover();
-  if (recovered.length > 0) process.stderr.write(`Rolled back an interrupted setup: ${recovered.join(", ")}\n`);
+  // --dry-run never writes, not even to roll back a crashed run (its plan says one is pending).
+  if (!parsed.dryRun) {
+    const recovery = await service.recover();
+    if (recovery.restored.length > 0) process.stderr.write(`Rolled back an interrupted setup: ${recovery.restored.join(", ")}\n`);
+    for (const warning of recovery.warnings) process.stderr.write(`Warning: ${warning}\n`);
+  }
 
   let clients: ClientId[] = parsed.clients;
   if (parsed.all) clients = [...clientIds];
   if (parsed.refresh) {
     // Refresh (and `npx flameox upgrade`) updates what is connected; detection only when nothing is.
-    const configured = service.configuredClients();
+    const state = service.inspect();
+    const unreadable = service.unreadableConnectedClients(state);
+    if (unreadable.length > 0) throw unreadableConnected(unreadable);
+    const configured = service.configuredClients(state);
     clients = configured.length > 0 ? configured : detectedClients(environment);
     if (clients.length === 0) throw usage("--refresh found no connected or detected MCP clients; name clients explicitly.");
   }
+  const tools = parsed.tools === undefined ? {} : { tools: parsed.tools.length === toolFamilyNames.length ? null : parsed.tools };
   const request: SetupRequest = parsed.rollback
     ? { operation: "rollback", clients, version: parsed.rollback.version }
     : parsed.remove
       ? { operation: "remove", clients }
-      : { operation: "configure", clients };
+      : { operation: "configure", clients, ...tools };
   if (request.operation !== "rollback" && clients.length === 0)
     throw usage("Select at least one MCP client (a client flag, --all or --refresh).");
 
@@ -244,12 +275,13 @@ export const setupCommand = defineCommand({
   meta: {
     name: "setup",
     description:
-      "Connect local MCP clients (Claude Code, Cursor, OpenCode, Codex, Gemini CLI, Antigravity, VS Code, Claude Desktop) to a verified flameox runtime; also update, roll back, disconnect and verify. Without a target on a terminal it runs a wizard.",
+      "Connect local MCP clients (Claude Code, Cursor, Windsurf, OpenCode, Codex, Gemini CLI, Antigravity, VS Code, Claude Desktop) to a verified flameox runtime; also update, roll back, disconnect and verify. Without a target on a terminal it runs a wizard.",
   },
   args: {
     claude: { type: "boolean", description: "Claude Code (~/.claude.json, honours CLAUDE_CONFIG_DIR)" },
-    cursor: { type: "boolean", description: "Cursor (~/.cursor/mcp.json)" },
-    opencode: { type: "boolean", description: "OpenCode ($XDG_CONFIG_HOME/opencode/opencode.json[c])" },
+    cursor: { type: "boolean", description: "Cursor (~/.cursor/mcp.json; takes at most 40 tools, see --tools)" },
+    windsurf: { type: "boolean", description: "Windsurf (~/.codeium/windsurf/mcp_config.json; see --tools)" },
+    opencode: { type: "boolean", description: "OpenCode ($XDG_CONFIG_HOME/opencode/opencode.json[c], or legacy config.json)" },
     codex: { type: "boolean", description: "Codex ($CODEX_HOME/config.toml)" },
     gemini: { type: "boolean", description: "Gemini CLI (~/.gemini/settings.json)" },
     antigravity: { type: "boolean", description: "Antigravity (~/.gemini/config/mcp_config.json)" },
@@ -269,6 +301,11 @@ export const setupCommand = defineCommand({
     json: { type: "boolean", description: "Print exactly one JSON document" },
     checksums: { type: "string", description: "SHA256SUMS file to check this binary against before installing it", valueHint: "FILE" },
     "expect-sha256": { type: "string", description: "Expected sha256 of this binary", valueHint: "HEX" },
+    tools: {
+      type: "string",
+      description: `Expose only these tool families in the selected clients (${toolFamilyNames.join(", ")}, or all); for clients that limit tools`,
+      valueHint: "FAMILY,…",
+    },
   },
   async run({ rawArgs }) {
     const parsed = parseSetupArguments(rawArgs);

@@ -1,12 +1,17 @@
 /**
- * The recovery journal: written (and fsynced) before the first config change, deleted after the last.
- * If it is still there on the next run the previous run died mid-way, and every file it names is
- * rolled back to its original bytes. Recovery only ever rolls back, and refuses (keeping the journal)
- * when a file holds neither the original nor our update, or names a path outside the allow-list.
+ * The recovery journal. A file enters it right before setup writes that file (never earlier), so the
+ * journal only ever names files setup wrote or was about to write; it is deleted after the last write.
+ * If it is still there on the next run the previous run died mid-way: every file that holds exactly
+ * the bytes we wrote goes back to its original, one that still holds its original is left alone.
+ *
+ * Recovery never blocks setup. A file that holds neither (someone edited it after the crash) is left
+ * as it is, and a journal that cannot be read is set aside: either way the journal is kept under
+ * `setup-journal.<time>.kept.json`, original bytes included, and setup goes on with a warning.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { FlameoxError } from "../domain/errors.ts";
-import { atomicWrite, readSnapshot, removeFile, resolveLinks, sha256Hex } from "./files.ts";
+import { existsSync, readFileSync, renameSync } from "node:fs";
+import { basename, dirname, isAbsolute, join } from "node:path";
+import type { FileOwner } from "../store/atomic-file.ts";
+import { type FileSnapshot, readSnapshot, removeFile, resolveLinks, sha256Hex, writeOwnFile, writeReplacing } from "./files.ts";
 
 export type JournalMutation = {
   path: string;
@@ -17,92 +22,159 @@ export type JournalMutation = {
   /** sha256 of what we write; null when the mutation deletes the file. */
   updated_sha256: string | null;
   mode: number | null;
+  owner: FileOwner | null;
 };
 
-export type Journal = { schema_version: 1; created_at: string; mutations: JournalMutation[] };
+export type Journal = { schema_version: 2; created_at: string; mutations: JournalMutation[] };
 
-export function writeJournal(path: string, mutations: JournalMutation[]): void {
-  const journal: Journal = { schema_version: 1, created_at: new Date().toISOString(), mutations };
-  atomicWrite(path, `${JSON.stringify(journal, null, 2)}\n`, 0o600);
+export type RecoveryOutcome = {
+  restored: string[];
+  /** Files left as they are: changed by someone else since the interrupted run. */
+  left_alone: string[];
+  /** Where the journal was kept when it could not be applied completely; null otherwise. */
+  kept_journal: string | null;
+  warnings: string[];
+};
+
+export function mutationFor(snapshot: FileSnapshot, after: Uint8Array | null): JournalMutation {
+  return {
+    path: snapshot.path,
+    resolved_path: snapshot.resolvedPath,
+    original: snapshot.bytes === null ? null : Buffer.from(snapshot.bytes).toString("base64"),
+    original_sha256: snapshot.bytes === null ? null : sha256Hex(snapshot.bytes),
+    updated_sha256: after === null ? null : sha256Hex(after),
+    mode: snapshot.mode,
+    owner: snapshot.owner,
+  };
 }
 
-export function deleteJournal(path: string): void {
-  removeFile(path);
-}
+/** The journal of one apply: `arm` right before each write, `disarm` if that write did not happen. */
+export class JournalWriter {
+  private readonly mutations: JournalMutation[] = [];
+  private readonly createdAt = new Date().toISOString();
 
-function unrecoverable(path: string, reason: string, cause?: unknown): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_INTEGRITY_FAILED",
-    message: `The interrupted setup journal could not be recovered safely: ${reason}`,
-    remediation: [
-      `The journal was kept at ${path}; it holds the original bytes (base64) of every file setup was changing.`,
-      "Repair the named files by hand, then delete the journal and rerun flameox setup.",
-    ],
-    details: { journal: path, reason },
-    cause,
-  });
-}
+  constructor(readonly path: string) {}
 
-function readJournal(path: string, allowed: ReadonlySet<string>): Journal {
-  let journal: Journal;
-  try {
-    journal = JSON.parse(readFileSync(path, "utf8")) as Journal;
-  } catch (cause) {
-    throw unrecoverable(path, "the journal is not valid JSON", cause);
+  get armed(): readonly JournalMutation[] {
+    return this.mutations;
   }
-  if (journal?.schema_version !== 1 || !Array.isArray(journal.mutations)) throw unrecoverable(path, "unknown journal schema");
-  for (const mutation of journal.mutations) {
-    if (typeof mutation?.path !== "string" || !allowed.has(mutation.path)) {
-      throw unrecoverable(path, `the journal names a path setup never writes: ${String(mutation?.path)}`);
-    }
-    if (mutation.original !== null) {
-      const bytes = Buffer.from(mutation.original, "base64");
-      if (bytes.toString("base64") !== mutation.original || sha256Hex(bytes) !== mutation.original_sha256) {
-        throw unrecoverable(path, `the saved original of ${mutation.path} is damaged`);
-      }
-    }
-    if (resolveLinks(mutation.path) !== mutation.resolved_path) {
-      throw unrecoverable(path, `${mutation.path} no longer points at ${mutation.resolved_path}`);
-    }
+
+  arm(mutation: JournalMutation): void {
+    this.mutations.push(mutation);
+    this.flush();
   }
-  return journal;
+
+  disarm(mutation: JournalMutation): void {
+    const index = this.mutations.lastIndexOf(mutation);
+    if (index >= 0) this.mutations.splice(index, 1);
+    if (this.mutations.length === 0) removeFile(this.path);
+    else this.flush();
+  }
+
+  /** Success: nothing to recover. */
+  finish(): void {
+    this.mutations.length = 0;
+    removeFile(this.path);
+  }
+
+  private flush(): void {
+    const journal: Journal = { schema_version: 2, created_at: this.createdAt, mutations: this.mutations };
+    writeOwnFile(this.path, `${JSON.stringify(journal, null, 2)}\n`);
+  }
 }
 
 /**
- * Restores every file named by `mutations` (last first). Returns the paths restored and the paths that
- * hold neither the original nor our update (left alone).
+ * Restores every file named by `mutations` (last first) that holds exactly our update. Returns the
+ * paths restored and those that hold neither the original nor our update (left alone).
  */
-export function rollBack(mutations: JournalMutation[]): { restored: string[]; conflicts: string[] } {
+export function rollBack(mutations: readonly JournalMutation[]): { restored: string[]; leftAlone: string[] } {
   const restored: string[] = [];
-  const conflicts: string[] = [];
+  const leftAlone: string[] = [];
   for (const mutation of [...mutations].reverse()) {
     const current = readSnapshot(mutation.path);
     const currentDigest = current.bytes === null ? null : sha256Hex(current.bytes);
     if (currentDigest === mutation.original_sha256) continue;
     if (currentDigest !== mutation.updated_sha256) {
-      conflicts.push(mutation.path);
+      leftAlone.push(mutation.path);
       continue;
     }
     if (mutation.original === null) removeFile(mutation.path);
-    else atomicWrite(mutation.path, Buffer.from(mutation.original, "base64"), mutation.mode ?? 0o600);
+    else {
+      const restoring: FileSnapshot = { ...current, mode: mutation.mode ?? current.mode, owner: mutation.owner ?? current.owner };
+      writeReplacing(restoring, Buffer.from(mutation.original, "base64"), "setup");
+    }
     restored.push(mutation.path);
   }
-  return { restored, conflicts };
+  return { restored, leftAlone };
 }
 
-/** Call with the setup lock held. Returns the restored paths (empty when there was no journal). */
-export function recoverJournal(path: string, allowed: ReadonlySet<string>): string[] {
-  if (!existsSync(path)) return [];
-  const journal = readJournal(path, allowed);
-  let outcome;
+/** Sets the journal aside (never deletes it): its originals may still be needed by hand. */
+export function keepJournal(path: string): string {
+  const kept = join(dirname(path), `setup-journal.${new Date().toISOString().replace(/[:.]/g, "-")}.kept.json`);
+  renameSync(path, kept);
+  return kept;
+}
+
+/**
+ * A journal path is acceptable by its name alone: one of the client config names, or one of setup's
+ * own files beside the journal. Recovery also touches only files holding exactly the bytes we wrote.
+ */
+function acceptable(
+  mutation: JournalMutation,
+  journalPath: string,
+  configNames: ReadonlySet<string>,
+  ownNames: ReadonlySet<string>,
+): boolean {
+  if (typeof mutation?.path !== "string" || !isAbsolute(mutation.path)) return false;
+  const name = basename(mutation.path);
+  if (dirname(mutation.path) === dirname(journalPath) && ownNames.has(name)) return true;
+  return configNames.has(name);
+}
+
+function problemOf(journal: unknown, path: string, configNames: ReadonlySet<string>, ownNames: ReadonlySet<string>): string | null {
+  const candidate = journal as Journal | null;
+  if (candidate?.schema_version !== 2 || !Array.isArray(candidate.mutations)) return "unknown journal schema";
+  for (const mutation of candidate.mutations) {
+    if (!acceptable(mutation, path, configNames, ownNames)) return `it names a file setup never writes: ${String(mutation?.path)}`;
+    if (mutation.original !== null) {
+      const bytes = Buffer.from(mutation.original, "base64");
+      if (bytes.toString("base64") !== mutation.original || sha256Hex(bytes) !== mutation.original_sha256) {
+        return `the saved original of ${mutation.path} is damaged`;
+      }
+    }
+    if (resolveLinks(mutation.path) !== mutation.resolved_path) return `${mutation.path} no longer points at ${mutation.resolved_path}`;
+  }
+  return null;
+}
+
+/** Call with the setup lock held. Never throws for the journal's content: see the module comment. */
+export function recoverJournal(path: string, configNames: ReadonlySet<string>, ownNames: ReadonlySet<string>): RecoveryOutcome {
+  const outcome: RecoveryOutcome = { restored: [], left_alone: [], kept_journal: null, warnings: [] };
+  if (!existsSync(path)) return outcome;
+  let journal: unknown;
   try {
-    outcome = rollBack(journal.mutations);
-  } catch (cause) {
-    throw unrecoverable(path, (cause as Error).message, cause);
+    journal = JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    journal = null;
   }
-  if (outcome.conflicts.length > 0) {
-    throw unrecoverable(path, `changed by someone else since the interrupted setup: ${outcome.conflicts.join(", ")}`);
+  const problem = journal === null ? "it is not valid JSON" : problemOf(journal, path, configNames, ownNames);
+  if (problem !== null) {
+    outcome.kept_journal = keepJournal(path);
+    outcome.warnings.push(
+      `An interrupted setup left a journal that cannot be applied (${problem}); it was kept at ${outcome.kept_journal}.`,
+    );
+    return outcome;
   }
-  deleteJournal(path);
-  return outcome.restored;
+  const { restored, leftAlone } = rollBack((journal as Journal).mutations);
+  outcome.restored = restored;
+  outcome.left_alone = leftAlone;
+  if (leftAlone.length > 0) {
+    outcome.kept_journal = keepJournal(path);
+    outcome.warnings.push(
+      `Left as they are, since they changed after the interrupted setup: ${leftAlone.join(", ")}. Their originals are in ${outcome.kept_journal}.`,
+    );
+  } else {
+    removeFile(path);
+  }
+  return outcome;
 }

@@ -2,10 +2,11 @@
  * The user-local setup lock: a file created with O_EXCL that names its owner. A lock whose owner
  * process on this host is gone is stale and taken over.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { FlameoxError } from "../domain/errors.ts";
+import { ensureDirectory } from "./files.ts";
 
 export type SetupLock = { path: string; release(): void };
 
@@ -25,7 +26,7 @@ function ownerAlive(path: string): boolean {
 }
 
 export async function acquireSetupLock(path: string, timeoutMs = 10_000): Promise<SetupLock> {
-  mkdirSync(dirname(path), { recursive: true });
+  ensureDirectory(dirname(path), "setup");
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

@@ -13,15 +13,16 @@ export function renderPlan(plan: SetupPlan, options: { diffs?: boolean } = {}): 
   const lines: string[] = ["Planned changes"];
   if (plan.operation !== "remove" && plan.version) {
     lines.push(`  Runtime: ${plan.runtime.action} ${plan.version}${plan.runtime.source ? ` from ${plan.runtime.source}` : ""}`);
+    if (plan.runtime.problem)
+      lines.push(`  Repair: the installed ${plan.version} ${plan.runtime.problem.replace(/^its /, "has: ")}; it moves to quarantine`);
     lines.push(`  Launcher: ${plan.runtime.executable}`);
     if (plan.runtime.sha256) lines.push(`  sha256: ${plan.runtime.sha256}`);
     if (plan.active.from !== plan.active.to) lines.push(`  Active runtime: ${plan.active.from ?? "none"} → ${plan.active.to}`);
   }
   for (const client of plan.clients) {
     const symlink = client.resolved_path !== client.path ? ` (→ ${client.resolved_path})` : "";
-    lines.push(
-      `  ${client.display_name}: ${actionWords[client.action]} ${client.path}${symlink}${client.detected ? "" : " (not detected)"}`,
-    );
+    const notes = [client.detected ? "" : "not detected", client.reason === "connected" ? "connected" : ""].filter(Boolean).join(", ");
+    lines.push(`  ${client.display_name}: ${actionWords[client.action]} ${client.path}${symlink}${notes ? ` (${notes})` : ""}`);
     if (options.diffs !== false) for (const line of client.diff) lines.push(`      ${line}`);
   }
   for (const warning of plan.warnings) lines.push(`  Warning: ${warning}`);
@@ -31,13 +32,16 @@ export function renderPlan(plan: SetupPlan, options: { diffs?: boolean } = {}): 
 export function renderReport(report: SetupReport, displayNames: (id: string) => string): string {
   const names = (ids: string[]): string => ids.map(displayNames).join(", ");
   const lines: string[] = [];
-  if (report.runtime_installed) lines.push(`Installed flameox ${report.version} at ${report.executable}.`);
+  if (report.runtime_repaired)
+    lines.push(`Repaired flameox ${report.version} at ${report.executable} (the damaged copy is in ${report.quarantined}).`);
+  else if (report.runtime_installed) lines.push(`Installed flameox ${report.version} at ${report.executable}.`);
   else if (report.runtime_verified) lines.push(`Verified flameox ${report.version} at ${report.executable}.`);
   if (report.changed_clients.length === 0) lines.push("Everything is already current.");
   else {
     lines.push(`${report.operation === "remove" ? "Disconnected" : "Updated"}: ${names(report.changed_clients)}.`);
     lines.push("Restart those clients to pick up the change.");
   }
+  for (const warning of report.warnings) lines.push(`Warning: ${warning}`);
   if (report.operation !== "remove" && report.changed_clients.length + report.unchanged_clients.length > 0) {
     lines.push("Each project still needs `flameox init` (or the initialize_workspace tool) once.");
   }

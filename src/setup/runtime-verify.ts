@@ -53,13 +53,14 @@ export async function checkRuntimeVersion(executable: string, version: string, t
     throw failed(executable, `--version printed ${JSON.stringify(stdout.trim().slice(0, 200))}, expected ${version}`);
 }
 
-export async function checkMcpHandshake(executable: string, timeoutMs = 60_000): Promise<number> {
+/** Lists the tools of `<executable> mcp serve …` (with `extraArguments`, e.g. a client's `--tools`). */
+export async function checkMcpHandshake(executable: string, extraArguments: readonly string[] = [], timeoutMs = 60_000): Promise<number> {
   const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
   const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
   const projectRoot = mkdtempSync(join(tmpdir(), "flameox-verify-"));
   const transport = new StdioClientTransport({
     command: executable,
-    args: ["mcp", "serve", "--project-root", projectRoot],
+    args: ["mcp", "serve", "--project-root", projectRoot, ...extraArguments],
     cwd: projectRoot,
     env: runtimeEnvironment(),
     stderr: "pipe",

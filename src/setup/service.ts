@@ -1,162 +1,49 @@
 /**
- * The setup engine: inspect, plan (a complete preview, nothing written), apply (lock → recover →
- * byte- and mode-exact preflight → runtime install/verify → journal → compare-and-swap atomic writes →
- * active pointer last), and a read-only verify. The CLI and the wizard only call this.
+ * The setup engine: inspect, plan (a complete preview, nothing written), apply (apply.ts) and a
+ * read-only verify. The CLI and the wizard only call this.
  *
- * Test hook: FLAMEOX_SETUP_CRASH_AFTER_WRITES=N (in the setup environment) kills the process with
- * SIGKILL right after the N-th file write of an apply, leaving the journal behind exactly as a real
- * crash would; the next run must roll everything back.
+ * The active runtime is global, so configure and rollback move every connected client with it, not
+ * only the ones named; a client whose config became unreadable is named, never skipped silently.
  */
 import { existsSync } from "node:fs";
 import { FlameoxError } from "../domain/errors.ts";
-import {
-  allowedConfigPaths,
-  canonicalClients,
-  clientDefinition,
-  clientIds,
-  type ClientDefinition,
-  type ClientId,
-  type ConfigFormat,
-} from "./clients.ts";
+import { applyPrepared } from "./apply.ts";
+import { clientState, loadClientFiles, renderChange, type ClientFiles, type FileIntent } from "./client-config.ts";
+import { canonicalClients, clientDefinition, clientIds, configFileNames, type ClientId } from "./clients.ts";
+import { readConnections } from "./connections.ts";
 import { diffSummary } from "./diff.ts";
 import type { SetupEnvironment } from "./environment.ts";
-import { decodeConfig, deepEqual, encodeConfig, type ConfigDocument } from "./formats/document.ts";
-import { openJsonDocument } from "./formats/json.ts";
-import { openTomlDocument } from "./formats/toml.ts";
-import { atomicWrite, newFileMode, readSnapshot, removeFile, sha256Hex, unchangedSince, type FileSnapshot } from "./files.ts";
-import { deleteJournal, recoverJournal, rollBack, writeJournal, type JournalMutation } from "./journal.ts";
+import { assertReplaceable, readSnapshot, sha256Hex } from "./files.ts";
+import { recoverJournal, type RecoveryOutcome } from "./journal.ts";
 import { acquireSetupLock } from "./lock.ts";
-import {
-  compareVersions,
-  RuntimeStore,
-  type ActivePointer,
-  type IntegrityExpectation,
-  type RuntimeRecord,
-  type RuntimeSource,
-} from "./runtime-store.ts";
-import { checkMcpHandshake, checkRuntimeVersion, verifyRuntime, type RuntimeCheck } from "./runtime-verify.ts";
+import type {
+  ClientAction,
+  ClientPlan,
+  ClientStatus,
+  PlannedFile,
+  PreparedSetup,
+  SetupPlan,
+  SetupReport,
+  SetupRequest,
+  SetupServiceOptions,
+  SetupState,
+  VerifyReport,
+} from "./plan-types.ts";
+import { compareVersions, RuntimeStore, type ActivePointer, type RuntimeRecord, type RuntimeSource } from "./runtime-store.ts";
+import { checkMcpHandshake, checkRuntimeVersion } from "./runtime-verify.ts";
 
-export type SetupOperation = "configure" | "remove" | "rollback";
-export type ClientAction = "create" | "update" | "already_current" | "remove" | "not_configured";
-export type ClientState = "absent" | "current" | "drift" | "malformed";
+export type * from "./plan-types.ts";
 
-export type ClientStatus = {
-  client: ClientId;
-  display_name: string;
-  path: string;
-  detected: boolean;
-  state: ClientState;
+function noOtherRuntime(message: string, remediation: string[], details: Record<string, unknown> = {}): FlameoxError {
+  return new FlameoxError({ code: "CAPABILITY_UNAVAILABLE", message, remediation, details });
+}
+
+type RuntimeChoice = Pick<PreparedSetup, "install" | "reuse"> & {
+  version: string | null;
+  sha256: string | null;
+  action: SetupPlan["runtime"]["action"];
   problem: string | null;
 };
-
-export type SetupState = {
-  schema_version: 1;
-  data_root: string;
-  active: ActivePointer | null;
-  installed_versions: string[];
-  source: { version: string; kind: "self" | "file"; path: string } | null;
-  journal_pending: boolean;
-  clients: ClientStatus[];
-};
-
-export type ClientPlan = {
-  client: ClientId;
-  display_name: string;
-  path: string;
-  resolved_path: string;
-  format: ConfigFormat;
-  action: ClientAction;
-  detected: boolean;
-  before_sha256: string | null;
-  after_sha256: string | null;
-  diff: string[];
-};
-
-export type SetupPlan = {
-  schema_version: 1;
-  operation: SetupOperation;
-  version: string | null;
-  runtime: {
-    action: "install" | "reuse" | "not_required";
-    executable: string | null;
-    sha256: string | null;
-    source: string | null;
-  };
-  active: { from: string | null; to: string | null };
-  clients: ClientPlan[];
-  warnings: string[];
-};
-
-export type SetupRequest = { operation: SetupOperation; clients: ClientId[]; version?: string | undefined };
-
-type PlannedFile = { client: ClientId; snapshot: FileSnapshot; after: Uint8Array | null };
-
-export type PreparedSetup = {
-  plan: SetupPlan;
-  files: PlannedFile[];
-  activeSnapshot: FileSnapshot;
-  activeAfter: Uint8Array | null;
-  install: RuntimeSource | null;
-  reuse: RuntimeRecord | null;
-};
-
-export type SetupReport = {
-  schema_version: 1;
-  operation: SetupOperation;
-  version: string | null;
-  executable: string | null;
-  runtime_installed: boolean;
-  runtime_verified: boolean;
-  changed_clients: ClientId[];
-  unchanged_clients: ClientId[];
-  recovered_files: string[];
-};
-
-export type VerifyReport = {
-  schema_version: 1;
-  operation: "verify";
-  ok: boolean;
-  version: string | null;
-  executable: string | null;
-  runtime: { version_ok: boolean; handshake_ok: boolean; tools: number | null; sha256_ok: boolean };
-  clients: Array<{ client: ClientId; display_name: string; path: string; state: ClientState }>;
-  drifted_clients: ClientId[];
-  problems: string[];
-};
-
-export type SetupServiceOptions = {
-  environment: SetupEnvironment;
-  /** What configure installs; null when running from sources without FLAMEOX_SETUP_RUNTIME_SOURCE. */
-  source: RuntimeSource | null;
-  integrity?: IntegrityExpectation;
-  lockTimeoutMs?: number;
-  /** Test hook: throw after this many writes (a partial failure, rolled back in-process). */
-  failAfterWrites?: number;
-  checkRuntime?: (executable: string, version: string) => Promise<RuntimeCheck>;
-};
-
-type LoadedConfig = { snapshot: FileSnapshot; text: string; bom: boolean; document: ConfigDocument };
-
-function openDocument(definition: ClientDefinition, path: string, text: string): ConfigDocument {
-  const format = definition.format(path);
-  return format === "toml" ? openTomlDocument(text, path, definition.section) : openJsonDocument(text, format, path, definition.section);
-}
-
-function loadConfig(definition: ClientDefinition, path: string): LoadedConfig {
-  const snapshot = readSnapshot(path);
-  const decoded = snapshot.bytes === null ? { text: "", bom: false } : decodeConfig(snapshot.bytes, path);
-  return { snapshot, text: decoded.text, bom: decoded.bom, document: openDocument(definition, path, decoded.text) };
-}
-
-function conflict(message: string, details: Record<string, unknown> = {}): FlameoxError {
-  return new FlameoxError({
-    code: "REVISION_CONFLICT",
-    message,
-    remediation: ["Rerun flameox setup to preview the current files again."],
-    details,
-    retryable: true,
-  });
-}
 
 export class SetupService {
   readonly store: RuntimeStore;
@@ -169,28 +56,38 @@ export class SetupService {
     this.store = new RuntimeStore(options.environment);
   }
 
-  private allowedPaths(): Set<string> {
-    return new Set([...allowedConfigPaths(this.environment), this.store.activePath]);
+  private ownFileNames(): Set<string> {
+    return new Set(["active", "connections.json"]);
   }
 
-  private wantedEntry(definition: ClientDefinition, launcher: string): Record<string, unknown> {
-    return definition.entry(launcher);
+  private recoverLocked(): RecoveryOutcome {
+    return recoverJournal(this.store.journalPath, configFileNames, this.ownFileNames());
   }
 
-  /** Rolls back a journal left by a crashed run. Returns the restored paths. */
-  async recover(): Promise<string[]> {
-    if (!existsSync(this.store.journalPath)) return [];
+  /** Rolls back a journal left by a crashed run (never throws for its content; see journal.ts). */
+  async recover(): Promise<RecoveryOutcome> {
+    if (!existsSync(this.store.journalPath)) return { restored: [], left_alone: [], kept_journal: null, warnings: [] };
     const lock = await acquireSetupLock(this.store.lockPath, this.options.lockTimeoutMs);
     try {
-      return recoverJournal(this.store.journalPath, this.allowedPaths());
+      return this.recoverLocked();
     } finally {
       lock.release();
     }
   }
 
+  /** The active pointer, or null with a warning when it is damaged (configure replaces it). */
+  private activeOrNull(warnings: string[]): ActivePointer | null {
+    try {
+      return this.store.readActive();
+    } catch (error) {
+      warnings.push(`${(error as Error).message} It will be replaced.`);
+      return null;
+    }
+  }
+
   /** Read-only overview: active runtime, installed versions and each client's state. */
   inspect(): SetupState {
-    const active = this.store.readActive();
+    const active = this.activeOrNull([]);
     const source = this.options.source;
     return {
       schema_version: 1,
@@ -208,75 +105,122 @@ export class SetupService {
     const path = definition.configPath(this.environment);
     const base = { client: id, display_name: definition.displayName, path, detected: definition.detect(this.environment) };
     try {
-      const { document } = loadConfig(definition, path);
-      if (document.entry === undefined) return { ...base, state: "absent", problem: null };
-      const current = active !== null && deepEqual(document.entry, this.wantedEntry(definition, active.executable));
-      return { ...base, state: current ? "current" : "drift", problem: null };
+      const files = loadClientFiles(id, this.environment);
+      const entry = files.primary.document.entry;
+      const tools = entry ? definition.toolsOf(entry) : null;
+      return { ...base, state: clientState(id, files, active?.executable ?? null), problem: null, tools };
     } catch (error) {
-      return { ...base, state: "malformed", problem: error instanceof Error ? error.message : String(error) };
+      return { ...base, state: "malformed", problem: error instanceof Error ? error.message : String(error), tools: null };
     }
   }
 
+  /** Clients with our entry (current or drifted): what --refresh, rollback and configure move. */
   configuredClients(state: SetupState = this.inspect()): ClientId[] {
     return state.clients.filter((client) => client.state === "current" || client.state === "drift").map((client) => client.client);
   }
 
-  async plan(request: SetupRequest): Promise<PreparedSetup> {
-    const active = this.store.readActive();
-    const activeSnapshot = readSnapshot(this.store.activePath);
-    const warnings: string[] = [];
-    let clients = canonicalClients(request.clients);
-    let version: string | null = null;
-    let install: RuntimeSource | null = null;
-    let reuse: RuntimeRecord | null = null;
-    let sha256: string | null = null;
+  /** Connected clients whose config can no longer be read (known from the connection records). */
+  unreadableConnectedClients(state: SetupState = this.inspect()): ClientStatus[] {
+    const records = readConnections(this.store.connectionsPath).clients;
+    return state.clients.filter((client) => client.state === "malformed" && records[client.client] !== undefined);
+  }
 
-    if (request.operation === "configure") {
-      const source = this.options.source;
-      if (!source) {
-        throw new FlameoxError({
-          code: "CAPABILITY_UNAVAILABLE",
-          message: "This flameox is running from sources and cannot install itself as a runtime.",
-          remediation: ["Run `flameox setup` from the compiled flameox binary (or `npx flameox@latest setup`)."],
-        });
-      }
-      version = source.version;
-      if (active && compareVersions(active.version, source.version) > 0 && this.store.readRecord(active.version)) {
+  private chooseRuntime(request: SetupRequest, active: ActivePointer | null, warnings: string[]): RuntimeChoice {
+    if (request.operation === "remove")
+      return { version: null, sha256: null, action: "not_required", install: null, reuse: null, problem: null };
+    if (request.operation === "rollback") return this.chooseRollback(request, active);
+    const source = this.options.source;
+    if (!source) {
+      throw noOtherRuntime("This flameox is running from sources and cannot install itself as a runtime.", [
+        "Run `flameox setup` from the compiled flameox binary (or `npx flameox@latest setup`).",
+      ]);
+    }
+    const digest = sha256Hex(readSnapshot(source.path).bytes ?? new Uint8Array());
+    // --expect-sha256 / --checksums check this binary whether or not its version is installed.
+    this.store.checkExpected(source, digest, this.options.integrity ?? {});
+    if (active && compareVersions(active.version, source.version) > 0) {
+      const health = this.store.health(active.version);
+      if (health.state === "intact") {
         warnings.push(
           `The active runtime ${active.version} is newer than this flameox ${source.version}; keeping ${active.version}. Run \`npx flameox@latest setup\` for the newest launcher.`,
         );
-        version = active.version;
+        return {
+          version: active.version,
+          sha256: health.record.sha256,
+          action: "reuse",
+          install: null,
+          reuse: health.record,
+          problem: null,
+        };
       }
-      reuse = this.store.readRecord(version);
-      if (reuse) sha256 = reuse.sha256;
-      else {
-        install = source;
-        sha256 = sha256Hex(await Bun.file(source.path).bytes());
-      }
-    } else if (request.operation === "rollback") {
-      const installed = this.store.installedVersions();
-      version = request.version ?? installed.find((record) => record.version !== active?.version)?.version ?? null;
-      if (version === null) {
-        throw new FlameoxError({
-          code: "CAPABILITY_UNAVAILABLE",
-          message: "No other installed flameox runtime to roll back to.",
-          remediation: ["Run `flameox setup` from the flameox version you want, which installs it."],
-        });
-      }
-      this.store.executablePath(version);
-      reuse = this.store.readRecord(version);
-      if (!reuse) {
-        throw new FlameoxError({
-          code: "CAPABILITY_UNAVAILABLE",
-          message: `flameox ${version} is not installed.`,
-          remediation: [`Installed versions: ${installed.map((record) => record.version).join(", ") || "none"}.`],
-          details: { version, installed: installed.map((record) => record.version) },
-        });
-      }
-      sha256 = reuse.sha256;
-      if (clients.length === 0) clients = this.configuredClients();
+      warnings.push(
+        `The active runtime ${active.version} ${health.state === "damaged" ? `is damaged (${health.reason})` : "is gone"}; installing this flameox ${source.version} instead.`,
+      );
     }
-    if (clients.length === 0 && request.operation !== "rollback") {
+    const health = this.store.health(source.version);
+    if (health.state === "intact" && health.record.sha256 !== digest) {
+      throw new FlameoxError({
+        code: "ARTIFACT_INTEGRITY_FAILED",
+        message: `Runtime ${source.version} is already installed with different bytes (sha256 ${health.record.sha256}, this binary ${digest}).`,
+        remediation: [`Move ${this.store.versionDirectory(source.version)} aside if you trust this binary, then rerun flameox setup.`],
+        details: { installed: health.record.sha256, source: digest },
+      });
+    }
+    const action = health.state === "intact" ? "reuse" : health.state === "damaged" ? "repair" : "install";
+    const problem = health.state === "damaged" ? health.reason : null;
+    return { version: source.version, sha256: digest, action, install: source, reuse: null, problem };
+  }
+
+  private chooseRollback(request: SetupRequest, active: ActivePointer | null): RuntimeChoice {
+    const installed = this.store.installedVersions();
+    const version = request.version ?? installed.find((record) => record.version !== active?.version)?.version ?? null;
+    if (version === null) {
+      throw noOtherRuntime("No other installed flameox runtime to roll back to.", [
+        "Run `flameox setup` from the flameox version you want, which installs it.",
+      ]);
+    }
+    this.store.executablePath(version);
+    const health = this.store.health(version);
+    if (health.state !== "intact") {
+      const names = installed.map((record) => record.version).join(", ") || "none";
+      throw noOtherRuntime(
+        health.state === "damaged"
+          ? `flameox ${version} is installed but damaged: ${health.reason}.`
+          : `flameox ${version} is not installed.`,
+        [
+          `Run setup with the flameox ${version} binary (\`npx flameox@${version} setup --refresh --yes\`), which installs or repairs it. Installed: ${names}.`,
+        ],
+        { version, installed: installed.map((record) => record.version) },
+      );
+    }
+    return { version, sha256: health.record.sha256, action: "reuse", install: null, reuse: health.record, problem: null };
+  }
+
+  /** Which clients a request touches, and why each is in it. */
+  private selectClients(request: SetupRequest, warnings: string[]): Map<ClientId, "selected" | "connected"> {
+    const selection = new Map<ClientId, "selected" | "connected">(canonicalClients(request.clients).map((id) => [id, "selected"]));
+    if (request.operation === "remove") return selection;
+    const state = this.inspect();
+    for (const id of this.configuredClients(state)) if (!selection.has(id)) selection.set(id, "connected");
+    const following = [...selection].filter(([, reason]) => reason === "connected").map(([id]) => clientDefinition(id).displayName);
+    if (following.length > 0 && request.clients.length > 0) {
+      warnings.push(`The active runtime is shared, so these connected clients move with it: ${following.join(", ")}.`);
+    }
+    for (const client of this.unreadableConnectedClients(state)) {
+      if (!selection.has(client.client))
+        warnings.push(`${client.display_name} is connected but its config cannot be read; it was not updated: ${client.problem}`);
+    }
+    return new Map(canonicalClients(selection.keys()).map((id) => [id, selection.get(id)!]));
+  }
+
+  async plan(request: SetupRequest): Promise<PreparedSetup> {
+    const warnings: string[] = [];
+    if (existsSync(this.store.journalPath)) warnings.push("An interrupted setup left a journal; applying rolls it back first.");
+    const active = this.activeOrNull(warnings);
+    const activeSnapshot = readSnapshot(this.store.activePath);
+    const runtime = this.chooseRuntime(request, active, warnings);
+    const selection = this.selectClients(request, warnings);
+    if (selection.size === 0 && request.operation !== "rollback") {
       throw new FlameoxError({
         code: "INVALID_ARGUMENTS",
         message: "Select at least one MCP client.",
@@ -284,172 +228,103 @@ export class SetupService {
         details: { fields: [{ field: "clients", message: "empty", type: "selection" }] },
       });
     }
-
-    const launcher = version === null ? null : this.store.executablePath(version);
+    const launcher = runtime.version === null ? null : this.store.executablePath(runtime.version);
+    const records = readConnections(this.store.connectionsPath).clients;
     const files: PlannedFile[] = [];
     const clientPlans: ClientPlan[] = [];
-    for (const id of clients) {
+    // --tools is for the clients that limit tools; when none of those is selected, for all selected.
+    const selected = [...selection].filter(([, reason]) => reason === "selected").map(([id]) => id);
+    const limited = selected.filter((id) => clientDefinition(id).toolLimit !== undefined);
+    const toolTargets = new Set(limited.length > 0 ? limited : selected);
+    for (const [id, reason] of selection) {
       const definition = clientDefinition(id);
-      const path = definition.configPath(this.environment);
-      const detected = definition.detect(this.environment);
-      const loaded = loadConfig(definition, path);
-      let action: ClientAction;
-      let afterText: string | null = null;
-      if (request.operation === "remove") {
-        action = loaded.document.entry === undefined ? "not_configured" : "remove";
-        if (action === "remove") afterText = loaded.document.withoutEntry();
-      } else {
-        const wanted = this.wantedEntry(definition, launcher!);
-        if (loaded.document.entry !== undefined && deepEqual(loaded.document.entry, wanted)) action = "already_current";
-        else {
-          action = loaded.snapshot.bytes === null ? "create" : "update";
-          afterText = loaded.document.withEntry(wanted);
-        }
-      }
-      const after = afterText === null ? null : encodeConfig(afterText, loaded.bom);
-      files.push({ client: id, snapshot: loaded.snapshot, after });
+      const loaded = loadClientFiles(id, this.environment);
+      const tools = toolTargets.has(id) && request.tools !== undefined ? request.tools : "keep";
+      const intent: FileIntent = launcher === null ? { kind: "disconnect" } : { kind: "connect", launcher, tools };
+      const planned = this.planClientFiles(id, loaded, intent);
+      files.push(...planned);
+      const primary = loaded.primary;
+      const change = renderChange(definition, primary, intent, records[id] ?? null);
+      const otherChanges = planned.length > (change.kind === "none" ? 0 : 1);
+      const after = change.kind === "write" ? change.bytes : null;
       clientPlans.push({
         client: id,
         display_name: definition.displayName,
-        path,
-        resolved_path: loaded.snapshot.resolvedPath,
-        format: definition.format(path),
-        action,
-        detected,
-        before_sha256: loaded.snapshot.bytes === null ? null : sha256Hex(loaded.snapshot.bytes),
+        path: primary.snapshot.path,
+        resolved_path: primary.snapshot.resolvedPath,
+        format: definition.format(primary.snapshot.path),
+        action: clientAction(intent, change.kind, primary.snapshot.bytes === null, primary.document.entry !== undefined, otherChanges),
+        detected: definition.detect(this.environment),
+        reason,
+        before_sha256: primary.snapshot.bytes === null ? null : sha256Hex(primary.snapshot.bytes),
         after_sha256: after === null ? null : sha256Hex(after),
-        diff: afterText === null ? [] : diffSummary(loaded.text, afterText),
+        diff: change.kind === "none" ? [] : diffSummary(change.before, change.kind === "write" ? change.text : ""),
       });
-      if (!detected && request.operation === "configure") {
-        warnings.push(`${definition.displayName} was not detected; its config will be created at ${path}.`);
+      if (!clientPlans.at(-1)!.detected && request.operation === "configure" && reason === "selected") {
+        warnings.push(`${definition.displayName} was not detected; its config will be created at ${primary.snapshot.path}.`);
       }
+      this.warnAboutToolLimit(id, intent, warnings);
     }
-
     let activeAfter: Uint8Array | null = null;
-    if (request.operation !== "remove" && version !== null && sha256 !== null) {
-      const text = this.store.activePointerText({
-        schema_version: 1,
-        version,
-        target: "",
-        sha256,
-        size: 0,
-        source: "self",
-        executable: launcher!,
-      });
-      const bytes = new TextEncoder().encode(text);
+    if (request.operation !== "remove" && runtime.version !== null && runtime.sha256 !== null) {
+      const bytes = new TextEncoder().encode(
+        this.store.activePointerText({ version: runtime.version, executable: launcher!, sha256: runtime.sha256 }),
+      );
       if (activeSnapshot.bytes === null || sha256Hex(activeSnapshot.bytes) !== sha256Hex(bytes)) activeAfter = bytes;
     }
-
     const plan: SetupPlan = {
       schema_version: 1,
       operation: request.operation,
-      version,
+      version: runtime.version,
       runtime: {
-        action: request.operation === "remove" ? "not_required" : install ? "install" : "reuse",
+        action: runtime.action,
         executable: launcher,
-        sha256,
-        source: install ? install.path : null,
+        sha256: runtime.sha256,
+        source: runtime.install && runtime.action !== "reuse" ? runtime.install.path : null,
+        problem: runtime.problem,
       },
-      active: { from: active?.version ?? null, to: request.operation === "remove" ? (active?.version ?? null) : version },
+      active: { from: active?.version ?? null, to: request.operation === "remove" ? (active?.version ?? null) : runtime.version },
       clients: clientPlans,
       warnings,
     };
-    return { plan, files, activeSnapshot, activeAfter, install, reuse };
+    return { plan, files, activeSnapshot, activeAfter, install: runtime.install, reuse: runtime.reuse };
   }
 
-  async apply(prepared: PreparedSetup): Promise<SetupReport> {
-    const lock = await acquireSetupLock(this.store.lockPath, this.options.lockTimeoutMs);
-    try {
-      const recovered = recoverJournal(this.store.journalPath, this.allowedPaths());
-      const changed = [...prepared.files.map((file) => file.snapshot), prepared.activeSnapshot].filter(
-        (snapshot) => !unchangedSince(snapshot),
-      );
-      if (recovered.length > 0 || changed.length > 0) {
-        throw conflict("Client configuration changed after the setup preview; nothing was written.", {
-          paths: [...new Set([...recovered, ...changed.map((snapshot) => snapshot.path)])],
-        });
-      }
-      const { plan } = prepared;
-      let runtimeInstalled = false;
-      let runtimeVerified = false;
-      const check = this.options.checkRuntime ?? verifyRuntime;
-      if (prepared.install) {
-        const outcome = await this.store.install(prepared.install, this.options.integrity ?? {}, check);
-        runtimeInstalled = outcome.installed;
-        runtimeVerified = true;
-        if (outcome.record.sha256 !== plan.runtime.sha256) throw conflict("The runtime changed after the setup preview.");
-      } else if (prepared.reuse) {
-        const record = this.store.readRecord(prepared.reuse.version);
-        if (!record || record.sha256 !== prepared.reuse.sha256)
-          throw conflict(`Runtime ${prepared.reuse.version} changed or disappeared after the setup preview.`);
-        await this.store.reverify(record, check);
-        runtimeVerified = true;
-      }
+  /** The primary file, plus (for clients reading several names) removal of our entry elsewhere. */
+  private planClientFiles(id: ClientId, loaded: ClientFiles, intent: FileIntent): PlannedFile[] {
+    const definition = clientDefinition(id);
+    const records = readConnections(this.store.connectionsPath).clients;
+    const files: PlannedFile[] = [];
+    const add = (config: ClientFiles["primary"], fileIntent: FileIntent) => {
+      if (renderChange(definition, config, fileIntent, records[id] ?? null).kind === "none") return;
+      // A read-only or hard-linked config is refused in the preview, before anything is installed.
+      assertReplaceable(config.snapshot, definition.displayName);
+      files.push({ client: id, path: config.snapshot.path, intent: fileIntent, snapshot: config.snapshot });
+    };
+    add(loaded.primary, intent);
+    // A stale entry in a lower-precedence file would be merged into ours (OpenCode's legacy config.json).
+    for (const other of loaded.others) add(other, { kind: "disconnect" });
+    return files;
+  }
 
-      const writes: Array<{ snapshot: FileSnapshot; after: Uint8Array | null }> = prepared.files
-        .filter((file) => file.after !== null)
-        .map((file) => ({ snapshot: file.snapshot, after: file.after }));
-      if (prepared.activeAfter) writes.push({ snapshot: prepared.activeSnapshot, after: prepared.activeAfter });
-      const changedClients = prepared.files.filter((file) => file.after !== null).map((file) => file.client);
-      const report: SetupReport = {
-        schema_version: 1,
-        operation: plan.operation,
-        version: plan.version,
-        executable: plan.runtime.executable,
-        runtime_installed: runtimeInstalled,
-        runtime_verified: runtimeVerified,
-        changed_clients: changedClients,
-        unchanged_clients: prepared.files.filter((file) => file.after === null).map((file) => file.client),
-        recovered_files: [],
-      };
-      if (writes.length === 0) return report;
+  private warnAboutToolLimit(id: ClientId, intent: FileIntent, warnings: string[]): void {
+    const definition = clientDefinition(id);
+    if (definition.toolLimit === undefined || intent.kind !== "connect" || intent.tools !== null) return;
+    warnings.push(
+      `${definition.displayName} takes at most ${definition.toolLimit} tools; pass --tools FAMILY,… (see \`flameox mcp inspect\`) to expose fewer.`,
+    );
+  }
 
-      const mutations: JournalMutation[] = writes.map(({ snapshot, after }) => ({
-        path: snapshot.path,
-        resolved_path: snapshot.resolvedPath,
-        original: snapshot.bytes === null ? null : Buffer.from(snapshot.bytes).toString("base64"),
-        original_sha256: snapshot.bytes === null ? null : sha256Hex(snapshot.bytes),
-        updated_sha256: after === null ? null : sha256Hex(after),
-        mode: snapshot.mode,
-      }));
-      writeJournal(this.store.journalPath, mutations);
-      const crashAfter = Number(this.environment.env.FLAMEOX_SETUP_CRASH_AFTER_WRITES ?? Number.NaN);
-      let written = 0;
-      try {
-        for (const { snapshot, after } of writes) {
-          if (!unchangedSince(snapshot)) throw conflict(`Configuration changed during setup: ${snapshot.path}`, { paths: [snapshot.path] });
-          if (after === null) removeFile(snapshot.path);
-          else atomicWrite(snapshot.path, after, snapshot.mode ?? newFileMode);
-          written += 1;
-          if (written === crashAfter) process.kill(process.pid, "SIGKILL");
-          if (written === this.options.failAfterWrites) throw new Error(`injected failure after ${written} writes`);
-        }
-      } catch (error) {
-        const outcome = rollBack(mutations);
-        if (outcome.conflicts.length > 0) {
-          throw new FlameoxError({
-            code: "REVISION_CONFLICT",
-            message: "One or more configs changed during setup rollback.",
-            remediation: [`The journal was kept at ${this.store.journalPath}; repair ${outcome.conflicts.join(", ")} by hand.`],
-            details: { paths: outcome.conflicts },
-            cause: error,
-          });
-        }
-        deleteJournal(this.store.journalPath);
-        throw error;
-      }
-      deleteJournal(this.store.journalPath);
-      return report;
-    } finally {
-      lock.release();
-    }
+  apply(prepared: PreparedSetup): Promise<SetupReport> {
+    return applyPrepared({ store: this.store, options: this.options, recover: () => this.recoverLocked() }, prepared);
   }
 
   /** Read-only: the active runtime works and every configured client launches exactly it. */
   async verify(): Promise<VerifyReport> {
     const problems: string[] = [];
-    if (existsSync(this.store.journalPath))
-      problems.push(`An interrupted setup left ${this.store.journalPath}; run flameox setup to recover it.`);
+    if (existsSync(this.store.journalPath)) {
+      problems.push(`An interrupted setup left ${this.store.journalPath}; the next \`flameox setup\` run rolls it back.`);
+    }
     let active: ActivePointer | null = null;
     try {
       active = this.store.readActive();
@@ -459,34 +334,22 @@ export class SetupService {
     const runtime = { version_ok: false, handshake_ok: false, tools: null as number | null, sha256_ok: false };
     const clientsReport: VerifyReport["clients"] = [];
     const drifted: ClientId[] = [];
+    const toolSelections = new Set<string>();
     for (const id of clientIds) {
       const status = this.clientStatus(id, active);
       if (status.state === "absent") continue;
       clientsReport.push({ client: id, display_name: status.display_name, path: status.path, state: status.state });
-      if (status.state === "malformed") problems.push(`${status.display_name}: ${status.problem}`);
+      if (status.state === "malformed") problems.push(`${status.problem}`);
       if (status.state === "drift") drifted.push(id);
+      if (status.tools) toolSelections.add(status.tools.join(","));
     }
     if (drifted.length > 0) {
-      problems.push(`Not launching the active runtime exactly: ${drifted.map((id) => clientDefinition(id).displayName).join(", ")}.`);
+      problems.push(
+        `Not launching the active runtime exactly: ${drifted.map((id) => clientDefinition(id).displayName).join(", ")}. Run \`flameox setup --refresh --yes\` to re-point them.`,
+      );
     }
-    if (!active) {
-      problems.push("No active flameox runtime is configured; run flameox setup.");
-    } else {
-      const record = this.store.readRecord(active.version);
-      if (!record) problems.push(`The active runtime ${active.version} is not installed at ${active.executable}.`);
-      else {
-        runtime.sha256_ok = sha256Hex(await Bun.file(record.executable).bytes()) === record.sha256 && record.sha256 === active.sha256;
-        if (!runtime.sha256_ok) problems.push(`The active runtime ${active.executable} does not match its recorded sha256.`);
-        try {
-          await checkRuntimeVersion(record.executable, active.version);
-          runtime.version_ok = true;
-          runtime.tools = await checkMcpHandshake(record.executable);
-          runtime.handshake_ok = true;
-        } catch (error) {
-          problems.push((error as Error).message);
-        }
-      }
-    }
+    if (!active) problems.push("No active flameox runtime is configured; run flameox setup.");
+    else await this.verifyRuntime(active, runtime, [...toolSelections], problems);
     return {
       schema_version: 1,
       operation: "verify",
@@ -499,4 +362,37 @@ export class SetupService {
       problems,
     };
   }
+
+  private async verifyRuntime(active: ActivePointer, runtime: VerifyReport["runtime"], toolSelections: string[], problems: string[]) {
+    const health = this.store.health(active.version);
+    const repair = `Rerun \`flameox setup --refresh --yes\` with the flameox ${active.version} binary to repair it.`;
+    if (health.state === "absent") {
+      problems.push(`The active runtime ${active.version} is not installed at ${active.executable}. ${repair}`);
+      return;
+    }
+    runtime.sha256_ok = health.state === "intact" && health.record.sha256 === active.sha256;
+    if (health.state === "damaged") problems.push(`The active runtime ${active.version} is damaged: ${health.reason}. ${repair}`);
+    else if (!runtime.sha256_ok)
+      problems.push(`The active runtime ${active.executable} does not match the active pointer's sha256. ${repair}`);
+    const record: RuntimeRecord | null = health.state === "intact" ? health.record : null;
+    if (!record) return;
+    try {
+      await checkRuntimeVersion(record.executable, active.version);
+      runtime.version_ok = true;
+      runtime.tools = await checkMcpHandshake(record.executable);
+      // Each client's own --tools selection must be accepted by this runtime, too.
+      for (const tools of toolSelections) await checkMcpHandshake(record.executable, ["--tools", tools]);
+      runtime.handshake_ok = true;
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+  }
 }
+
+function clientAction(intent: FileIntent, change: string, fileAbsent: boolean, hadEntry: boolean, otherChanges: boolean): ClientAction {
+  if (intent.kind === "disconnect") return hadEntry || otherChanges ? "remove" : "not_configured";
+  if (change === "none") return otherChanges ? "update" : "already_current";
+  return fileAbsent ? "create" : "update";
+}
+
+export type { RuntimeSource };

@@ -15,7 +15,25 @@ function cancelled(): FlameoxError {
   return new FlameoxError({ code: "PROCESS_CANCELLED", message: "Setup cancelled.", remediation: ["Nothing was changed."] });
 }
 
-export async function runSetupWizard(service: SetupService, options: { remove?: boolean } = {}): Promise<number> {
+export type WizardOptions = {
+  remove?: boolean;
+  /** The tool families this flameox serves and how many tools each holds (for clients with tool limits). */
+  families?: Array<{ name: string; tools: number }>;
+};
+
+/** Families preselected for a client taking at most `limit` tools: all when they fit, else in order until full. */
+export function familiesWithin(families: Array<{ name: string; tools: number }>, limit: number): string[] {
+  const chosen: string[] = [];
+  let total = 0;
+  for (const family of families) {
+    if (total + family.tools > limit) continue;
+    chosen.push(family.name);
+    total += family.tools;
+  }
+  return chosen;
+}
+
+export async function runSetupWizard(service: SetupService, options: WizardOptions = {}): Promise<number> {
   const prompts = await import("@clack/prompts");
   const answer = <T>(value: T | symbol): T => {
     if (prompts.isCancel(value)) {
@@ -26,8 +44,9 @@ export async function runSetupWizard(service: SetupService, options: { remove?: 
   };
 
   prompts.intro("flameox setup");
-  const recovered = await service.recover();
-  if (recovered.length > 0) prompts.log.warn(`Rolled back an interrupted setup: ${recovered.join(", ")}`);
+  const recovery = await service.recover();
+  if (recovery.restored.length > 0) prompts.log.warn(`Rolled back an interrupted setup: ${recovery.restored.join(", ")}`);
+  for (const warning of recovery.warnings) prompts.log.warn(warning);
   const state = service.inspect();
   const configured = service.configuredClients(state);
   prompts.note(renderState(state), "Status");
@@ -81,20 +100,42 @@ export async function runSetupWizard(service: SetupService, options: { remove?: 
   } else {
     const detected = new Set(state.clients.filter((client) => client.detected).map((client) => client.client));
     const connected = new Set(configured);
+    // A client whose config cannot be read is shown but cannot be chosen: picking it would abort the run.
+    const malformed = new Map(
+      state.clients.filter((client) => client.state === "malformed").map((client) => [client.client, client.problem]),
+    );
     const selected = answer<ClientId[]>(
       await prompts.multiselect<ClientId>({
         message: action === "remove" ? "Select MCP clients to disconnect:" : "Select MCP clients to connect:",
         options: clientIds.map((id) => ({
           value: id,
           label: clientDefinition(id).displayName,
-          hint: [detected.has(id) ? "detected" : "", connected.has(id) ? "connected" : ""].filter(Boolean).join(", ") || undefined,
+          hint: malformed.has(id)
+            ? "config unreadable; repair it first"
+            : [detected.has(id) ? "detected" : "", connected.has(id) ? "connected" : ""].filter(Boolean).join(", ") || undefined,
+          disabled: malformed.has(id),
         })),
-        initialValues: clientIds.filter((id) => (action === "remove" ? connected.has(id) : detected.has(id))),
+        initialValues: clientIds.filter((id) => !malformed.has(id) && (action === "remove" ? connected.has(id) : detected.has(id))),
         required: true,
       }),
     );
+    for (const [id, problem] of malformed) prompts.log.warn(`${clientDefinition(id).displayName} was left out: ${problem}`);
     if (action !== "remove") prompts.log.info("Client detection is informational; only selected clients will change.");
     request = { operation: action === "remove" ? "remove" : "configure", clients: selected };
+    const limited = selected.map(clientDefinition).filter((definition) => definition.toolLimit !== undefined);
+    if (action !== "remove" && limited.length > 0 && options.families && options.families.length > 0) {
+      const limit = Math.min(...limited.map((definition) => definition.toolLimit!));
+      const total = options.families.reduce((sum, family) => sum + family.tools, 0);
+      const families = answer<string[]>(
+        await prompts.multiselect<string>({
+          message: `${limited.map((definition) => definition.displayName).join(" and ")} take at most ${limit} tools (flameox has ${total}). Tool families to expose:`,
+          options: options.families.map((family) => ({ value: family.name, label: family.name, hint: `${family.tools} tools` })),
+          initialValues: familiesWithin(options.families, limit),
+          required: true,
+        }),
+      );
+      request.tools = families.length === options.families.length ? null : families;
+    }
   }
 
   const prepared = await service.plan(request);

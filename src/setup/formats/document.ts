@@ -1,14 +1,49 @@
 /** What every config editor offers: the current entry, and the whole new text with it set or removed. */
 import { FlameoxError } from "../../domain/errors.ts";
 
+/**
+ * How the server section looked before we first added our entry, so a disconnect can put back exactly
+ * that: no section at all, an empty one (with its exact text), or one that holds other servers.
+ */
+export type SectionOrigin = {
+  file_existed: boolean;
+  section: "absent" | "empty" | "present";
+  /** The exact text of an empty section (`{}`, `{ }`), or of an empty document when the section was absent. */
+  empty_text: string | null;
+  /**
+   * JSON: the exact text between the last member and the closing brace of the object our entry (or
+   * section) was added to, which an insertion re-formats; null when not applicable.
+   */
+  tail_text?: string | null;
+  final_newline: boolean;
+};
+
 export type ConfigDocument = {
   /** Our entry as parsed, or undefined when absent. */
-  entry: unknown;
-  /** Full new file text with our entry set to `value`; every byte outside the entry is kept. */
-  withEntry(value: Record<string, unknown>): string;
-  /** Full new file text without our entry (unchanged text when there is none). */
-  withoutEntry(): string;
+  entry: Record<string, unknown> | undefined;
+  /** The section as it is apart from our entry (meaningful before we add it). */
+  origin: SectionOrigin;
+  /**
+   * Full new file text with the `managed` keys of our entry set; keys the user added to our entry
+   * (an `env` table, a timeout) are kept. Every byte outside the entry is kept.
+   */
+  withEntry(managed: Record<string, unknown>): string;
+  /** Full new file text without our entry, restoring the section as `origin` describes when it is now empty. */
+  withoutEntry(origin: SectionOrigin | null): string;
 };
+
+/** Our entry with `managed` keys set and the user's own keys kept, in their order. */
+export function mergedEntry(entry: Record<string, unknown> | undefined, managed: Record<string, unknown>): Record<string, unknown> {
+  return { ...(entry ?? {}), ...managed };
+}
+
+/** Drops one final line ending when the file had none before we first wrote it. */
+export function restoreFinalNewline(text: string, origin: SectionOrigin | null): string {
+  if (!origin || origin.final_newline) return text;
+  if (text.endsWith("\r\n")) return text.slice(0, -2);
+  if (text.endsWith("\n")) return text.slice(0, -1);
+  return text;
+}
 
 const bom = "\uFEFF";
 
@@ -55,7 +90,12 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * section means no entry yet; a section or entry that is there but not a mapping is refused, since
  * editing around it could lose the user's data. `mapping` names one in the format's words ("an object", "a table").
  */
-export function flameoxEntry(parsed: unknown, section: string[], path: string, mapping: "an object" | "a table"): unknown {
+export function flameoxEntry(
+  parsed: unknown,
+  section: string[],
+  path: string,
+  mapping: "an object" | "a table",
+): Record<string, unknown> | undefined {
   let container: unknown = parsed;
   for (const [index, key] of section.entries()) {
     if (!isPlainObject(container)) break;
@@ -69,7 +109,7 @@ export function flameoxEntry(parsed: unknown, section: string[], path: string, m
   }
   const entry = isPlainObject(container) ? container.flameox : undefined;
   if (entry !== undefined && !isPlainObject(entry)) throw malformedConfig(path, `"${[...section, "flameox"].join(".")}" is not ${mapping}`);
-  return entry;
+  return entry as Record<string, unknown> | undefined;
 }
 
 /** Deep equality with object key order ignored and array order significant. */
@@ -104,6 +144,16 @@ export function withPath(root: Record<string, unknown>, path: string[], value: u
   if (child === undefined && value === undefined) return copy;
   copy[head] = withPath(isPlainObject(child) ? child : {}, rest, value);
   return copy;
+}
+
+/** The section value (undefined when absent) of a parsed document. */
+export function sectionValue(parsed: Record<string, unknown>, section: string[]): unknown {
+  let node: unknown = parsed;
+  for (const key of section) {
+    if (!isPlainObject(node)) return undefined;
+    node = node[key];
+  }
+  return node;
 }
 
 export function lineEnding(text: string): "\r\n" | "\n" {

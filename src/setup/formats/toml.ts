@@ -1,109 +1,25 @@
 /**
  * Codex's config.toml. No maintained JS library edits TOML while keeping comments, so our table is
- * spliced in as text: find the `[mcp_servers.flameox]` header (and its sub-tables) with a small
- * string-, comment- and bracket-aware scanner, replace or append that block, then parse the result
- * with smol-toml and require it to equal the old document with only our entry changed. Anything the
- * splice cannot express (an inline table, dotted keys) fails closed with a repair message.
+ * spliced in as text: find the `[mcp_servers.flameox]` header (and its sub-tables) with the scanner in
+ * toml-scan.ts, append the table or replace only the values of the keys we manage, then parse the
+ * result with smol-toml and require it to equal the old document with only our entry changed.
+ * Anything the splice cannot express (an inline table, dotted keys) fails closed with a repair message.
  */
 import { parse as parseToml } from "smol-toml";
-import { deepEqual, flameoxEntry, isPlainObject, lineEnding, malformedConfig, withPath, type ConfigDocument } from "./document.ts";
-
-type Header = { start: number; end: number; keys: string[]; array: boolean };
-
-function parseKey(source: string): string[] | undefined {
-  const keys: string[] = [];
-  let index = 0;
-  const skip = (): void => {
-    while (index < source.length && (source[index] === " " || source[index] === "\t")) index += 1;
-  };
-  for (;;) {
-    skip();
-    const char = source[index];
-    if (char === '"' || char === "'") {
-      const close = source.indexOf(char, index + 1);
-      if (close < 0) return undefined;
-      const raw = source.slice(index, close + 1);
-      try {
-        keys.push(char === '"' ? (JSON.parse(raw) as string) : raw.slice(1, -1));
-      } catch {
-        return undefined;
-      }
-      index = close + 1;
-    } else {
-      const match = /^[A-Za-z0-9_-]+/.exec(source.slice(index));
-      if (!match) return undefined;
-      keys.push(match[0]);
-      index += match[0].length;
-    }
-    skip();
-    if (index >= source.length) return keys;
-    if (source[index] !== ".") return undefined;
-    index += 1;
-  }
-}
-
-/** Table headers at the start of a line, outside strings and multi-line values. */
-function scanHeaders(text: string): Header[] {
-  const headers: Header[] = [];
-  let depth = 0;
-  let index = 0;
-  let lineStart = true;
-  while (index < text.length) {
-    const char = text[index]!;
-    if (lineStart && depth === 0) {
-      let cursor = index;
-      while (text[cursor] === " " || text[cursor] === "\t") cursor += 1;
-      if (text[cursor] === "[") {
-        const array = text[cursor + 1] === "[";
-        const open = cursor + (array ? 2 : 1);
-        const lineEnd = text.indexOf("\n", cursor);
-        const line = text.slice(open, lineEnd < 0 ? text.length : lineEnd);
-        const close = line.indexOf(array ? "]]" : "]");
-        const keys = close >= 0 ? parseKey(line.slice(0, close)) : undefined;
-        if (keys) {
-          const end = lineEnd < 0 ? text.length : lineEnd + 1;
-          headers.push({ start: index, end, keys, array });
-          index = end;
-          lineStart = true;
-          continue;
-        }
-      }
-    }
-    lineStart = false;
-    if (char === "\n") {
-      lineStart = true;
-      index += 1;
-    } else if (char === "#") {
-      const lineEnd = text.indexOf("\n", index);
-      index = lineEnd < 0 ? text.length : lineEnd;
-    } else if (char === '"' || char === "'") {
-      const triple = text.startsWith(char.repeat(3), index);
-      const delimiter = triple ? char.repeat(3) : char;
-      let cursor = index + delimiter.length;
-      for (;;) {
-        if (cursor >= text.length) break;
-        if (char === '"' && text[cursor] === "\\") {
-          cursor += 2;
-          continue;
-        }
-        if (text.startsWith(delimiter, cursor)) {
-          cursor += delimiter.length;
-          // A multi-line string may end with up to two extra quotes.
-          while (triple && text[cursor] === char) cursor += 1;
-          break;
-        }
-        if (!triple && text[cursor] === "\n") break;
-        cursor += 1;
-      }
-      index = cursor;
-    } else {
-      if (char === "[" || char === "{") depth += 1;
-      else if ((char === "]" || char === "}") && depth > 0) depth -= 1;
-      index += 1;
-    }
-  }
-  return headers;
-}
+import {
+  deepEqual,
+  flameoxEntry,
+  isPlainObject,
+  lineEnding,
+  malformedConfig,
+  mergedEntry,
+  restoreFinalNewline,
+  sectionValue,
+  withPath,
+  type ConfigDocument,
+  type SectionOrigin,
+} from "./document.ts";
+import { scanHeaders, scanStatements, type Header } from "./toml-scan.ts";
 
 function tomlValue(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);
@@ -129,50 +45,26 @@ export function openTomlDocument(text: string, path: string, section: string[]):
     throw malformedConfig(path, `invalid TOML (${cause instanceof Error ? cause.message.split("\n")[0] : String(cause)})`, cause);
   }
   const entry = flameoxEntry(parsed, section, path, "a table");
-
   const keyPath = [...section, "flameox"];
   const eol = lineEnding(text);
   const headers = scanHeaders(text);
 
   // Our block(s): our header and its sub-tables, each up to the next header of another table.
-  const blocks: Array<{ start: number; end: number }> = [];
+  const blocks: Array<{ header: Header; start: number; end: number }> = [];
   for (const [index, header] of headers.entries()) {
     if (!startsWith(header.keys, keyPath)) continue;
     const next = headers[index + 1];
-    blocks.push({ start: header.start, end: trimTrailingTrivia(text, header.end, next ? next.start : text.length) });
+    blocks.push({ header, start: header.start, end: trimTrailingTrivia(text, header.end, next ? next.start : text.length) });
+  }
+  const main = blocks.find((block) => !block.header.array && block.header.keys.length === keyPath.length);
+  if (entry !== undefined && !main) {
+    throw malformedConfig(
+      path,
+      `"${keyPath.join(".")}" is written as an inline table or dotted keys; rewrite it as a [${keyPath.join(".")}] table or remove it`,
+    );
   }
 
-  const edit = (value: Record<string, unknown> | undefined): string => {
-    if (value === undefined && entry === undefined) return text;
-    if (
-      entry !== undefined &&
-      !headers.some((header) => !header.array && header.keys.length === keyPath.length && startsWith(header.keys, keyPath))
-    ) {
-      throw malformedConfig(
-        path,
-        `"${keyPath.join(".")}" is written as an inline table or dotted keys; rewrite it as a [${keyPath.join(".")}] table or remove it`,
-      );
-    }
-    const table = value === undefined ? "" : renderTable(keyPath, value, eol);
-    let result: string;
-    if (blocks.length > 0) {
-      const first = blocks[0]!;
-      let out = text.slice(0, first.start) + table;
-      let cursor = first.end;
-      for (const block of blocks.slice(1)) {
-        out += text.slice(cursor, block.start);
-        cursor = block.end;
-      }
-      const rest = text.slice(cursor);
-      // Removing a trailing table also drops the blank line that separated it from the one before.
-      if (value === undefined && rest.trim() === "") out = out.replace(/(\r?\n)(\s*\r?\n)+$/, "$1");
-      result = out + rest;
-    } else {
-      let prefix = text;
-      if (prefix.length > 0 && !prefix.endsWith("\n")) prefix += eol;
-      if (prefix.trim().length > 0 && !prefix.endsWith(eol + eol)) prefix += eol;
-      result = prefix + table;
-    }
+  const checked = (result: string, expected: Record<string, unknown>, alternative?: Record<string, unknown>): string => {
     let reparsed: Record<string, unknown>;
     try {
       reparsed = parseToml(result) as Record<string, unknown>;
@@ -183,10 +75,7 @@ export function openTomlDocument(text: string, path: string, section: string[]):
         cause,
       );
     }
-    let expected = withPath(parsed, keyPath, value);
-    // Removing our only table leaves no `mcp_servers` key at all when nothing else declared it.
-    if (value === undefined && !deepEqual(reparsed, expected)) expected = withPath(parsed, section, undefined);
-    if (!deepEqual(reparsed, expected)) {
+    if (!deepEqual(reparsed, expected) && !(alternative && deepEqual(reparsed, alternative))) {
       throw malformedConfig(
         path,
         `"${keyPath.join(".")}" is also set outside its [${keyPath.join(".")}] table (dotted keys or an inline table)`,
@@ -194,7 +83,67 @@ export function openTomlDocument(text: string, path: string, section: string[]):
     }
     return result;
   };
-  return { entry, withEntry: (value) => edit(value), withoutEntry: () => edit(undefined) };
+
+  const withEntry = (managed: Record<string, unknown>): string => {
+    const expected = withPath(parsed, keyPath, mergedEntry(entry, managed));
+    if (!main) {
+      let prefix = text;
+      if (prefix.length > 0 && !prefix.endsWith("\n")) prefix += eol;
+      if (prefix.trim().length > 0 && !prefix.endsWith(eol + eol)) prefix += eol;
+      return checked(prefix + renderTable(keyPath, managed, eol), expected);
+    }
+    // Replace only the values of the keys we manage, in place; the user's own keys, comments and
+    // sub-tables (`[mcp_servers.flameox.env]`) keep their bytes.
+    const statements = scanStatements(text, main.header.end, main.end);
+    const edits: Array<{ start: number; end: number; text: string }> = [];
+    const missing: string[] = [];
+    for (const [key, value] of Object.entries(managed)) {
+      if (entry && deepEqual(entry[key], value)) continue;
+      const statement = statements.find((candidate) => candidate.keys.length === 1 && candidate.keys[0] === key);
+      if (statement) edits.push({ start: statement.valueStart, end: statement.valueEnd, text: tomlValue(value) });
+      else missing.push(`${tomlKey(key)} = ${tomlValue(value)}${eol}`);
+    }
+    if (missing.length > 0) edits.push({ start: main.header.end, end: main.header.end, text: missing.join("") });
+    let result = text;
+    for (const edit of edits.sort((left, right) => right.start - left.start)) {
+      result = result.slice(0, edit.start) + edit.text + result.slice(edit.end);
+    }
+    return checked(result, expected);
+  };
+
+  const withoutEntry = (origin: SectionOrigin | null): string => {
+    if (entry === undefined) return text;
+    const first = blocks[0]!;
+    let out = text.slice(0, first.start);
+    let cursor = first.end;
+    for (const block of blocks.slice(1)) {
+      out += text.slice(cursor, block.start);
+      cursor = block.end;
+    }
+    const rest = text.slice(cursor);
+    // Removing a trailing table also drops the blank line that separated it from the one before.
+    if (rest.trim() === "") out = out.trim() === "" ? "" : out.replace(/(\r?\n)(\s*\r?\n)+$/, "$1");
+    const expected = withPath(parsed, keyPath, undefined);
+    // Removing our only table leaves no `mcp_servers` key at all when nothing else declared it.
+    return restoreFinalNewline(checked(out + rest, expected, withPath(parsed, section, undefined)), origin);
+  };
+
+  return { entry, origin: originOf(text, parsed, section), withEntry, withoutEntry };
+}
+
+function originOf(text: string, parsed: Record<string, unknown>, section: string[]): SectionOrigin {
+  const value = sectionValue(parsed, section);
+  const others = isPlainObject(value) ? Object.keys(value).filter((key) => key !== "flameox") : [];
+  return {
+    file_existed: true,
+    section: value === undefined ? "absent" : others.length > 0 ? "present" : "empty",
+    empty_text: null,
+    final_newline: text === "" || text.endsWith("\n"),
+  };
+}
+
+function tomlKey(key: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key);
 }
 
 /** Comments and blank lines right before the next header (or the end) stay where they are. */
@@ -210,10 +159,9 @@ function trimTrailingTrivia(text: string, from: number, to: number): number {
 }
 
 function renderTable(keyPath: string[], value: Record<string, unknown>, eol: string): string {
-  const header = `[${keyPath.map((key) => (/^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key))).join(".")}]`;
   const lines = [
-    header,
-    ...Object.entries(value).map(([key, item]) => `${/^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key)} = ${tomlValue(item)}`),
+    `[${keyPath.map(tomlKey).join(".")}]`,
+    ...Object.entries(value).map(([key, item]) => `${tomlKey(key)} = ${tomlValue(item)}`),
   ];
   return lines.join(eol) + eol;
 }

@@ -17,6 +17,7 @@ describe("client config paths", () => {
     expect(clientIds.map((id) => path(id, linux))).toEqual([
       "/home/u/.claude.json",
       "/home/u/.cursor/mcp.json",
+      "/home/u/.codeium/windsurf/mcp_config.json",
       "/home/u/.config/opencode/opencode.json",
       "/home/u/.codex/config.toml",
       "/home/u/.gemini/settings.json",
@@ -58,9 +59,19 @@ describe("client config paths", () => {
   test("entry shapes", () => {
     const launcher = "/d/runtimes/0.2.0/flameox";
     const args = ["mcp", "serve", "--project-root", "."];
-    expect(clientDefinition("claude").entry(launcher)).toEqual({ command: launcher, args });
-    expect(clientDefinition("opencode").entry(launcher)).toEqual({ type: "local", command: [launcher, ...args], enabled: true });
-    expect(clientDefinition("vscode").entry(launcher)).toEqual({ type: "stdio", command: launcher, args });
+    expect(clientDefinition("claude").entry(launcher, null)).toEqual({ command: launcher, args });
+    expect(clientDefinition("opencode").entry(launcher, null)).toEqual({ type: "local", command: [launcher, ...args], enabled: true });
+    expect(clientDefinition("vscode").entry(launcher, null)).toEqual({ type: "stdio", command: launcher, args });
+    expect(clientDefinition("cursor").entry(launcher, ["capture", "runs"])).toEqual({
+      command: launcher,
+      args: [...args, "--tools", "capture,runs"],
+    });
+    expect(clientDefinition("cursor").toolsOf({ command: launcher, args: [...args, "--tools", "capture,runs"] })).toEqual([
+      "capture",
+      "runs",
+    ]);
+    expect(clientDefinition("opencode").toolsOf({ command: [launcher, ...args, "--tools", "runs"] })).toEqual(["runs"]);
+    expect(clientDefinition("claude").toolsOf({ command: launcher, args })).toBeNull();
     expect(clientDefinition("codex").section).toEqual(["mcp_servers"]);
     expect(clientDefinition("vscode").section).toEqual(["servers"]);
   });

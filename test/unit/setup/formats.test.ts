@@ -20,7 +20,7 @@ describe("JSON and JSONC editor", () => {
     expect(updated.replace(/\r\n/g, "")).not.toContain("\n");
     const again = openJsonDocument(updated, "jsonc", "/cfg.jsonc", ["mcp"]);
     expect(again.entry).toEqual(entry);
-    const removed = again.withoutEntry();
+    const removed = again.withoutEntry(null);
     expect(openJsonDocument(removed, "jsonc", "/cfg.jsonc", ["mcp"]).entry).toBeUndefined();
     expect(removed).toContain('"other": { "type": "local", "command": ["x"] }');
   });
@@ -52,6 +52,49 @@ describe("JSON and JSONC editor", () => {
     expect(() => openJsonDocument("{broken", "json", "/c.json", ["mcpServers"])).toThrow(/malformed/);
   });
 
+  test("user keys in our entry (env, type) are kept; only managed keys change", () => {
+    const text =
+      '{\n  "mcpServers": {\n    "flameox": {\n      "type": "stdio",\n      "command": "old",\n      "env": { "A": "1" },\n      "args": []\n    }\n  }\n}\n';
+    const document = openJsonDocument(text, "json", "/c.json", ["mcpServers"]);
+    const updated = document.withEntry(entry);
+    expect(JSON.parse(updated).mcpServers.flameox).toEqual({ type: "stdio", ...entry, env: { A: "1" } });
+    expect(updated).toContain('"env": { "A": "1" },');
+    expect(openJsonDocument(updated, "json", "/c.json", ["mcpServers"]).withEntry(entry)).toBe(updated);
+  });
+
+  test("connect then disconnect gives back the exact bytes when the section was {} or absent", () => {
+    const cases = [
+      '{\n  "a": 1\n}\n',
+      '{\n  "a": 1,\n  "mcpServers": {}\n}\n',
+      '{"mcpServers": {}}',
+      "{}",
+      "",
+      '{\n  "mcpServers": { }\n}',
+      '{"a":1}',
+      '{"mcpServers": {"other": {}}}\n',
+    ];
+    for (const text of cases) {
+      const document = openJsonDocument(text, "json", "/c.json", ["mcpServers"]);
+      const added = document.withEntry(entry);
+      const updated = openJsonDocument(added, "json", "/c.json", ["mcpServers"]).withEntry({ ...entry, command: "/new/flameox" });
+      expect({ text, removed: openJsonDocument(updated, "json", "/c.json", ["mcpServers"]).withoutEntry(document.origin) }).toEqual({
+        text,
+        removed: text,
+      });
+    }
+    // Without a record of how the section looked, an emptied section becomes `{}`.
+    const connected = '{"mcpServers": {\n    "flameox": {"command": "x"}\n  }}';
+    expect(openJsonDocument(connected, "json", "/c.json", ["mcpServers"]).withoutEntry(null)).toBe('{"mcpServers": {}}');
+  });
+
+  test("Gemini's settings.json: comments are fine, trailing commas are refused (Gemini cannot parse them)", () => {
+    const commented = '{\n  // mine\n  "theme": "Default"\n}\n';
+    expect(openJsonDocument(commented, "json-comments", "/s.json", ["mcpServers"]).withEntry(entry)).toContain("// mine");
+    expect(() => openJsonDocument('{\n  "theme": "Default",\n}\n', "json-comments", "/s.json", ["mcpServers"])).toThrow(
+      /trailing commas are not/,
+    );
+  });
+
   test("refuses non-UTF-8 bytes; keeps a BOM", () => {
     expect(() => decodeConfig(new Uint8Array([0x7b, 0xff, 0x7d]), "/c.json")).toThrow(/not UTF-8/);
     const decoded = decodeConfig(new TextEncoder().encode("\uFEFF{}"), "/c.json");
@@ -73,18 +116,39 @@ describe("Codex TOML splice", () => {
     expect(parsed.mcp_servers.flameox).toEqual(entry);
   });
 
-  test("replaces our table (and its sub-tables) in place, second edit is a no-op", () => {
+  test("updates only the keys we manage: the user's keys, comments and sub-tables keep their bytes", () => {
     const text =
-      '[mcp_servers.flameox]\ncommand = "old"\nargs = []\n\n[mcp_servers.flameox.env]\nA = "1"\n\n# about other\n[mcp_servers.other]\ncommand = "o"\n';
+      '[mcp_servers.flameox]\ncommand = "old" # mine\nstartup_timeout_sec = 30\nargs = [\n  "x",\n]\n\n[mcp_servers.flameox.env]\nA = "1"\n\n# about other\n[mcp_servers.other]\ncommand = "o"\n';
     const document = openTomlDocument(text, "/config.toml", ["mcp_servers"]);
-    expect(document.entry).toEqual({ command: "old", args: [], env: { A: "1" } });
+    expect(document.entry).toEqual({ command: "old", startup_timeout_sec: 30, args: ["x"], env: { A: "1" } });
     const updated = document.withEntry(entry);
-    expect(updated).toContain("# about other\n[mcp_servers.other]");
-    expect(updated).not.toContain("[mcp_servers.flameox.env]");
-    expect((parseToml(updated) as { mcp_servers: Record<string, unknown> }).mcp_servers.flameox).toEqual(entry);
+    expect(updated).toBe(
+      `[mcp_servers.flameox]\ncommand = "${entry.command}" # mine\nstartup_timeout_sec = 30\nargs = ["mcp", "serve", "--project-root", "."]\n\n[mcp_servers.flameox.env]\nA = "1"\n\n# about other\n[mcp_servers.other]\ncommand = "o"\n`,
+    );
+    expect((parseToml(updated) as { mcp_servers: Record<string, unknown> }).mcp_servers.flameox).toEqual({
+      ...entry,
+      startup_timeout_sec: 30,
+      env: { A: "1" },
+    });
     expect(openTomlDocument(updated, "/config.toml", ["mcp_servers"]).withEntry(entry)).toBe(updated);
-    const removed = openTomlDocument(updated, "/config.toml", ["mcp_servers"]).withoutEntry();
+    const removed = openTomlDocument(updated, "/config.toml", ["mcp_servers"]).withoutEntry(null);
     expect(parseToml(removed)).toEqual({ mcp_servers: { other: { command: "o" } } });
+  });
+
+  test("a missing managed key is added under our header", () => {
+    const text = '[mcp_servers.flameox]\ncommand = "old"\nenv = { A = "1" }\n';
+    const updated = openTomlDocument(text, "/config.toml", ["mcp_servers"]).withEntry(entry);
+    expect(updated).toBe(
+      `[mcp_servers.flameox]\nargs = ["mcp", "serve", "--project-root", "."]\ncommand = "${entry.command}"\nenv = { A = "1" }\n`,
+    );
+  });
+
+  test("connect then disconnect gives back the exact bytes (no section, an empty one, no final newline)", () => {
+    for (const text of ['model = "o3"\n', "[mcp_servers]\n", "", "x = 1", '[mcp_servers.other]\ncommand = "o"\n']) {
+      const document = openTomlDocument(text, "/c.toml", ["mcp_servers"]);
+      const added = document.withEntry(entry);
+      expect(openTomlDocument(added, "/c.toml", ["mcp_servers"]).withoutEntry(document.origin)).toBe(text);
+    }
   });
 
   test("ignores header-looking lines inside multi-line strings", () => {

@@ -1,0 +1,59 @@
+/**
+ * A client's own lock on its config file, for clients that take one while they rewrite it. Claude Code
+ * saves ~/.claude.json under `~/.claude.json.lock`, a folder created with mkdir (the proper-lockfile
+ * convention: the holder refreshes its mtime; one untouched for 10 s is stale). Holding it while we
+ * read, compare and write means a running Claude Code neither loses our entry nor has its own change
+ * overwritten by us.
+ */
+import { mkdirSync, rmdirSync, statSync } from "node:fs";
+import { FlameoxError } from "../domain/errors.ts";
+
+export type ClientLock = { release(): void };
+
+/** proper-lockfile's default: a holder refreshes the folder's mtime every 5 s. */
+const staleAfterMs = 10_000;
+
+export async function acquireClientLock(lockPath: string, subject: string, timeoutMs = staleAfterMs + 5_000): Promise<ClientLock> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      mkdirSync(lockPath);
+      let released = false;
+      return {
+        release() {
+          if (released) return;
+          released = true;
+          try {
+            rmdirSync(lockPath);
+          } catch {
+            // Taken over as stale by someone else: nothing of ours is left to remove.
+          }
+        },
+      };
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // Nowhere to create the lock (no folder yet, or a read-only one): the CAS checks still hold.
+      if (code === "ENOENT" || code === "EACCES" || code === "EPERM" || code === "EROFS") return { release() {} };
+      if (code !== "EEXIST") throw error;
+    }
+    try {
+      if (Date.now() - statSync(lockPath).mtimeMs > staleAfterMs) {
+        rmdirSync(lockPath);
+        continue;
+      }
+    } catch {
+      // Released (or removed as stale) between our mkdir and stat: try again at once.
+      continue;
+    }
+    if (Date.now() >= deadline) {
+      throw new FlameoxError({
+        code: "WRITE_LOCK_TIMEOUT",
+        message: `${subject} holds ${lockPath} and has not released it.`,
+        remediation: [`Retry in a moment; if ${subject} is not running, delete the folder ${lockPath}.`],
+        details: { path: lockPath, client: subject },
+        retryable: true,
+      });
+    }
+    await Bun.sleep(Math.min(200, 10 * 2 ** Math.min(attempt, 4)));
+  }
+}
