@@ -10,19 +10,9 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { BunPlugin } from "bun";
-
-type Target = {
-  id: string;
-  bun_target: string;
-  platform: string;
-  arch: string;
-  duckdb_package: string;
-  duckdb_library: string;
-  executable: string;
-};
+import { targets, type Target } from "../dist-targets/targets.ts";
 
 const root = resolve(import.meta.dir, "..");
-const targets = (JSON.parse(readFileSync(join(root, "dist-targets/targets.json"), "utf8")) as { targets: Target[] }).targets;
 const packageJson = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
   version: string;
   dependencies: Record<string, string>;

@@ -6,7 +6,7 @@ import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { FlameoxError } from "../domain/errors.ts";
-import { ensureDirectory } from "./files.ts";
+import { ensureDirectory, fileError } from "./files.ts";
 
 export type SetupLock = { path: string; release(): void };
 
@@ -46,7 +46,7 @@ export async function acquireSetupLock(path: string, timeoutMs = 10_000): Promis
         },
       };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw fileError(error, "create", path, "setup");
     }
     if (!ownerAlive(path)) {
       rmSync(path, { force: true });

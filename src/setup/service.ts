@@ -30,6 +30,7 @@ import type {
   VerifyReport,
 } from "./plan-types.ts";
 import { compareVersions, RuntimeStore, type ActivePointer, type RuntimeRecord, type RuntimeSource } from "./runtime-store.ts";
+import { checkExpected } from "./runtime-source.ts";
 import { checkMcpHandshake, checkRuntimeVersion } from "./runtime-verify.ts";
 
 export type * from "./plan-types.ts";
@@ -137,7 +138,7 @@ export class SetupService {
     }
     const digest = sha256Hex(readSnapshot(source.path).bytes ?? new Uint8Array());
     // --expect-sha256 / --checksums check this binary whether or not its version is installed.
-    this.store.checkExpected(source, digest, this.options.integrity ?? {});
+    checkExpected(source, digest, this.options.integrity ?? {});
     if (active && compareVersions(active.version, source.version) > 0) {
       const health = this.store.health(active.version);
       if (health.state === "intact") {
