@@ -2,10 +2,12 @@
  * The compiled binary installs itself as a runtime and connects clients (the air-gapped path:
  * `./flameox setup`), then verifies with a real MCP handshake against the installed copy.
  */
-import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+
+setDefaultTimeout(180_000);
 
 const binary = process.env.FLAMEOX_BINARY ?? "";
 const home = realpathSync(mkdtempSync(join(tmpdir(), "flameox-e2e-setup-")));
@@ -52,5 +54,24 @@ describe("compiled flameox setup", () => {
     expect(JSON.parse(verify.stdout).runtime.handshake_ok).toBe(true);
     const again = run(["setup", "--claude", "--codex", "--yes", "--json"]);
     expect(JSON.parse(again.stdout).changed_clients).toEqual([]);
+  });
+
+  test("Cursor gets a --tools selection that the installed runtime really serves; a modified runtime is repaired", () => {
+    const applied = run(["setup", "--cursor", "--tools", "workspace,capture,runs", "--yes", "--json"]);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    const entry = JSON.parse(readFileSync(join(home, ".cursor", "mcp.json"), "utf8")).mcpServers.flameox;
+    expect(entry.args).toEqual(["mcp", "serve", "--project-root", ".", "--tools", "workspace,capture,runs"]);
+    // verify runs the installed runtime with this client's own --tools.
+    const verify = run(["setup", "--verify", "--json"]);
+    expect(verify.code, verify.stdout).toBe(0);
+    appendFileSync(entry.command, new Uint8Array([0]));
+    const broken = run(["setup", "--verify", "--json"]);
+    expect(broken.code).toBe(1);
+    expect(JSON.parse(broken.stdout).problems.join(" ")).toContain("modified");
+    const repaired = run(["setup", "--refresh", "--yes", "--json"]);
+    expect(repaired.code, repaired.stdout + repaired.stderr).toBe(0);
+    expect(JSON.parse(repaired.stdout).runtime_repaired).toBe(true);
+    expect(readdirSync(join(home, "data", "flameox", "runtimes", ".quarantine"))).toHaveLength(1);
+    expect(run(["setup", "--verify"]).code).toBe(0);
   });
 });

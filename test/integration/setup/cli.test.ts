@@ -1,28 +1,19 @@
-import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-
-setDefaultTimeout(120_000);
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { makeFakeRuntime, makeTempHome, type TempHome } from "./helpers.ts";
+import { toolFamilies, toolFamilyNames } from "../../../src/mcp/tool-families.ts";
+import { makeFakeRuntime, runSetupCli, setupCli as entry, setupEnvironmentFor, temporaryHomes, type TempHome } from "./helpers.ts";
 
-const entry = join(import.meta.dir, "fixtures", "setup-cli.ts");
-let homes: TempHome[] = [];
-afterEach(() => {
-  for (const home of homes) home.cleanup();
-  homes = [];
-});
+setDefaultTimeout(120_000);
+
+const makeHome = temporaryHomes();
 
 function prepare(): { temp: TempHome; env: Record<string, string> } {
-  const temp = makeTempHome();
-  homes.push(temp);
-  const runtime = makeFakeRuntime(join(temp.home, "downloads"), "0.2.0");
-  return { temp, env: { ...temp.env, FLAMEOX_SETUP_RUNTIME_SOURCE: runtime } };
+  const temp = makeHome();
+  return { temp, env: setupEnvironmentFor(temp) };
 }
 
-function run(env: Record<string, string>, args: string[]) {
-  const child = Bun.spawnSync([process.execPath, entry, ...args], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  return { code: child.exitCode, stdout: child.stdout.toString(), stderr: child.stderr.toString() };
-}
+const run = runSetupCli;
 
 describe("flameox setup (CLI)", () => {
   test("--dry-run --json prints exactly one plan document and writes nothing", () => {
@@ -128,5 +119,45 @@ describe("flameox setup (CLI)", () => {
     const child = Bun.spawnSync(["python3", join(import.meta.dir, "fixtures", "pty-drive.py"), spec], { stdout: "pipe", stderr: "pipe" });
     expect(child.exitCode).toBe(8);
     expect(existsSync(join(temp.home, ".codex", "config.toml"))).toBe(false);
+  });
+
+  function driveWizard(env: Record<string, string>, home: string, steps: Array<[string, string]>) {
+    const spec = join(home, "pty.json");
+    writeFileSync(spec, JSON.stringify({ argv: [process.execPath, entry], env: { ...env, TERM: "xterm-256color" }, steps, timeout: 60 }));
+    const child = Bun.spawnSync(["python3", join(import.meta.dir, "fixtures", "pty-drive.py"), spec], { stdout: "pipe", stderr: "pipe" });
+    return { code: child.exitCode, transcript: child.stdout.toString() };
+  }
+
+  test("the wizard never preselects (or lets you pick) a client whose config is malformed, and finishes the others", () => {
+    const { temp, env } = prepare();
+    mkdirSync(join(temp.home, ".claude"));
+    writeFileSync(join(temp.home, ".claude.json"), "{ broken");
+    mkdirSync(join(temp.home, ".codex"));
+    const { code, transcript } = driveWizard(env, temp.home, [
+      ["Select MCP clients to connect", "\r"],
+      ["Apply these changes?", "y"],
+    ]);
+    expect(code, transcript).toBe(0);
+    expect(transcript).toContain("config unreadable; repair it first");
+    expect(transcript).toContain("Updated: Codex");
+    expect(readFileSync(join(temp.home, ".claude.json"), "utf8")).toBe("{ broken");
+  });
+
+  test("choosing Cursor in the wizard offers the tool families, preselected to fit its 40-tool limit", () => {
+    const { temp, env } = prepare();
+    mkdirSync(join(temp.home, ".cursor"));
+    const { code, transcript } = driveWizard(env, temp.home, [
+      ["Select MCP clients to connect", "\r"],
+      ["Tool families to expose", "\r"],
+      ["Apply these changes?", "y"],
+    ]);
+    expect(code, transcript).toBe(0);
+    const args = JSON.parse(readFileSync(join(temp.home, ".cursor", "mcp.json"), "utf8")).mcpServers.flameox.args as string[];
+    const families = args[args.indexOf("--tools") + 1]!.split(",");
+    const sizes = Object.fromEntries(toolFamilyNames.map((name) => [name, toolFamilies[name].length]));
+    const exposed = families.reduce((sum, name) => sum + sizes[name]!, 0);
+    expect(exposed).toBeLessThanOrEqual(40);
+    expect(exposed).toBeGreaterThan(0);
+    expect(families).toContain("capture");
   });
 });

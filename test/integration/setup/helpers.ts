@@ -1,4 +1,5 @@
-/** Shared setup-test scaffolding: a temporary HOME, a setup environment over it, and fake runtimes. */
+/** Shared setup-test scaffolding: a temporary HOME, a setup environment over it, fake runtimes, the CLI. */
+import { afterEach } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -6,6 +7,8 @@ import type { SetupEnvironment } from "../../../src/setup/environment.ts";
 
 export const repositoryRoot = resolve(import.meta.dir, "../../..");
 export const fakeRuntimeScript = join(import.meta.dir, "fixtures", "fake-runtime.ts");
+/** `flameox setup` run the way the main CLI runs it, from sources. */
+export const setupCli = join(import.meta.dir, "fixtures", "setup-cli.ts");
 
 export type TempHome = { home: string; environment: SetupEnvironment; env: Record<string, string>; cleanup(): void };
 
@@ -41,4 +44,27 @@ export function makeFakeRuntime(directory: string, version: string): string {
 export function writeFile(path: string, text: string | Uint8Array): void {
   mkdirSync(resolve(path, ".."), { recursive: true });
   writeFileSync(path, text);
+}
+
+/** A maker of temporary HOMEs, each removed after the test of the calling file that made it. */
+export function temporaryHomes(): (extraEnv?: Record<string, string>) => TempHome {
+  const homes: TempHome[] = [];
+  afterEach(() => {
+    for (const home of homes.splice(0)) home.cleanup();
+  });
+  return (extraEnv = {}) => {
+    const home = makeTempHome(extraEnv);
+    homes.push(home);
+    return home;
+  };
+}
+
+/** The environment for `flameox setup` in `home`, installing a fake runtime of `version`. */
+export function setupEnvironmentFor(home: TempHome, version = "0.2.0"): Record<string, string> {
+  return { ...home.env, FLAMEOX_SETUP_RUNTIME_SOURCE: makeFakeRuntime(join(home.home, "downloads"), version) };
+}
+
+export function runSetupCli(env: Record<string, string>, args: string[], prefix: string[] = []) {
+  const child = Bun.spawnSync([...prefix, process.execPath, setupCli, ...args], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  return { code: child.exitCode, stdout: child.stdout.toString(), stderr: child.stderr.toString() };
 }
