@@ -65,6 +65,8 @@ async function writeConfig(
   const definition = clientDefinition(file.client);
   const subject = definition.displayName;
   const lock = definition.lockPath ? await acquireClientLock(definition.lockPath(file.path), subject) : null;
+  const held = lock?.held ? { path: lock.path, mtime_ms: lock.mtimeMs } : null;
+  if (held) journal.holdLock(held);
   try {
     for (let attempt = 1; attempt <= maxWriteAttempts; attempt += 1) {
       const snapshot = readSnapshot(file.path, subject);
@@ -87,6 +89,7 @@ async function writeConfig(
     }
   } finally {
     lock?.release();
+    if (held) journal.releaseLock(held);
   }
   throw conflict(
     `${subject}'s config ${file.path} kept changing while setup wrote it (${maxWriteAttempts} attempts); what this run wrote was rolled back.`,

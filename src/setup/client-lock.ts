@@ -8,7 +8,8 @@
 import { mkdirSync, rmdirSync, statSync } from "node:fs";
 import { FlameoxError } from "../domain/errors.ts";
 
-export type ClientLock = { release(): void };
+/** `held` is false when there was nowhere to create the lock; `mtimeMs` tells our folder from a later holder's. */
+export type ClientLock = { path: string; held: boolean; mtimeMs: number; release(): void };
 
 /** proper-lockfile's default: a holder refreshes the folder's mtime every 5 s. */
 const staleAfterMs = 10_000;
@@ -20,6 +21,9 @@ export async function acquireClientLock(lockPath: string, subject: string, timeo
       mkdirSync(lockPath);
       let released = false;
       return {
+        path: lockPath,
+        held: true,
+        mtimeMs: statSync(lockPath).mtimeMs,
         release() {
           if (released) return;
           released = true;
@@ -33,7 +37,9 @@ export async function acquireClientLock(lockPath: string, subject: string, timeo
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       // Nowhere to create the lock (no folder yet, or a read-only one): the CAS checks still hold.
-      if (code === "ENOENT" || code === "EACCES" || code === "EPERM" || code === "EROFS") return { release() {} };
+      if (code === "ENOENT" || code === "EACCES" || code === "EPERM" || code === "EROFS") {
+        return { path: lockPath, held: false, mtimeMs: 0, release() {} };
+      }
       if (code !== "EEXIST") throw error;
     }
     try {
@@ -55,5 +61,20 @@ export async function acquireClientLock(lockPath: string, subject: string, timeo
       });
     }
     await Bun.sleep(Math.min(200, 10 * 2 ** Math.min(attempt, 4)));
+  }
+}
+
+/**
+ * Removes a client lock a crashed setup left, but only while it is still our folder (same mtime): once
+ * the client has taken the lock over, its folder is newer and stays.
+ */
+export function releaseAbandonedLock(lockPath: string, mtimeMs: number): boolean {
+  try {
+    const stats = statSync(lockPath);
+    if (!stats.isDirectory() || stats.mtimeMs !== mtimeMs) return false;
+    rmdirSync(lockPath);
+    return true;
+  } catch {
+    return false;
   }
 }

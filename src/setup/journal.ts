@@ -11,6 +11,7 @@
 import { existsSync, readFileSync, renameSync } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import type { FileOwner } from "../store/atomic-file.ts";
+import { releaseAbandonedLock } from "./client-lock.ts";
 import { type FileSnapshot, readSnapshot, removeFile, resolveLinks, sha256Hex, writeOwnFile, writeReplacing } from "./files.ts";
 
 export type JournalMutation = {
@@ -25,7 +26,10 @@ export type JournalMutation = {
   owner: FileOwner | null;
 };
 
-export type Journal = { schema_version: 2; created_at: string; mutations: JournalMutation[] };
+/** A client's own lock this run holds (see client-lock.ts), so recovery can release it after a crash. */
+export type HeldLock = { path: string; mtime_ms: number };
+
+export type Journal = { schema_version: 2; created_at: string; mutations: JournalMutation[]; client_locks?: HeldLock[] };
 
 export type RecoveryOutcome = {
   restored: string[];
@@ -51,6 +55,7 @@ export function mutationFor(snapshot: FileSnapshot, after: Uint8Array | null): J
 /** The journal of one apply: `arm` right before each write, `disarm` if that write did not happen. */
 export class JournalWriter {
   private readonly mutations: JournalMutation[] = [];
+  private readonly locks: HeldLock[] = [];
   private readonly createdAt = new Date().toISOString();
 
   constructor(readonly path: string) {}
@@ -67,18 +72,33 @@ export class JournalWriter {
   disarm(mutation: JournalMutation): void {
     const index = this.mutations.lastIndexOf(mutation);
     if (index >= 0) this.mutations.splice(index, 1);
-    if (this.mutations.length === 0) removeFile(this.path);
-    else this.flush();
+    this.flush();
+  }
+
+  holdLock(lock: HeldLock): void {
+    this.locks.push(lock);
+    this.flush();
+  }
+
+  releaseLock(lock: HeldLock): void {
+    const index = this.locks.indexOf(lock);
+    if (index >= 0) this.locks.splice(index, 1);
+    this.flush();
   }
 
   /** Success: nothing to recover. */
   finish(): void {
     this.mutations.length = 0;
+    this.locks.length = 0;
     removeFile(this.path);
   }
 
   private flush(): void {
-    const journal: Journal = { schema_version: 2, created_at: this.createdAt, mutations: this.mutations };
+    if (this.mutations.length === 0 && this.locks.length === 0) {
+      removeFile(this.path);
+      return;
+    }
+    const journal: Journal = { schema_version: 2, created_at: this.createdAt, mutations: this.mutations, client_locks: this.locks };
     writeOwnFile(this.path, `${JSON.stringify(journal, null, 2)}\n`);
   }
 }
@@ -164,6 +184,10 @@ export function recoverJournal(path: string, configNames: ReadonlySet<string>, o
       `An interrupted setup left a journal that cannot be applied (${problem}); it was kept at ${outcome.kept_journal}.`,
     );
     return outcome;
+  }
+  for (const lock of (journal as Journal).client_locks ?? []) {
+    const name = basename(String(lock?.path ?? ""));
+    if (name.endsWith(".lock") && configNames.has(name.slice(0, -".lock".length))) releaseAbandonedLock(lock.path, lock.mtime_ms);
   }
   const { restored, leftAlone } = rollBack((journal as Journal).mutations);
   outcome.restored = restored;

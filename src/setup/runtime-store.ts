@@ -172,7 +172,7 @@ export class RuntimeStore {
     } catch (cause) {
       throw integrityFailure(
         `The active runtime pointer ${this.activePath} is not valid JSON.`,
-        [`Delete ${this.activePath} and rerun flameox setup.`],
+        ["Rerun `flameox setup --refresh --yes`: it replaces the pointer."],
         { cause: String(cause) },
       );
     }
@@ -186,7 +186,7 @@ export class RuntimeStore {
       pointer.executable !== this.executablePath(pointer.version)
     ) {
       throw integrityFailure(`The active runtime pointer ${this.activePath} is damaged.`, [
-        `Delete ${this.activePath} and rerun flameox setup.`,
+        "Rerun `flameox setup --refresh --yes`: it replaces the pointer.",
       ]);
     }
     return pointer;

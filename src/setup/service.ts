@@ -5,7 +5,7 @@
  * The active runtime is global, so configure and rollback move every connected client with it, not
  * only the ones named; a client whose config became unreadable is named, never skipped silently.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { FlameoxError } from "../domain/errors.ts";
 import { applyPrepared } from "./apply.ts";
 import { clientState, loadClientFiles, renderChange, type ClientFiles, type FileIntent } from "./client-config.ts";
@@ -120,10 +120,22 @@ export class SetupService {
     return state.clients.filter((client) => client.state === "current" || client.state === "drift").map((client) => client.client);
   }
 
-  /** Connected clients whose config can no longer be read (known from the connection records). */
+  /**
+   * Connected clients whose config can no longer be read: known from the connection records, or (for
+   * clients connected before records existed) from our server key still standing in the raw text.
+   */
   unreadableConnectedClients(state: SetupState = this.inspect()): ClientStatus[] {
     const records = readConnections(this.store.connectionsPath).clients;
-    return state.clients.filter((client) => client.state === "malformed" && records[client.client] !== undefined);
+    const mentionsUs = (path: string): boolean => {
+      try {
+        return /["'[.]flameox["'\].]/.test(readFileSync(path, "utf8"));
+      } catch {
+        return false;
+      }
+    };
+    return state.clients.filter(
+      (client) => client.state === "malformed" && (records[client.client] !== undefined || mentionsUs(client.path)),
+    );
   }
 
   private chooseRuntime(request: SetupRequest, active: ActivePointer | null, warnings: string[]): RuntimeChoice {

@@ -5,7 +5,7 @@
  * limit tools.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { clientDefinition, type ClientId } from "../../../src/setup/clients.ts";
@@ -140,10 +140,28 @@ describe("flameox setup (CLI) edge cases", () => {
     expect(error.remediation.join(" ")).toContain(cursor);
     expect(read(join(temp.home, ".claude.json"))).toBe(claudeBefore);
     expect(read(cursor)).toBe("{ broken");
+    // Connected before setup kept records: our key in the raw text is enough to name it.
+    rmSync(join(temp.env.XDG_DATA_HOME!, "flameox", "connections.json"));
+    writeFileSync(cursor, '{"mcpServers": {"flameox": {"command": "x"}},,}');
+    expect(run(env, ["--refresh", "--yes"]).code).toBe(9);
     // Naming the others still works, and says what it left alone.
     const named = run(env, ["--claude", "--yes", "--json"]);
     expect(named.code).toBe(0);
     expect(JSON.parse(named.stdout).warnings.join(" ")).toContain("Cursor is connected but its config cannot be read");
+  });
+
+  test("a damaged active pointer is named by --verify and replaced by the remedy it gives", () => {
+    const { temp, env } = prepare();
+    expect(run(env, ["--claude", "--yes"]).code).toBe(0);
+    const active = join(temp.env.XDG_DATA_HOME!, "flameox", "active");
+    writeFileSync(active, "{ damaged");
+    const verify = run(env, ["--verify", "--json"]);
+    expect(verify.code).toBe(1);
+    expect(JSON.parse(verify.stdout).problems.join(" ")).toContain("not valid JSON");
+    const refresh = run(env, ["--refresh", "--yes", "--json"]);
+    expect(refresh.code, refresh.stdout + refresh.stderr).toBe(0);
+    expect(JSON.parse(refresh.stdout).warnings.join(" ")).toContain("It will be replaced");
+    expect(run(env, ["--verify"]).code).toBe(0);
   });
 
   test("--dry-run with a crashed run's journal pending writes nothing, not even the rollback", () => {
@@ -161,9 +179,12 @@ describe("flameox setup (CLI) edge cases", () => {
     expect({ journal: read(journal), claude: read(join(temp.home, ".claude.json")) }).toEqual(before);
     const verify = run(env, ["--verify", "--json"]);
     expect(JSON.parse(verify.stdout).problems.join(" ")).toContain("the next `flameox setup` run rolls it back");
+    // The crashed run held Claude Code's own lock; it is still there, and is ours to release.
+    expect(existsSync(join(temp.home, ".claude.json.lock"))).toBe(true);
     // And that advice works.
     expect(run(env, ["--claude", "--yes"]).code).toBe(0);
     expect(existsSync(journal)).toBe(false);
+    expect(existsSync(join(temp.home, ".claude.json.lock"))).toBe(false);
   });
 
   test("--tools selects families for Cursor and Windsurf only, an upgrade keeps it, and an unknown family is exit 2", () => {
