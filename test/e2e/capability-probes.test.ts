@@ -1,7 +1,10 @@
-import { expect, test } from "bun:test";
+import { expect, test, setDefaultTimeout } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { runCli, temporaryFolder } from "../support/binary.ts";
+
+// Each step starts the binary, and active probes run py-spy. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 test("active probes are reused across invocations for a while, and --refresh reruns them", () => {
   const project = temporaryFolder("probes");

@@ -1,7 +1,10 @@
-import { afterEach, expect, test } from "bun:test";
+import { afterEach, expect, test, setDefaultTimeout } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { callTool, connectMcp, runCli, temporaryFolder, type McpSession } from "../support/binary.ts";
+
+// Every step starts the compiled binary. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 let session: McpSession | undefined;
 afterEach(async () => {

@@ -3,10 +3,13 @@
  * CLI commands that share the services. Small on purpose (2 treatments × 6 blocks); the statistical
  * claims are tested in test/integration/experiments/.
  */
-import { afterEach, expect, test } from "bun:test";
+import { afterEach, expect, test, setDefaultTimeout } from "bun:test";
 import { cpSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { callTool, connectMcp, repositoryRoot, runCli, temporaryFolder, type McpSession } from "../support/binary.ts";
+
+// Experiments run real trials through the compiled binary. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(120_000);
 
 let session: McpSession | undefined;
 afterEach(async () => {

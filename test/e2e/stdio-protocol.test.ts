@@ -1,5 +1,8 @@
-import { expect, test } from "bun:test";
+import { expect, test, setDefaultTimeout } from "bun:test";
 import { binaryPath, temporaryFolder, testEnvironment } from "../support/binary.ts";
+
+// Every step starts the compiled binary. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 /** Drives the server with raw JSON-RPC lines so every byte of stdout can be checked. */
 test("every stdout line of mcp serve is a JSON-RPC message, logs go to stderr", async () => {

@@ -8,7 +8,7 @@
  * The metric is the workload's CPU time (runtime.cpu_user_ns): "more work" is more CPU, and on a shared
  * 2-core machine wall time also measures whatever else runs, which made the verdict depend on load.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deriveSeed, shuffle } from "../../../src/analysis/statistics/random.ts";
@@ -16,6 +16,9 @@ import { FlameoxError } from "../../../src/domain/errors.ts";
 import type { Services } from "../../../src/services/services.ts";
 import type { ExperimentReceipt, Trial } from "../../../src/services/experiment-service.ts";
 import { experimentProject } from "./project.ts";
+
+// Real trials. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(120_000);
 
 const toml = `
 [workloads.busy]

@@ -5,11 +5,14 @@
  * py-spy's collapsed stacks, the candidate from its speedscope file — frame keys (function, file, line)
  * are the same in both, so the two sides line up.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { join } from "node:path";
 import type { ComparisonResult } from "../../../src/services/comparison-service.ts";
 import type { Services } from "../../../src/services/services.ts";
 import { experimentProject, python, repositoryRoot } from "./project.ts";
+
+// Real py-spy captures. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(120_000);
 
 const toml = `
 [workloads.split]

@@ -4,10 +4,13 @@
  * busy machine once let the quadratic model come within ΔAICc 2 of the linear one), and a py-spy experiment over a
  * workload with a linear and a quadratic function, where the quadratic one must grow fastest.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import type { Services } from "../../../src/services/services.ts";
 import type { ExperimentReceipt } from "../../../src/services/experiment-service.ts";
 import { experimentProject } from "./project.ts";
+
+// Real trials and py-spy captures. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(120_000);
 
 const toml = `
 [workloads.scale]

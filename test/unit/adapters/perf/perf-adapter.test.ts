@@ -1,10 +1,13 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FlameoxError } from "../../../../src/domain/errors.ts";
 import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
 import { extractPerfData, extractPerfScript, perfCaptureCommand, probePerf } from "../../../../src/adapters/perf/index.ts";
 import { pythonFixtures, runCommand, temporaryDirectory } from "../../../fixtures/python/tools.ts";
+
+// Compiles a C program and records it with perf. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 // The test bootstrap installs linux-perf (tools/debian-packages.txt); a missing perf is a failure, not a skip.
 const perfInstalled = Bun.which("perf") !== null;

@@ -1,6 +1,9 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { compareSamples, deriveValidity, type Sample } from "../../../../src/analysis/statistics/compare.ts";
 import { quietMachine, syntheticRuns } from "./noise-model.ts";
+
+// Hundreds of seeded comparisons with 10,000 bootstrap resamples each. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 const verdicts = new Set(["improved", "regressed"]);
 
