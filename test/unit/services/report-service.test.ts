@@ -129,7 +129,12 @@ test("units are chosen or refused, never mixed", async () => {
   await expect(services.reports.renderReport({ targets: [runId], baseline: null, unit: "samples", title: null })).rejects.toMatchObject({
     code: "INVALID_ARGUMENTS",
   });
-  await expect(services.reports.renderReport({ targets: [runId], baseline: [runId], unit: "bytes", title: null })).resolves.toBeDefined();
+  // A baseline with stacks in the chosen unit adds the differential flame graph, in that unit on both sides.
+  const differential = await services.reports.renderReport({ targets: [runId], baseline: [runId], unit: "bytes", title: null });
+  expect(differential.summary.unit).toBe("bytes");
+  expect(differential.summary.baseline_run_ids).toEqual([runId]);
+  expect(differential.summary.sections).toContain("differential_flame_graph");
+  expect(differential.summary.total_weight).toBe(55 * 2 ** 20);
 });
 
 test("the SVG flame graph is bounded and names frames in <title>s", async () => {
