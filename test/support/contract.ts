@@ -97,3 +97,37 @@ export const contractToolsNotYetImplemented = [
 export function sortedToolNames(names: readonly string[]): string[] {
   return [...names].sort();
 }
+
+/**
+ * The CLI options the contract names per command (its "CLI specification"). Each one either works or is
+ * absent from help; `implemented: false` marks those this release leaves out (refused as unknown).
+ * `positionals` are placeholders (and companion options) an invocation needs to reach the option parser.
+ */
+export type ContractCliOption = { command: string[]; option: string; value?: string; positionals?: string[]; implemented: boolean };
+
+export const contractCliOptions: ContractCliOption[] = [
+  { command: ["capabilities"], option: "--active", implemented: true },
+  { command: ["capabilities"], option: "--refresh", implemented: true },
+  ...(["plan", "run"] as const).flatMap((verb) => [
+    { command: ["capture", verb], option: "--workload", value: "busy", positionals: ["command"], implemented: true },
+    { command: ["capture", verb], option: "--parameters", value: "{}", positionals: ["command"], implemented: true },
+    { command: ["capture", verb], option: "--adapter-options", value: "{}", positionals: ["command"], implemented: true },
+  ]),
+  { command: ["import"], option: "--kind", value: "sample_profile", positionals: ["missing.collapsed"], implemented: true },
+  { command: ["experiment", "trial"], option: "--experiment-id", value: "e1", positionals: ["t1"], implemented: true },
+  { command: ["analyze", "accelerator-launches"], option: "--compare-to", value: "r2", positionals: ["r1"], implemented: true },
+  { command: ["analyze", "accelerator-launches"], option: "--phase", value: "train", positionals: ["r1"], implemented: true },
+  { command: ["analyze", "execution"], option: "--compare", value: "r2", positionals: ["r1"], implemented: true },
+  { command: ["evidence", "summarize"], option: "--format", value: "markdown", implemented: true },
+  { command: ["trace", "window"], option: "--start", value: "1", positionals: ["sha256:0", "--end", "2"], implemented: true },
+  { command: ["trace", "window"], option: "--end", value: "2", positionals: ["sha256:0", "--start", "1"], implemented: true },
+  { command: ["open"], option: "--launch", positionals: ["r1"], implemented: true },
+  { command: ["mcp", "serve"], option: "--init", implemented: true },
+  { command: ["recover"], option: "--quarantine", value: "q1", implemented: false },
+];
+
+/** Commands the contract names that this release does not have (they are unknown commands, exit 2). */
+export const contractCliCommandsNotYetImplemented = [["repair"], ["gc"]];
+
+/** The contract's common options, accepted before or after any command. */
+export const contractGlobalOptions = ["--workspace", "--project-root", "--json", "--quiet", "--log-level", "--timeout"];
