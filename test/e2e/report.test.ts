@@ -29,7 +29,11 @@ const chromiumPath = "/usr/bin/chromium";
 const outputDirectory = join(repositoryRoot, ".test-output", "report-e2e");
 const python = join(repositoryRoot, ".tools", "venv", "bin", "python");
 
-/** hot_function does three times warm_function's work; both are leaves called from main. */
+/**
+ * hot_function does three times warm_function's work; both are leaves called from main. hot_function gets
+ * ≈ 0.75 of the two leaves' samples; for the ranking to swap, py-spy's share would have to move by 0.25,
+ * six times its measured run-to-run SD of 0.042 (test/support/experiment-designs.ts).
+ */
 const workload = `import sys, time
 
 
