@@ -10,7 +10,7 @@ import { binaryPath, repositoryRoot, runCli, temporaryFolder, testEnvironment } 
 // Each case starts the compiled binary, some under a pseudo-terminal.
 setDefaultTimeout(60_000);
 
-const escape = "\u001b[";
+const controlSequenceStart = "\u001b[";
 
 /** The environment without anything that decides colour, so each case sets exactly what it tests. */
 function colourNeutralEnvironment(extra: Record<string, string>): Record<string, string> {
@@ -35,25 +35,25 @@ test("help is coloured on a terminal, plain in a pipe and under NO_COLOR or FORC
   const coloured = onTerminal(["runs", "list", "--help"]);
   expect(coloured.exitCode).toBe(0);
   expect(coloured.shown).toContain("--limit");
-  expect(coloured.shown).toContain(escape);
+  expect(coloured.shown).toContain(controlSequenceStart);
   const plainCases: Record<string, string>[] = [{ NO_COLOR: "1" }, { NO_COLOR: "yes" }, { FORCE_COLOR: "0" }];
   for (const extra of plainCases) {
     const plain = onTerminal(["runs", "list", "--help"], extra);
     expect(plain.exitCode).toBe(0);
     expect(plain.shown).toContain("--limit");
-    expect(plain.shown).not.toContain(escape);
+    expect(plain.shown).not.toContain(controlSequenceStart);
   }
   const piped = runCli(["runs", "list", "--help"], { env: colourNeutralEnvironment({}) });
   expect(piped.exitCode).toBe(0);
   expect(piped.stdout).toContain("--limit");
-  expect(piped.stdout).not.toContain(escape);
+  expect(piped.stdout).not.toContain(controlSequenceStart);
 });
 
 test("an error message is data: no colour in it, even on a terminal", () => {
   const project = temporaryFolder("terminal-errors");
   const shown = onTerminal(["--json", "--project-root", project, "no-such-command"]);
   expect(shown.exitCode).toBe(2);
-  expect(shown.shown).not.toContain(escape);
+  expect(shown.shown).not.toContain(controlSequenceStart);
   expect(JSON.parse(shown.shown).error.message).toBe("Unknown command no-such-command");
 });
 
