@@ -97,7 +97,8 @@ test("CLI global options work before the command, --quiet prints nothing, errors
   const workspace = join(project, ".diagnostics");
   const json = runCli(["--workspace", workspace, "--project-root", project, "--json", "status"]);
   expect(json.exitCode).toBe(0);
-  expect(json.json.workspace_id).toBeString();
+  // The identity of the workspace named by --workspace, not some other one found by walking up.
+  expect(json.json.workspace_id).toBe(JSON.parse(readFileSync(join(workspace, "workspace.json"), "utf8")).workspace_id);
   const quiet = runCli(["--workspace", workspace, "--quiet", "status"]);
   expect(quiet.exitCode).toBe(0);
   expect(quiet.stdout).toBe("");
