@@ -9,8 +9,8 @@
  * - user CPU time carries about ±3 ms of additive noise per process, because the kernel splits a process's
  *   exact CPU time into user and system in proportion to timer ticks (`python -S -c pass`: 0–15 ms user,
  *   while user + system varies by 0.6 ms);
- * - beyond that, about 6 % multiplicative noise (robust CV of 40–150 runs of busy.py; extremes 0.83–1.38×
- *   the median, no modified-z outlier above 3.0 among 100 base/more pairs);
+ * - beyond that, 5–7 % multiplicative noise (robust CV of 40–150 runs of busy.py; extremes 0.81–1.41× the
+ *   median); 3 of 150 base/more pairs had a log ratio beyond a modified z-score of 3.5 (the largest 4.5);
  * - py-spy's share of one of two equal functions in split.py: standard deviation 0.042 over 30 runs
  *   (range 0.41–0.62), because a descheduled process is sampled in whichever function it stopped.
  */

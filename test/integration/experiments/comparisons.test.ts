@@ -5,14 +5,14 @@
  * time on a shared 2-core machine also measures whatever else runs.
  *
  * How the verdicts' false-failure bound was obtained (design and noise in test/support/experiment-designs.ts):
- * - more vs base: measured ratio 3.4 with a robust SD of 0.074 for the per-block log ratios, so the estimate
- *   and its BCa interval sit ~15 standard errors above the 25 % practical threshold and the signed-rank p is
- *   ~2e-9. The verdict can only be lost to a blocking reason. too_many_outliers needs ≥ 7 of 30 pairs beyond
+ * - more vs base: measured ratio 3.4 with a robust SD of 0.074 for the per-block log ratios (a standard error
+ *   of 0.017 for their median), so the estimate and its BCa interval sit ~60 standard errors above the 25 %
+ *   practical threshold, and the exact signed-rank p of 30 positive pairs is 2e-9. The verdict can only be lost to a blocking reason. too_many_outliers needs ≥ 7 of 30 pairs beyond
  *   a modified z of 3.5: 3 of 150 measured pairs were (2 %), and at that rate 7 of 30 has binomial
  *   probability 2e-6 (the rate would have to double, to 4 %, to reach 1e-4). high_variation needs the robust
  *   spread to grow from 0.074 to 0.354.
  * - same vs base: a directional verdict needs the whole interval beyond ±25 %, i.e. the median of 30 log
- *   ratios 0.26 away from 0, about 14 standard errors; blockers only make it inconclusive, which is allowed.
+ *   ratios 0.26 away from 0, about 15 standard errors; blockers only make it inconclusive, which is allowed.
  * The decision rule's power and false-positive rate are measured on seeded synthetic samples in
  * test/unit/analysis/statistics/decision-rule.test.ts.
  */
