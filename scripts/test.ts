@@ -3,6 +3,7 @@
  * Ends with one line `N passed, N failed, N skipped` (CI reads it).
  */
 import { join, resolve } from "node:path";
+import { bunTestArguments } from "./test-deadline.ts";
 
 const root = resolve(import.meta.dir, "..");
 const bun = process.execPath;
@@ -25,7 +26,7 @@ step("format and lint", [join(root, "node_modules/.bin/biome"), "check", "--colo
 const built = step("build", [bun, "scripts/build.ts"]);
 
 console.error("\n== tests");
-const testRun = Bun.spawn([bun, "test", ...(filters.length ? filters : ["test/"])], {
+const testRun = Bun.spawn(bunTestArguments(bun, filters), {
   cwd: root,
   stdout: "pipe",
   stderr: "pipe",

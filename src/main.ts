@@ -7,6 +7,8 @@ import { flameoxVersion } from "./version.ts";
  */
 async function main(argv: string[]): Promise<number> {
   if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+    const { dropOutputAfterBrokenPipe } = await import("./cli/terminal.ts");
+    dropOutputAfterBrokenPipe();
     process.stdout.write(`${flameoxVersion}\n`);
     return 0;
   }

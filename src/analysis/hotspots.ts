@@ -2,7 +2,7 @@ import type { StackUnit } from "../domain/evidence.ts";
 import { type EvidenceQuery, sqlString, toNumber, toNullableNumber } from "./evidence-query.ts";
 
 /**
- * Hotspots and call edges are queries over `stacks` × `frames` (DESIGN §4). Self weight is the
+ * Hotspots and call edges are queries over `stacks` × `frames`. Self weight is the
  * weight of stacks whose leaf is the frame; total weight counts each stack containing the frame
  * once, so recursion is not double-counted. A ranking never mixes units.
  */

@@ -61,7 +61,7 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
     args: {
       run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id." },
       limit: { type: "string", description: "Files, 1..1000 (default 50)." },
-      "compare-to": { type: "string", description: "A second run or artifact id." },
+      "compare-to": { type: "string", alias: "compare", description: "A second run or artifact id." },
     },
     async run({ args }) {
       const result = await cliServices().evidenceAnalysis.execution({
@@ -188,8 +188,8 @@ export const traceCommand = defineCommand({
       meta: { name: "window", description: "Events overlapping [start, end) nanoseconds, in time order." },
       args: {
         artifact_id: { type: "positional", required: true, description: "Artifact id (sha256:…)." },
-        "start-ns": { type: "string", required: true, description: "Window start (ns)." },
-        "end-ns": { type: "string", required: true, description: "Window end (ns), greater than start." },
+        "start-ns": { type: "string", alias: "start", required: true, description: "Window start (ns)." },
+        "end-ns": { type: "string", alias: "end", required: true, description: "Window end (ns), greater than start." },
         limit: { type: "string", description: "1..1000 (default 100)." },
         cursor: { type: "string", description: "Cursor from a previous page." },
       },
@@ -294,6 +294,11 @@ export const evidenceLookupCommand = defineCommand({
         comparison: { type: "string", description: "Comparison ids, comma separated." },
         analysis: { type: "string", description: "Analysis ids, comma separated." },
         finding: { type: "string", description: "Finding ids, comma separated." },
+        format: {
+          type: "enum",
+          options: ["markdown", "json"],
+          description: "markdown (default) or json (the result document, as --json).",
+        },
       },
       async run({ args }) {
         const list = (value: unknown) =>
@@ -311,7 +316,8 @@ export const evidenceLookupCommand = defineCommand({
           analysis_ids: list(args.analysis),
           finding_ids: list(args.finding),
         });
-        emit(cliOptions(), result, () => result.markdown);
+        const options = cliOptions();
+        emit(args.format === "json" ? { ...options, json: true } : options, result, () => result.markdown);
       },
     }),
   },

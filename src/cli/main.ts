@@ -7,6 +7,8 @@ import { capabilitiesCommand, configCommand, initCommand, NegativeResult, status
 import { workloadCommand } from "./workload.ts";
 import { mcpCommand } from "./mcp.ts";
 import { cliCommandGroups } from "./command-groups.ts";
+import { refuseUnknownOptions } from "./strict-options.ts";
+import { dropOutputAfterBrokenPipe, forTerminal, withoutColour } from "./terminal.ts";
 
 export const rootCommand = defineCommand({
   meta: {
@@ -30,17 +32,19 @@ export const rootCommand = defineCommand({
 /** Runs one CLI invocation and returns its exit code; typed errors are rendered exactly once here. */
 export async function runCli(rest: string[]): Promise<number> {
   const options = cliOptions();
+  dropOutputAfterBrokenPipe();
   if (rest.includes("--help") || rest.includes("-h") || rest.length === 0) {
     const { renderUsage } = await import("citty");
     const [command, parent] = await resolveForHelp(
       rootCommand as CommandDef,
       rest.filter((argument) => argument !== "--help" && argument !== "-h"),
     );
-    process.stdout.write(`${await renderUsage(command, parent)}\n`);
+    process.stdout.write(`${forTerminal(await renderUsage(await withLongAliasesDescribed(command), parent), process.stdout)}\n`);
     return rest.length === 0 ? 2 : 0;
   }
-  const work = runCommand(rootCommand as CommandDef, { rawArgs: rest });
   try {
+    await refuseUnknownOptions(rootCommand as CommandDef, rest);
+    const work = runCommand(rootCommand as CommandDef, { rawArgs: rest });
     if (options.timeoutSeconds !== null) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const deadline = new Promise<never>((_, reject) => {
@@ -72,13 +76,35 @@ export async function runCli(rest: string[]): Promise<number> {
         options,
         new FlameoxError({
           code: "INVALID_ARGUMENTS",
-          message: (error as Error).message,
+          // citty colours the offending word; a message is data (it also lands in --json), never styled.
+          message: withoutColour((error as Error).message),
           remediation: ["Run flameox --help for the commands and their options."],
         }),
       );
     }
     return emitFailure(options, toFlameoxError(error));
   }
+}
+
+/**
+ * citty prints a long alias with one dash (`-compare, --compare-to`), a spelling no parser accepts; help
+ * names it in the description instead (`Also --compare.`), with citty's own column layout.
+ */
+async function withLongAliasesDescribed(command: CommandDef): Promise<CommandDef> {
+  const args = typeof command.args === "function" ? await command.args() : await command.args;
+  if (!args) return command;
+  const described = Object.fromEntries(
+    Object.entries(args).map(([name, definition]) => {
+      const alias = (definition as { alias?: string | string[] }).alias;
+      const aliases = alias === undefined ? [] : Array.isArray(alias) ? alias : [alias];
+      const long = aliases.filter((spelling) => spelling.length > 1);
+      if (long.length === 0) return [name, definition];
+      const short = aliases.filter((spelling) => spelling.length === 1);
+      const description = `${definition.description ?? ""} Also ${long.map((spelling) => `--${spelling}`).join(", ")}.`.trim();
+      return [name, { ...definition, alias: short, description }];
+    }),
+  );
+  return { ...command, args: described as CommandDef["args"] };
 }
 
 function isUsageError(error: unknown): boolean {

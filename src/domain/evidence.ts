@@ -1,7 +1,7 @@
 import { sha256Hex } from "./canonical-json.ts";
 
 /**
- * The normalized evidence model (DESIGN §4). Extractors emit these rows into an `EvidenceSink`;
+ * The normalized evidence model (docs/architecture.md). Extractors emit these rows into an `EvidenceSink`;
  * the store writes them as Parquet bundles. Field names are the Parquet column names.
  */
 export type StackUnit = "ns" | "samples" | "bytes";

@@ -8,7 +8,7 @@ import { ProcessTreeTracker, type TrackedProcess } from "./process-tree.ts";
 import { ResourceSampler, type ChildResourceUsage, type ResourceSummary } from "./resource-sampler.ts";
 
 /**
- * The one place flameox creates processes (DESIGN §5). argv only, never a shell; the executable is
+ * The one place flameox creates processes (docs/architecture.md, Execution). argv only, never a shell; the executable is
  * resolved on the child's PATH; the child environment comes from an allowlist; one absolute
  * deadline; a new session and process group; SIGTERM → grace → SIGKILL of the group and of every
  * tracked descendant; stdout/stderr streamed into files under one shared byte budget.

@@ -1,4 +1,4 @@
-/** The spec's annotation presets. Every tool takes exactly one; a registry test checks the rules. */
+/** The interface contract's annotation presets. Every tool takes exactly one; a registry test checks the rules. */
 export type ToolAnnotationHints = {
   readOnlyHint: boolean;
   destructiveHint: boolean;

@@ -3,7 +3,7 @@ import { toJsonSchema } from "@valibot/to-json-schema";
 
 export type JsonSchema = Record<string, unknown>;
 
-/** Closed object schemas everywhere: unknown keys are refused, as the spec asks. */
+/** Closed object schemas everywhere: unknown keys are refused, as the interface contract asks. */
 export function inputJsonSchema(schema: v.GenericSchema): JsonSchema {
   const json = toJsonSchema(schema, { errorMode: "ignore" }) as JsonSchema;
   delete json.$schema;

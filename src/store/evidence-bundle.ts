@@ -161,7 +161,7 @@ function traceEventsCsvSource(path: string): string {
 type Engine = { instance: DuckDBInstance; connection: DuckDBConnection };
 
 /**
- * The trace_events writer streams into DuckDB while the extractor runs (DESIGN §9: pipeline the scan
+ * The trace_events writer streams into DuckDB while the extractor runs (pipeline the scan
  * and the Parquet conversion). Rows go to a named pipe that a `COPY … TO parquet` reads; until DuckDB
  * has opened the pipe (it loads lazily) they go to a head file, which is replayed into the pipe
  * first. Without named pipes (or when DuckDB was never ready), the head file is converted at finish.

@@ -1,7 +1,7 @@
 import type { EvidenceTable } from "../domain/evidence.ts";
 
 /**
- * Versioned Parquet schemas of the evidence tables (DESIGN §4). Every bundle adds `run_id` and
+ * Versioned Parquet schemas of the evidence tables (docs/architecture.md). Every bundle adds `run_id` and
  * `artifact_id` to each row so bundles from many runs and workspaces can be unioned directly.
  */
 export const evidenceSchemaVersion = 1;

@@ -1,7 +1,10 @@
-import { expect, test } from "bun:test";
+import { expect, test, setDefaultTimeout } from "bun:test";
 import { copyFileSync, existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { binaryPath, temporaryFolder } from "../support/binary.ts";
+
+// Copies and starts the 190 MB binary in empty folders. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(120_000);
 
 test("the binary copied alone into an empty folder runs init and status with DuckDB loaded", () => {
   const folder = temporaryFolder("alone");

@@ -1,7 +1,10 @@
-import { expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { expect, test, setDefaultTimeout } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli, temporaryFolder } from "../support/binary.ts";
+
+// Each step starts the binary, and active probes run py-spy. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 test("active probes are reused across invocations for a while, and --refresh reruns them", () => {
   const project = temporaryFolder("probes");
@@ -12,10 +15,23 @@ test("active probes are reused across invocations for a while, and --refresh rer
   expect(report.status).toBe("available");
   expect(report.permission_status).toBe("granted");
   expect(existsSync(join(project, ".diagnostics", "tools", "capability-probes.json"))).toBe(true);
+  // Reuse is decided by the probe's recorded age (probed_at) against a 10-minute TTL, read from the cache
+  // file: the second call comes well within it on any machine.
   const second = runCli(["--project-root", project, "capabilities", "--active", "--adapter", "py-spy", "--json"]);
   expect(second.json.capabilities[0].probed_at).toBe(report.probed_at);
   const refreshed = runCli(["--project-root", project, "capabilities", "--refresh", "--adapter", "py-spy", "--json"]);
-  expect(refreshed.json.capabilities[0].probed_at).not.toBe(report.probed_at);
+  expect(Date.parse(refreshed.json.capabilities[0].probed_at)).toBeGreaterThan(Date.parse(report.probed_at));
+
+  // Past the TTL the probe runs again. The service takes no injected clock, so the test ages the recorded
+  // probe instead of waiting ten minutes.
+  const cachePath = join(project, ".diagnostics", "tools", "capability-probes.json");
+  const cache = JSON.parse(readFileSync(cachePath, "utf8"));
+  const aged = new Date(Date.now() - 11 * 60 * 1000).toISOString();
+  cache["py-spy"].report.probed_at = aged;
+  writeFileSync(cachePath, JSON.stringify(cache));
+  const expired = runCli(["--project-root", project, "capabilities", "--active", "--adapter", "py-spy", "--json"]);
+  expect(expired.json.capabilities[0].status).toBe("available");
+  expect(Date.parse(expired.json.capabilities[0].probed_at)).toBeGreaterThan(Date.parse(refreshed.json.capabilities[0].probed_at));
   const passive = runCli(["--project-root", project, "capabilities", "--adapter", "py-spy", "--json"]);
   expect(passive.json.capabilities[0].probe_kind).toBe("passive");
 });

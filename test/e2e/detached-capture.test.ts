@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { callTool, connectMcp, type McpSession } from "../support/binary.ts";
 import { declare, python, workloadProject } from "../support/project.ts";
+import { waitFor } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
 
@@ -12,14 +13,11 @@ afterEach(async () => {
   session = undefined;
 });
 
-async function waitForState(current: McpSession, runId: string, wanted: string): Promise<any> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
+function waitForState(current: McpSession, runId: string, wanted: string): Promise<any> {
+  return waitFor(`the detached capture to become ${wanted}`, async () => {
     const status = (await callTool(current, "get_detached_capture", { run_id: runId })).envelope.result;
-    if (status.state === wanted) return status;
-    if (Date.now() > deadline) throw new Error(`detached capture stayed ${status.state}`);
-    await Bun.sleep(100);
-  }
+    return status.state === wanted && status;
+  });
 }
 
 test("a detached capture runs to completion; the same key and plan reconnect, another plan is refused", async () => {
@@ -57,12 +55,11 @@ test("cancel_detached_capture kills the tree and records the cancelled run", asy
   const plan = (await callTool(session, "plan_capture", { workload_name: "spawner", adapter: "command", parameters: {} })).envelope.result;
   const started = (await callTool(session, "start_detached_capture", { plan_id: plan.plan_id, idempotency_key: "cancel-me-123" })).envelope
     .result;
-  const deadline = Date.now() + 30_000;
-  while (!existsSync(pidFile) || readFileSync(pidFile, "utf8").split(" ").length < 4) {
-    if (Date.now() > deadline) throw new Error("the workload never wrote its pids");
-    await Bun.sleep(50);
-  }
-  const pids = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
+  const pids = (await waitFor("the workload's pid file", () => existsSync(pidFile) && readFileSync(pidFile, "utf8")))
+    .trim()
+    .split(" ")
+    .map(Number);
+  expect(pids).toHaveLength(4);
   expect((await callTool(session, "get_detached_capture", { run_id: started.run_id })).envelope.result.state).toBe("running");
   const cancelled = await callTool(session, "cancel_detached_capture", { run_id: started.run_id });
   expect(cancelled.envelope.result.state).toBe("terminal");

@@ -1,9 +1,12 @@
 // The pytest flow an agent runs, over real stdio against the compiled binary:
 // configure → plan_capture(pytest) → execute → extract_pytest → query_measurements; plus the CLI.
-import { afterEach, expect, test } from "bun:test";
+import { afterEach, expect, test, setDefaultTimeout } from "bun:test";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { callTool, connectMcp, repositoryRoot, runCli, temporaryFolder, type McpSession } from "../support/binary.ts";
+
+// Captures run real pytest through the compiled binary. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(120_000);
 
 let session: McpSession | undefined;
 afterEach(async () => {

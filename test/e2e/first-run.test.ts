@@ -1,7 +1,10 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { callTool, connectMcp, temporaryFolder, type McpSession } from "../support/binary.ts";
+
+// Every step starts the compiled binary. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 let session: McpSession | undefined;
 afterEach(async () => {

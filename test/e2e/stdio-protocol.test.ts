@@ -1,5 +1,9 @@
-import { expect, test } from "bun:test";
-import { binaryPath, temporaryFolder, testEnvironment } from "../support/binary.ts";
+import { expect, test, setDefaultTimeout } from "bun:test";
+import { binaryPath, runCli, temporaryFolder, testEnvironment } from "../support/binary.ts";
+import { contractToolsNotYetImplemented, implementedContractTools, sortedToolNames } from "../support/contract.ts";
+
+// Every step starts the compiled binary. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 /** Drives the server with raw JSON-RPC lines so every byte of stdout can be checked. */
 test("every stdout line of mcp serve is a JSON-RPC message, logs go to stderr", async () => {
@@ -53,11 +57,21 @@ test("every stdout line of mcp serve is a JSON-RPC message, logs go to stderr", 
   );
   expect(byId.get(1).result.serverInfo.name).toBe("flameox");
   expect(byId.get(1).result.instructions).toContain("initialize_workspace");
-  expect(byId.get(2).result.tools.length).toBeGreaterThan(5);
+  // Exactly the contract's tools that this release implements: a missing or an unlisted one fails here.
+  const listed = byId.get(2).result.tools.map((tool: { name: string }) => tool.name);
+  expect(sortedToolNames(listed)).toEqual(sortedToolNames(implementedContractTools));
+  expect(listed.filter((name: string) => (contractToolsNotYetImplemented as readonly string[]).includes(name))).toEqual([]);
   expect(byId.get(3).result.structuredContent.error.code).toBe("WORKSPACE_NOT_FOUND");
   expect(byId.get(4).result.structuredContent.ok).toBe(true);
   expect(byId.get(5).error.code).toBe(-32602);
-  expect(Array.isArray(byId.get(6).result.resourceTemplates)).toBe(true);
+  // The same templates mcp inspect reports, and each is a flameox:// URI template.
+  const templates = byId.get(6).result.resourceTemplates.map((template: { uriTemplate: string }) => template.uriTemplate);
+  const inspected = runCli(["mcp", "inspect", "--json"]).json.resource_templates.map(
+    (template: { uri_template: string }) => template.uri_template,
+  );
+  expect(templates).toEqual(inspected);
+  expect(templates.length).toBeGreaterThan(0);
+  for (const template of templates) expect(template).toStartWith("flameox://");
 });
 
 test("mcp serve never walks up to an ancestor workspace", async () => {

@@ -1,11 +1,14 @@
 // torch.profiler SDK mode as an agent drives it, over real stdio against the compiled binary:
 // configure → plan_capture(torch.profiler, mode 'sdk', schedule with 2 cycles) → execute → analyze_pytorch,
 // get_trace_window (the phase marker); and the options the contract refuses.
-import { afterEach, expect, test } from "bun:test";
+import { afterEach, expect, test, setDefaultTimeout } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { callTool, connectMcp, temporaryFolder, type McpSession } from "../support/binary.ts";
 import { declare, python } from "../support/project.ts";
+
+// torch imports in seconds even on a quiet machine. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(120_000);
 
 let session: McpSession | undefined;
 afterEach(async () => {

@@ -1,5 +1,5 @@
 /**
- * The fast event source of the Chrome trace extractor (DESIGN §9, large JSON). The file is read in
+ * The fast event source of the Chrome trace extractor for large JSON files. The file is read in
  * large chunks and decoded once; the `traceEvents` array (or a bare event array) is walked as text,
  * and each event object is read in one pass straight into a `TraceEventRecord`: only the members
  * the extractor uses are kept, and `args` stays as its own JSON text when that text is exactly what

@@ -1,5 +1,5 @@
 /**
- * A small incremental JSON scanner (DESIGN §9, large JSON): it walks a file chunk by chunk, keeps
+ * A small incremental JSON scanner for large JSON files: it walks a file chunk by chunk, keeps
  * only the path to the current value, and hands the caller parsed values at the paths it selects.
  * Multi-GiB traces never exist as one string, so memory stays bounded by the largest selected value.
  */
@@ -17,7 +17,7 @@ export interface JsonVisitor {
 
 export type ParseMode = "auto" | "stream" | "whole";
 
-/** Below this a file is parsed whole (faster for small files); anything larger is always streamed (DESIGN §9). */
+/** Below this a file is parsed whole (faster for small files); anything larger is always streamed. */
 export const wholeParseLimitBytes = 8 * 1024 * 1024;
 
 /** Raised by the scanner; the readers turn it into ARTIFACT_PARSE_FAILED naming the file. */

@@ -291,7 +291,7 @@ export function buildDifferentialTree(
 
 /**
  * Per-frame self and total, heaviest first. Total counts a frame once per stack even when it
- * recurses (DESIGN §4), so it never exceeds the profile's total.
+ * recurses, so it never exceeds the profile's total.
  */
 export function rankFrames(
   input: StackSet | AggregatedStacks,

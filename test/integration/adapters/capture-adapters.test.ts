@@ -1,7 +1,10 @@
 // Every tool adapter end to end in-process: plan → execute with the real tool → extract → analysis.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { join } from "node:path";
 import { capture, declare, failure, project, pythonFixtures, repositoryRoot, venvBin, venvPython } from "./harness.ts";
+
+// Each test runs a real profiler on a real workload. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(120_000);
 
 const hotspots = (services: Awaited<ReturnType<typeof project>>["services"], runId: string) =>
   services.analysis.hotspots({

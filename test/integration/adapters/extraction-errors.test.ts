@@ -1,9 +1,12 @@
 // Extraction and analysis refusals: malformed artifacts, missing normalization, wrong producers.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { failure, project, repositoryRoot } from "./harness.ts";
 import type { ExtractionTool } from "../../../src/services/extraction-service.ts";
+
+// Extractors run the real tools' readers. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 async function imported(
   services: Awaited<ReturnType<typeof project>>["services"],

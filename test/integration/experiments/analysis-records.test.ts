@@ -5,7 +5,7 @@
  * flameox://evidence/analysis/{id} resource and must equal what the read-only analyze_* tool returns
  * for the same input.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { digestOf } from "../../../src/domain/canonical-json.ts";
@@ -14,6 +14,9 @@ import { readResource } from "../../../src/mcp/resources.ts";
 import { callTool } from "../../../src/mcp/server.ts";
 import type { Services } from "../../../src/services/services.ts";
 import { capture, declare, project, pythonFixtures, venvPython } from "../adapters/harness.ts";
+
+// Real trials and profiles. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(120_000);
 
 let services: Services;
 const runs: Record<string, string> = {};

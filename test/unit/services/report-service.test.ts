@@ -3,7 +3,7 @@
  * committed py-spy fixture, plus a bundle of test durations, memory stacks and trace events published
  * for the same run, so every report section and the export/SVG bounds are exercised in-process.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -11,6 +11,9 @@ import { frameKey, type FrameRow } from "../../../src/domain/evidence.ts";
 import { prepareBundle, publishBundles } from "../../../src/services/evidence-publisher.ts";
 import { regroup, splitTargets } from "../../../src/services/report-service.ts";
 import { Services } from "../../../src/services/services.ts";
+
+// Real captures feed the reports. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 const fixtures = resolve(import.meta.dir, "../../fixtures/formats");
 let project: string;
@@ -126,7 +129,12 @@ test("units are chosen or refused, never mixed", async () => {
   await expect(services.reports.renderReport({ targets: [runId], baseline: null, unit: "samples", title: null })).rejects.toMatchObject({
     code: "INVALID_ARGUMENTS",
   });
-  await expect(services.reports.renderReport({ targets: [runId], baseline: [runId], unit: "bytes", title: null })).resolves.toBeDefined();
+  // A baseline with stacks in the chosen unit adds the differential flame graph, in that unit on both sides.
+  const differential = await services.reports.renderReport({ targets: [runId], baseline: [runId], unit: "bytes", title: null });
+  expect(differential.summary.unit).toBe("bytes");
+  expect(differential.summary.baseline_run_ids).toEqual([runId]);
+  expect(differential.summary.sections).toContain("differential_flame_graph");
+  expect(differential.summary.total_weight).toBe(55 * 2 ** 20);
 });
 
 test("the SVG flame graph is bounded and names frames in <title>s", async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -6,6 +6,9 @@ import { FlameoxError } from "../../../../src/domain/errors.ts";
 import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
 import { coverageCaptureCommand, decodeNumbits, extractCoverage, probeCoverage } from "../../../../src/adapters/coverage/index.ts";
 import { barePython, pythonFixtures, repositoryRoot, runCommand, temporaryDirectory, venvPython } from "../../../fixtures/python/tools.ts";
+
+// Runs coverage.py on real code. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 const script = join(pythonFixtures, "coverage", "branches.py");
 

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FlameoxError } from "../../../../src/domain/errors.ts";
@@ -11,6 +11,9 @@ import {
   writeMemrayCollectors,
 } from "../../../../src/adapters/memray/index.ts";
 import { barePython, pythonFixtures, repositoryRoot, runCommand, temporaryDirectory, venvPython } from "../../../fixtures/python/tools.ts";
+
+// Runs memray on a real allocation. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 const fiftyMegabytes = 50 * 1024 * 1024;
 

@@ -7,7 +7,8 @@ import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
 import { importNsightSystems } from "../../../../src/adapters/nsight/index.ts";
 import { repositoryRoot, temporaryDirectory } from "../../../fixtures/python/tools.ts";
 
-const fixture = join(repositoryRoot, "..", "shared", "fixtures", "nsight-systems", "nsight-2025.5.2.sqlite");
+/** A real Nsight Systems export (origin and checksum in test/fixtures/nsight-systems/README.md). */
+const fixture = join(repositoryRoot, "test", "fixtures", "nsight-systems", "nsight-2025.5.2.sqlite");
 
 function code(action: () => unknown): string | undefined {
   try {

@@ -1,10 +1,13 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FlameoxError } from "../../../../src/domain/errors.ts";
 import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
 import { extractObservations, observationsEnvironment, writeObservationsSdk } from "../../../../src/adapters/observations/index.ts";
 import { runCommand, temporaryDirectory, venvPython } from "../../../fixtures/python/tools.ts";
+
+// Runs a real Python workload. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 function code(action: () => unknown): string | undefined {
   try {

@@ -1,10 +1,13 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FlameoxError } from "../../../../src/domain/errors.ts";
 import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
 import { extractPyperf, probePyperf, pyperfCaptureCommand } from "../../../../src/adapters/pyperf/index.ts";
 import { barePython, runCommand, temporaryDirectory, venvPython } from "../../../fixtures/python/tools.ts";
+
+// Runs pyperf on a real workload. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 describe("pyperf adapter", () => {
   test("pyperf command around a workload: every value and warm-up, marked", async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FlameoxError } from "../../../../src/domain/errors.ts";
@@ -11,6 +11,9 @@ import {
   writePythonStartupCollectors,
 } from "../../../../src/adapters/python-startup/index.ts";
 import { pythonFixtures, runCommand, temporaryDirectory, venvPython } from "../../../fixtures/python/tools.ts";
+
+// Starts fresh interpreters with -X importtime. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 async function capture(): Promise<string> {
   const directory = temporaryDirectory("startup");

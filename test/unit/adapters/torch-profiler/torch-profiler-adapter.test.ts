@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as v from "valibot";
 import { join } from "node:path";
@@ -12,6 +12,9 @@ import {
 } from "../../../../src/adapters/torch-profiler/index.ts";
 import { TorchProfilerOptionsSchema } from "../../../../src/adapters/torch-profiler/torch-profiler-capture.ts";
 import { barePython, pythonFixtures, runCommand, temporaryDirectory, venvPython } from "../../../fixtures/python/tools.ts";
+
+// torch imports in seconds even on a quiet machine. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(120_000);
 
 type ChromeEvent = { ph?: string; cat?: string; name?: string; dur?: number };
 

@@ -1,5 +1,8 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { bootstrapMedianPairedLogRatio, bootstrapRatioOfMedians } from "../../../../src/analysis/statistics/bootstrap.ts";
+
+// Reference intervals with many resamples. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
 // 15 paired timings (seeded NumPy draws, rounded). SciPy 1.17.1 reference, 200,000 resamples:
 //   scipy.stats.bootstrap((b, c), lambda b, c: median(log(c/b)), paired=True, method="BCa")  → exp: [1.04872491, 1.14185691]

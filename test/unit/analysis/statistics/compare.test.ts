@@ -1,23 +1,15 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { compareSamples, deriveValidity, type Sample } from "../../../../src/analysis/statistics/compare.ts";
 import { quietMachine, syntheticRuns } from "./noise-model.ts";
 
-const verdicts = new Set(["improved", "regressed"]);
+// Hundreds of seeded comparisons with 10,000 bootstrap resamples each. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
+setDefaultTimeout(60_000);
 
-describe("compareSamples: the issue's demonstrations on synthetic noise", () => {
+describe("compareSamples on synthetic noise", () => {
   for (const blocks of [false, true]) {
     const pairing = blocks ? "paired" : "unpaired";
 
-    test(`${pairing}: 20 % more work is regressed with a CI excluding 1.0 in ≥ 19 of 20 seeded comparisons (this machine's noise, 30 per side)`, () => {
-      let regressed = 0;
-      for (let seed = 0; seed < 20; seed += 1) {
-        const runs = syntheticRuns({ seed: 1_000 + seed, perSide: 30, workFactor: 1.2, blocks });
-        const result = compareSamples({ ...runs, pairing, polarity: "lower_is_better", seed });
-        if (result.decision === "regressed" && result.ci !== null && result.ci.lower > 1) regressed += 1;
-      }
-      expect(regressed).toBeGreaterThanOrEqual(19);
-    });
-
+    // Power and false-positive rate on this machine's noise: decision-rule.test.ts.
     test(`${pairing}: 20 % more work is regressed in ≥ 19 of 20 on a quiet machine with 10 per side`, () => {
       let regressed = 0;
       for (let seed = 0; seed < 20; seed += 1) {
@@ -26,20 +18,6 @@ describe("compareSamples: the issue's demonstrations on synthetic noise", () => 
         if (result.decision === "regressed" && result.ci !== null && result.ci.lower > 1) regressed += 1;
       }
       expect(regressed).toBeGreaterThanOrEqual(19);
-    });
-
-    test(`${pairing}: identical treatments are never improved or regressed across 200 seeds`, () => {
-      const decisions: Record<string, number> = {};
-      for (let seed = 0; seed < 200; seed += 1) {
-        const runs = syntheticRuns({ seed: 3_000 + seed, perSide: 20, workFactor: 1, blocks });
-        for (const polarity of ["lower_is_better", "higher_is_better"] as const) {
-          const result = compareSamples({ ...runs, pairing, polarity, seed, resamples: 2_000 });
-          decisions[result.decision] = (decisions[result.decision] ?? 0) + 1;
-          expect(verdicts.has(result.decision)).toBe(false);
-        }
-      }
-      // Most are equivalent (CI inside ±5 %); the rest inconclusive. Neither is a claim of change.
-      expect((decisions.equivalent ?? 0) + (decisions.inconclusive ?? 0)).toBe(400);
     });
 
     test(`${pairing}: three samples per side is inconclusive and says too_few_samples`, () => {
