@@ -100,18 +100,24 @@ function finishSource(identity: Omit<SourceIdentity, "source_state_id">): Source
   return { source_state_id, ...identity };
 }
 
+/** The working-tree fields of an identity whose tree could not be read. */
+const unreadTree = {
+  diff_sha256: null,
+  diff_bytes: null,
+  changed_entries: null,
+  untracked_files: [],
+  untracked_total: 0,
+  untracked_truncated: false,
+} as const satisfies Partial<SourceIdentity>;
+
 function emptySource(quality: SourceQuality, limitations: string[]): SourceIdentity {
   return finishSource({
     quality,
     head_commit: null,
     branch: null,
     project_subdirectory: null,
-    diff_sha256: null,
-    diff_bytes: null,
-    changed_entries: null,
+    ...unreadTree,
     untracked_files: [],
-    untracked_total: 0,
-    untracked_truncated: false,
     missing_fields: quality === "not_a_repository" ? [] : ["head_commit", "diff_sha256", "untracked_files"],
     limitations,
   });
@@ -252,12 +258,8 @@ async function readSourceIdentity(projectRoot: string, options: SourceIdentityOp
     return finishSource({
       quality: "unavailable",
       ...common,
-      diff_sha256: null,
-      diff_bytes: null,
-      changed_entries: null,
+      ...unreadTree,
       untracked_files: [],
-      untracked_total: 0,
-      untracked_truncated: false,
       missing_fields: [...missing, "diff_sha256", "untracked_files"],
       limitations: [...limitations, describeFailure("git status", status)],
     });
