@@ -6,6 +6,8 @@
 import type { FrameRow, StackRow, StackUnit } from "../../domain/evidence.ts";
 import { FlameoxError, invalidArguments } from "../../domain/errors.ts";
 
+export { formatWeight } from "./format.ts";
+
 /** Frames keyed by frame_key, or a plain list of frame rows. */
 export type FrameTable = ReadonlyMap<string, FrameRow> | Iterable<FrameRow>;
 
@@ -409,28 +411,4 @@ export function frameLabel(frame: FrameRow | undefined, fallback: string): strin
   if (!frame) return fallback;
   if (!frame.file) return frame.function;
   return frame.line === null ? `${frame.function} (${frame.file})` : `${frame.function} (${frame.file}:${frame.line})`;
-}
-
-/** Human-readable weight in the tree's unit. */
-export function formatWeight(value: number, unit: StackUnit): string {
-  if (unit === "samples") return `${formatNumber(value)} ${value === 1 ? "sample" : "samples"}`;
-  if (unit === "bytes") {
-    const steps = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let scaled = value;
-    let step = 0;
-    while (Math.abs(scaled) >= 1024 && step < steps.length - 1) {
-      scaled /= 1024;
-      step += 1;
-    }
-    return `${step === 0 ? String(Math.round(scaled)) : scaled.toFixed(scaled >= 100 ? 0 : scaled >= 10 ? 1 : 2)} ${steps[step]}`;
-  }
-  const magnitude = Math.abs(value);
-  if (magnitude >= 1e9) return `${(value / 1e9).toFixed(magnitude >= 1e11 ? 0 : 2)} s`;
-  if (magnitude >= 1e6) return `${(value / 1e6).toFixed(magnitude >= 1e8 ? 0 : 2)} ms`;
-  if (magnitude >= 1e3) return `${(value / 1e3).toFixed(magnitude >= 1e5 ? 0 : 2)} µs`;
-  return `${Math.round(value)} ns`;
-}
-
-function formatNumber(value: number): string {
-  return Number.isInteger(value) ? String(value) : value.toFixed(2);
 }

@@ -4,7 +4,7 @@
  * Flame graphs embed the aggregated, pruned tree (never samples) and draw on <canvas>.
  */
 import type { StackUnit, TraceEventRow } from "../../domain/evidence.ts";
-import { escapeXml } from "../flamegraph/svg.ts";
+import { escapeXml, formatWeight, percent } from "../flamegraph/format.ts";
 import {
   type AggregatedStacks,
   type CallTree,
@@ -12,10 +12,9 @@ import {
   aggregateStacks,
   buildCallTree,
   buildDifferentialTree,
-  formatWeight,
   rankFrames,
 } from "../flamegraph/tree.ts";
-import { clientScript } from "./client-script.ts";
+import { bundleReportClient } from "./client-bundle.ts" with { type: "macro" };
 import { type ComparisonSummary, renderComparisonPanel } from "./comparison-panel.ts";
 import {
   type EmbeddedGraph,
@@ -28,6 +27,9 @@ import {
 import { reportStyles } from "./styles.ts";
 
 export type { ComparisonSummary } from "./comparison-panel.ts";
+
+/** The browser code, bundled and inlined when this module is built (see client-bundle.ts). */
+const clientScript: string = bundleReportClient();
 
 export type SlowTest = { name: string; duration_ns: number; outcome?: string | null; file?: string | null };
 
@@ -120,10 +122,6 @@ function table(
 function place(file: string | null | undefined, line: number | null | undefined): string {
   if (!file) return "";
   return line === null || line === undefined ? file : `${file}:${line}`;
-}
-
-function percent(share: number): string {
-  return `${(share * 100).toFixed(2)}%`;
 }
 
 /** Renders the whole report. Sections without input are left out. */
