@@ -196,6 +196,19 @@ async function readHead(git: Git, repositoryRoot: string): Promise<Head> {
   return { headCommit, branch, missing, limitations };
 }
 
+/** sha256 of the working tree's binary patch against HEAD; null fields when there is no HEAD or git failed. */
+async function digestTrackedDiff(
+  git: Git,
+  repositoryRoot: string,
+  hasHead: boolean,
+  maximumBytes: number,
+): Promise<{ sha256: string | null; bytes: number | null; failure: string | null }> {
+  if (!hasHead) return { sha256: null, bytes: null, failure: null };
+  const diff = await git(trackedDiffArguments, repositoryRoot, maximumBytes);
+  if (!succeeded(diff)) return { sha256: null, bytes: null, failure: describeFailure("git diff-index HEAD", diff) };
+  return { sha256: sha256Hex(diff.stdout), bytes: diff.stdout.byteLength, failure: null };
+}
+
 async function digestUntracked(
   repositoryRoot: string,
   paths: readonly string[],
@@ -271,20 +284,10 @@ async function readSourceIdentity(projectRoot: string, options: SourceIdentityOp
     .map((entry) => entry.path)
     .sort();
 
-  let diffSha256: string | null = null;
-  let diffBytes: number | null = null;
-  if (head.headCommit !== null) {
-    const diff = await git(trackedDiffArguments, repositoryRoot, options.maximumDiffBytes ?? 64 * 1024 * 1024);
-    if (succeeded(diff)) {
-      diffSha256 = sha256Hex(diff.stdout);
-      diffBytes = diff.stdout.byteLength;
-    } else {
-      missing.push("diff_sha256");
-      limitations.push(describeFailure("git diff-index HEAD", diff));
-    }
-  } else if (tracked.length > 0) {
-    missing.push("diff_sha256");
-  }
+  const diff = await digestTrackedDiff(git, repositoryRoot, head.headCommit !== null, options.maximumDiffBytes ?? 64 * 1024 * 1024);
+  if (diff.failure !== null) limitations.push(diff.failure);
+  // Without HEAD there is no diff to take; tracked entries then make the digest missing, not empty.
+  if (diff.failure !== null || (head.headCommit === null && tracked.length > 0)) missing.push("diff_sha256");
 
   const untracked = await digestUntracked(repositoryRoot, untrackedPaths, {
     maximumFiles: maximumUntrackedFiles,
@@ -297,12 +300,12 @@ async function readSourceIdentity(projectRoot: string, options: SourceIdentityOp
     );
   }
 
-  const quality: SourceQuality = tracked.length > 0 || (diffBytes ?? 0) > 0 ? "dirty" : untrackedPaths.length > 0 ? "untracked" : "clean";
+  const quality: SourceQuality = tracked.length > 0 || (diff.bytes ?? 0) > 0 ? "dirty" : untrackedPaths.length > 0 ? "untracked" : "clean";
   return finishSource({
     quality,
     ...common,
-    diff_sha256: diffSha256,
-    diff_bytes: diffBytes,
+    diff_sha256: diff.sha256,
+    diff_bytes: diff.bytes,
     changed_entries: tracked.length,
     untracked_files: untracked.files,
     untracked_total: untrackedPaths.length,

@@ -99,12 +99,12 @@ export function embedDifferentialTree(id: string, tree: DifferentialTree, limits
 
 export type TimelineLimits = { maxEvents: number; maxLanes: number; maxDepth: number };
 
-/**
- * Keeps the longest `maxEvents` events (instants count as zero length) in the busiest `maxLanes`
- * pid/tid lanes. Events stream through per-lane buffers that are cut back whenever they double.
- */
-export function embedTimeline(events: Iterable<TraceEventRow>, limits: TimelineLimits): EmbeddedTimeline | null {
-  const laneKey = (event: TraceEventRow): string => `${event.pid ?? "?"}\u0000${event.tid ?? "?"}`;
+type KeptEvents = { kept: TraceEventRow[]; keptLanes: Map<string, number>; total: number; laneCount: number };
+
+const laneKey = (event: TraceEventRow): string => `${event.pid ?? "?"}\u0000${event.tid ?? "?"}`;
+
+/** The longest `maxEvents` events of the busiest `maxLanes` lanes, in time order. */
+function keepEvents(events: Iterable<TraceEventRow>, limits: TimelineLimits): KeptEvents {
   const laneBusy = new Map<string, number>();
   // Per-lane buffers: which lanes survive is known only at the end, so each keeps its own longest events.
   const buffers = new Map<string, TraceEventRow[]>();
@@ -124,7 +124,6 @@ export function embedTimeline(events: Iterable<TraceEventRow>, limits: TimelineL
     buffer.push(event);
     if (buffer.length >= limits.maxEvents * 2) buffers.set(key, buffer.sort(byDuration).slice(0, limits.maxEvents));
   }
-  if (total === 0) return null;
   const lanesByBusy = [...laneBusy.entries()].sort((left, right) => right[1] - left[1]);
   const keptLanes = new Map<string, number>();
   for (const [key] of lanesByBusy.slice(0, limits.maxLanes)) keptLanes.set(key, keptLanes.size);
@@ -133,6 +132,16 @@ export function embedTimeline(events: Iterable<TraceEventRow>, limits: TimelineL
     .sort(byDuration)
     .slice(0, limits.maxEvents);
   kept.sort((left, right) => left.ts_ns - right.ts_ns || (left.depth ?? 0) - (right.depth ?? 0));
+  return { kept, keptLanes, total, laneCount: laneBusy.size };
+}
+
+/**
+ * Keeps the longest `maxEvents` events (instants count as zero length) in the busiest `maxLanes`
+ * pid/tid lanes. Events stream through per-lane buffers that are cut back whenever they double.
+ */
+export function embedTimeline(events: Iterable<TraceEventRow>, limits: TimelineLimits): EmbeddedTimeline | null {
+  const { kept, keptLanes, total, laneCount } = keepEvents(events, limits);
+  if (total === 0) return null;
   let startNs = Number.POSITIVE_INFINITY;
   let endNs = Number.NEGATIVE_INFINITY;
   for (const event of kept) {
@@ -182,7 +191,7 @@ export function embedTimeline(events: Iterable<TraceEventRow>, limits: TimelineL
     events: flat,
     shown_events: kept.length,
     total_events: total,
-    omitted_lanes: Math.max(0, laneBusy.size - keptLanes.size),
+    omitted_lanes: Math.max(0, laneCount - keptLanes.size),
   };
 }
 
