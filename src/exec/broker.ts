@@ -243,7 +243,7 @@ class Supervisor {
       this.cleanupComplete = false;
       this.limitations.push("an output pipe was still held open after cleanup by an untracked process; reading was abandoned");
     }
-    await this.containment.reapOrphans();
+    await this.containment.reapOrphans(this.tracker);
     this.limitations.push(...this.output.close());
   }
 
@@ -295,7 +295,7 @@ class Supervisor {
     if (populated === null) problems.push("the run cgroup's state could not be read");
     const marked = this.containment.markedProcesses().length;
     if (marked > 0) problems.push(`${marked} process(es) carrying the run's ${runMarkerVariable} survived`);
-    const unattributed = this.containment.kind === "tracking_only" ? 0 : this.containment.unattributedOrphans();
+    const unattributed = this.containment.kind === "tracking_only" ? 0 : this.containment.unattributedOrphans(this.tracker);
     if (unattributed > 0)
       problems.push(
         `${unattributed} orphaned process(es) reparented to flameox could not be attributed among concurrent runs and were left running`,

@@ -2,6 +2,7 @@ import { RunCgroup } from "./cgroup.ts";
 import { environmentValue, type MarkedProcess, processesWithEnvironment, runMarkerVariable } from "./environment-scan.ts";
 import { becomeChildSubreaper, reapChild } from "./libc.ts";
 import { isGoneState, procAvailable, readProcessStat, scanProcesses, type ProcessStat } from "./proc.ts";
+import type { ProcessTreeTracker } from "./process-tree.ts";
 
 /**
  * Keeps every descendant of a run findable until the run ends, with what Linux offers:
@@ -118,21 +119,30 @@ export class RunContainment {
     return this.run.marker === null ? [] : processesWithEnvironment(runMarkerVariable, this.run.marker);
   }
 
-  /** Live orphans of ours that no run could be told to own (other runs active, no marker). */
-  unattributedOrphans(): number {
+  /**
+   * Live orphans that started during this run but that no run could be told to own (other runs
+   * active, no marker): they may be this run's, so its cleanup cannot be claimed complete.
+   */
+  unattributedOrphans(run: Pick<ProcessTreeTracker, "startedWithinRun">): number {
     if (!procAvailable()) return 0;
     let count = 0;
     for (const stat of scanProcesses()) {
-      if (isReparentedOrphan(stat) && !isGoneState(stat.state) && ownerOf(stat) === "unattributed") count += 1;
+      if (isReparentedOrphan(stat) && !isGoneState(stat.state) && run.startedWithinRun(stat) && ownerOf(stat) === "unattributed")
+        count += 1;
     }
     return count;
   }
 
-  /** Waits for orphans that died (they are our children now); Bun reaps only what it spawned. */
-  async reapOrphans(): Promise<void> {
+  /**
+   * Waits for this run's orphans that died (they are our children now; Bun reaps only what it
+   * spawned). Only zombies known to be the run's are reaped, so a child another part of flameox
+   * started and will wait for itself is never taken from it.
+   */
+  async reapOrphans(run: Pick<ProcessTreeTracker, "knows" | "startedWithinRun">): Promise<void> {
     if (!procAvailable()) return;
     for (const stat of scanProcesses()) {
-      if (isReparentedOrphan(stat) && isGoneState(stat.state)) await reapChild(stat.pid);
+      if (!isReparentedOrphan(stat) || !isGoneState(stat.state)) continue;
+      if (run.knows(stat) || (run.startedWithinRun(stat) && ownerOf(stat) === this.run)) await reapChild(stat.pid);
     }
   }
 

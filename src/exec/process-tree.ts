@@ -79,12 +79,22 @@ export class ProcessTreeTracker {
     });
   }
 
-  private isTrackedIdentity(stat: ProcessStat): boolean {
+  /** True when this exact process (pid and start time) has been tracked. */
+  knows(stat: Pick<ProcessStat, "pid" | "startTime">): boolean {
+    return this.isTrackedIdentity(stat);
+  }
+
+  /** True when the process started no earlier than the root, so it may belong to this run. */
+  startedWithinRun(stat: Pick<ProcessStat, "startTime">): boolean {
+    return this.startedAfterRoot(stat);
+  }
+
+  private isTrackedIdentity(stat: Pick<ProcessStat, "pid" | "startTime">): boolean {
     const known = this.tracked.get(stat.pid);
     return known !== undefined && known.startTime === stat.startTime;
   }
 
-  private startedAfterRoot(stat: ProcessStat): boolean {
+  private startedAfterRoot(stat: Pick<ProcessStat, "startTime">): boolean {
     return this.rootStartTicks === null || BigInt(stat.startTime) >= this.rootStartTicks;
   }
 
