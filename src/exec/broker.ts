@@ -309,13 +309,14 @@ class Supervisor {
   }
 
   report(): ProcessResult {
-    if (this.startError !== null) throw this.startError;
     const wallTimeNs = Number(this.exitedNs - this.startedNs);
     const usage = this.child.resourceUsage();
     const childUsage: ChildResourceUsage | null = usage
       ? { userCpuNs: Number(usage.cpuTime.user) * 1000, systemCpuNs: Number(usage.cpuTime.system) * 1000 }
       : null;
+    // Stopped before anything can throw: a running sampler's timer would keep flameox alive.
     const resources = this.sampler ? this.sampler.stop({ wallTimeNs, childUsage }) : null;
+    if (this.startError !== null) throw this.startError;
     const allProcesses = this.tracker.all();
     const processes: ProcessRecord[] = allProcesses.slice(0, maximumRecordedProcesses).map((member) => ({
       pid: member.pid,

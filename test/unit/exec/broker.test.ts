@@ -167,6 +167,31 @@ describe("runProcess: deadline, cancellation and tree cleanup", () => {
   });
 });
 
+describe("runProcess: a failing start callback", () => {
+  test("stops the run, kills its tree and rethrows the callback's error", async () => {
+    let started = 0;
+    const failure = new Error("lease could not be written");
+    const outcome = await run(
+      scratch.path,
+      ["sleep", "300"],
+      {},
+      {
+        gracePeriodMs: 500,
+        onStarted: (info) => {
+          started = info.pid;
+          throw failure;
+        },
+      },
+    ).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(outcome).toBe(failure);
+    expect(started).toBeGreaterThan(0);
+    expect(stillRunning(started)).toBe(false);
+  }, 30_000);
+});
+
 describe("runProcess: progress", () => {
   test("reports progress while the process runs", async () => {
     // The workload waits for a file the first progress report creates, so it cannot finish unobserved.
