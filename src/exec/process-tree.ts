@@ -16,10 +16,12 @@ export type TrackedProcess = {
 
 /**
  * Follows a workload's process tree by scanning `/proc/*\/stat`: the root, everything whose
- * parent chain leads to a tracked process, and everything in the root's process group or session.
- * Once seen, a process stays tracked by (pid, start time), so a grandchild that called setsid and
- * was reparented to init is still found and killed. A process that is born and reparented between
- * two scans (a fast double fork) can escape; the scan interval bounds that window.
+ * parent chain leads to a tracked process, everything in the root's process group or session, and
+ * whatever `claim` accepts (orphans reparented to this process as child subreaper). Once seen, a
+ * process stays tracked by (pid, start time), so a grandchild that called setsid and was
+ * reparented is still found and killed. Without a subreaper, a process born and reparented to
+ * init between two scans (a fast double fork) escapes the tree; the broker then cannot claim
+ * verified cleanup.
  */
 export class ProcessTreeTracker {
   readonly rootPid: number;
@@ -29,9 +31,11 @@ export class ProcessTreeTracker {
   private readonly retired: TrackedProcess[] = [];
   private overflowed = false;
   private readonly rootStartTicks: bigint | null;
+  private readonly claim: ((stat: ProcessStat) => boolean) | null;
 
-  constructor(rootPid: number, options: { maximumTracked?: number } = {}) {
+  constructor(rootPid: number, options: { maximumTracked?: number; claim?: (stat: ProcessStat) => boolean } = {}) {
     this.rootPid = rootPid;
+    this.claim = options.claim ?? null;
     this.available = procAvailable();
     this.maximumTracked = options.maximumTracked ?? 10_000;
     const root = this.available ? readProcessStat(rootPid) : null;
@@ -75,13 +79,27 @@ export class ProcessTreeTracker {
     });
   }
 
-  private isTrackedIdentity(stat: ProcessStat): boolean {
+  /** True when this exact process (pid and start time) has been tracked. */
+  knows(stat: Pick<ProcessStat, "pid" | "startTime">): boolean {
+    return this.isTrackedIdentity(stat);
+  }
+
+  /** True when the process started no earlier than the root, so it may belong to this run. */
+  startedWithinRun(stat: Pick<ProcessStat, "startTime">): boolean {
+    return this.startedAfterRoot(stat);
+  }
+
+  private isTrackedIdentity(stat: Pick<ProcessStat, "pid" | "startTime">): boolean {
     const known = this.tracked.get(stat.pid);
     return known !== undefined && known.startTime === stat.startTime;
   }
 
-  private startedAfterRoot(stat: ProcessStat): boolean {
+  private startedAfterRoot(stat: Pick<ProcessStat, "startTime">): boolean {
     return this.rootStartTicks === null || BigInt(stat.startTime) >= this.rootStartTicks;
+  }
+
+  private belongs(stat: ProcessStat): boolean {
+    return stat.processGroupId === this.rootPid || stat.sessionId === this.rootPid || this.claim?.(stat) === true;
   }
 
   /** One scan of `/proc`; returns the live tracked processes. */
@@ -107,7 +125,7 @@ export class ProcessTreeTracker {
       if (this.isTrackedIdentity(stat)) enqueue(stat);
       // Group and session ids are not reused while any member lives, so a member that started
       // after the root is ours.
-      else if ((stat.processGroupId === this.rootPid || stat.sessionId === this.rootPid) && this.startedAfterRoot(stat)) enqueue(stat);
+      else if (this.belongs(stat) && this.startedAfterRoot(stat)) enqueue(stat);
     }
     while (queue.length > 0) {
       const stat = queue.shift() as ProcessStat;

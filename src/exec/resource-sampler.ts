@@ -153,90 +153,25 @@ export class ResourceSampler {
   stop(final: ResourceSamplerStop = {}): ResourceSummary {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
-    const measurements: ResourceMeasurement[] = [];
+    const measurements: ResourceMeasurement[] = [
+      {
+        name: runtimeMeasurementNames.wallTimeNs,
+        value: final.wallTimeNs ?? Number(process.hrtime.bigint() - this.startedNs),
+        unit: "ns",
+        aggregation: "total",
+        source: "monotonic_clock",
+      },
+    ];
     const unavailable: UnavailableMetric[] = [];
     const notes: string[] = [];
-    const usage = final.childUsage ?? null;
-
-    const wallTimeNs = final.wallTimeNs ?? Number(process.hrtime.bigint() - this.startedNs);
-    measurements.push({
-      name: runtimeMeasurementNames.wallTimeNs,
-      value: wallTimeNs,
-      unit: "ns",
-      aggregation: "total",
-      source: "monotonic_clock",
-    });
-
-    const polled = { user: 0, system: 0 };
-    for (const cpu of this.cpuByProcess.values()) {
-      polled.user += cpu.user * nanosecondsPerClockTick;
-      polled.system += cpu.system * nanosecondsPerClockTick;
+    for (const outcome of [this.cpuMeasurements(final.childUsage ?? null), [this.rssMeasurement()], [this.diskMeasurement()]].flat()) {
+      if ("value" in outcome) measurements.push(outcome);
+      else unavailable.push(outcome);
     }
-    const havePolledCpu = this.cpuByProcess.size > 0;
-    const cpu = (name: RuntimeMeasurementName, polledNs: number, usageNs: number | undefined): void => {
-      if (!havePolledCpu && usageNs === undefined) {
-        unavailable.push({
-          name,
-          reason:
-            this.treeBackend === "none"
-              ? "no process-tree sampling on this platform and no exit resource usage"
-              : "the process exited before the first sample and no exit resource usage was available",
-        });
-        return;
-      }
-      const fromUsage = usageNs ?? -1;
-      if (fromUsage >= polledNs) measurements.push({ name, value: fromUsage, unit: "ns", aggregation: "total", source: "wait4_rusage" });
-      else measurements.push({ name, value: polledNs, unit: "ns", aggregation: "total", source: "proc_stat_polling" });
-    };
-    cpu(runtimeMeasurementNames.cpuUserNs, polled.user, usage?.userCpuNs);
-    cpu(runtimeMeasurementNames.cpuSystemNs, polled.system, usage?.systemCpuNs);
     notes.push(
       "CPU times are lower bounds: the larger of the reaped root's rusage (the root plus descendants it waited for) and the sum of the last /proc times seen for each tracked process; CPU of descendants that outlived polling and were never waited for by the root is only counted up to the last sample.",
-    );
-
-    if (this.rssSampleCount === 0) {
-      unavailable.push({
-        name: runtimeMeasurementNames.peakRssBytes,
-        reason:
-          this.treeBackend === "none"
-            ? "no process-tree memory sampling on this platform"
-            : "the process tree exited before the first memory sample",
-      });
-    } else if (this.peakSingleHighWaterBytes > this.peakRssBytes) {
-      measurements.push({
-        name: runtimeMeasurementNames.peakRssBytes,
-        value: this.peakSingleHighWaterBytes,
-        unit: "bytes",
-        aggregation: "max",
-        source: "proc_status_single_process_high_water",
-      });
-    } else {
-      measurements.push({
-        name: runtimeMeasurementNames.peakRssBytes,
-        value: this.peakRssBytes,
-        unit: "bytes",
-        aggregation: "max",
-        source: "proc_status_tree_sum",
-      });
-    }
-    notes.push(
       `Peak RSS is an observed lower bound: the larger of the largest sum of VmRSS over the live tree (sampled every ${this.intervalMs} ms) and the largest VmHWM of any single sampled process; tree peaks between samples and processes that lived less than one interval can be missed.`,
     );
-
-    if (this.diskPath === null) {
-      unavailable.push({ name: runtimeMeasurementNames.minimumFreeBytes, reason: "no disk path was configured for sampling" });
-    } else if (this.minimumFreeBytes === null) {
-      unavailable.push({ name: runtimeMeasurementNames.minimumFreeBytes, reason: `statfs failed: ${this.diskError ?? "no sample taken"}` });
-    } else {
-      measurements.push({
-        name: runtimeMeasurementNames.minimumFreeBytes,
-        value: this.minimumFreeBytes,
-        unit: "bytes",
-        aggregation: "min",
-        source: "statfs",
-      });
-    }
-
     return {
       interval_ms: this.intervalMs,
       sample_count: this.sampleCount,
@@ -245,6 +180,64 @@ export class ResourceSampler {
       unavailable,
       notes,
     };
+  }
+
+  /** User and system CPU: the larger of the reaped root's rusage and the polled /proc times. */
+  private cpuMeasurements(usage: ChildResourceUsage | null): Array<ResourceMeasurement | UnavailableMetric> {
+    const polled = { user: 0, system: 0 };
+    for (const cpu of this.cpuByProcess.values()) {
+      polled.user += cpu.user * nanosecondsPerClockTick;
+      polled.system += cpu.system * nanosecondsPerClockTick;
+    }
+    const havePolledCpu = this.cpuByProcess.size > 0;
+    const cpu = (name: RuntimeMeasurementName, polledNs: number, usageNs: number | undefined): ResourceMeasurement | UnavailableMetric => {
+      if (!havePolledCpu && usageNs === undefined) {
+        return {
+          name,
+          reason:
+            this.treeBackend === "none"
+              ? "no process-tree sampling on this platform and no exit resource usage"
+              : "the process exited before the first sample and no exit resource usage was available",
+        };
+      }
+      const fromUsage = usageNs ?? -1;
+      if (fromUsage >= polledNs) return { name, value: fromUsage, unit: "ns", aggregation: "total", source: "wait4_rusage" };
+      return { name, value: polledNs, unit: "ns", aggregation: "total", source: "proc_stat_polling" };
+    };
+    return [
+      cpu(runtimeMeasurementNames.cpuUserNs, polled.user, usage?.userCpuNs),
+      cpu(runtimeMeasurementNames.cpuSystemNs, polled.system, usage?.systemCpuNs),
+    ];
+  }
+
+  private rssMeasurement(): ResourceMeasurement | UnavailableMetric {
+    const name = runtimeMeasurementNames.peakRssBytes;
+    if (this.rssSampleCount === 0) {
+      return {
+        name,
+        reason:
+          this.treeBackend === "none"
+            ? "no process-tree memory sampling on this platform"
+            : "the process tree exited before the first memory sample",
+      };
+    }
+    if (this.peakSingleHighWaterBytes > this.peakRssBytes) {
+      return {
+        name,
+        value: this.peakSingleHighWaterBytes,
+        unit: "bytes",
+        aggregation: "max",
+        source: "proc_status_single_process_high_water",
+      };
+    }
+    return { name, value: this.peakRssBytes, unit: "bytes", aggregation: "max", source: "proc_status_tree_sum" };
+  }
+
+  private diskMeasurement(): ResourceMeasurement | UnavailableMetric {
+    const name = runtimeMeasurementNames.minimumFreeBytes;
+    if (this.diskPath === null) return { name, reason: "no disk path was configured for sampling" };
+    if (this.minimumFreeBytes === null) return { name, reason: `statfs failed: ${this.diskError ?? "no sample taken"}` };
+    return { name, value: this.minimumFreeBytes, unit: "bytes", aggregation: "min", source: "statfs" };
   }
 }
 

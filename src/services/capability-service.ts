@@ -261,12 +261,8 @@ async function probeVersion(
   versionArguments: string[],
 ): Promise<{ ok: boolean; version: string | null; error: string }> {
   try {
-    const child = Bun.spawn([executable, ...versionArguments], { stdout: "pipe", stderr: "pipe", stdin: "ignore", timeout: 10_000 });
-    const [stdout, stderr, exitCode] = await Promise.all([
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-      child.exited,
-    ]);
+    // Through the broker, so a probe gets the same scrubbed environment as a workload.
+    const { stdout, stderr, exitCode } = await probeRunner()([executable, ...versionArguments], { timeoutMs: 10_000 });
     const text = `${stdout}\n${stderr}`;
     const version = /(\d+\.\d+(?:\.\d+)?(?:[-.+][0-9A-Za-z.]+)?)/.exec(text)?.[1] ?? null;
     return { ok: exitCode === 0, version, error: exitCode === 0 ? "" : `exit ${exitCode}` };
@@ -282,7 +278,7 @@ async function probePermission(descriptor: AdapterDescriptor, executable: string
     if (!python) return { granted: false, remediation: ["No python3 on PATH to check py-spy's ptrace permission against."] };
     const output = `${process.env.TMPDIR ?? "/tmp"}/flameox-probe-${process.pid}-${Date.now()}.json`;
     try {
-      const child = Bun.spawn(
+      const { stderr, exitCode } = await probeRunner()(
         [
           executable,
           "record",
@@ -300,9 +296,8 @@ async function probePermission(descriptor: AdapterDescriptor, executable: string
           "-c",
           "import time; time.sleep(0.3)",
         ],
-        { stdout: "pipe", stderr: "pipe", stdin: "ignore", timeout: 20_000 },
+        { timeoutMs: 20_000 },
       );
-      const [stderr, exitCode] = await Promise.all([new Response(child.stderr).text(), child.exited]);
       if (exitCode === 0) return { granted: true, remediation: [] };
       const denied = /permission|ptrace|Operation not permitted/i.test(stderr);
       return {

@@ -9,6 +9,12 @@ export type { WorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult
 export const perfDataFileName = "perf.data";
 export const perfExtractorVersion = "flameox.perf-script@1";
 const scriptFields = "comm,pid,tid,time,period,event,ip,sym,symoff,dso";
+/**
+ * `perf record` copies every DSO it sampled into ~/.debug (5–12 MB per run) unless told not to.
+ * flameox symbolizes on the host that recorded, from the binaries in place, so the cache is never
+ * needed, and a read-only probe or a capture must not write outside the workspace.
+ */
+const recordArguments = ["record", "--no-buildid-cache", "-g"];
 
 /** Call graphs by frame pointers (-g); any workload, Python or native. */
 export function perfCaptureCommand(input: {
@@ -18,7 +24,7 @@ export function perfCaptureCommand(input: {
   frequency?: number;
 }): CaptureCommand {
   const output = join(input.artifactDirectory, perfDataFileName);
-  const argv = [input.perf ?? "perf", "record", "-g", "-o", output];
+  const argv = [input.perf ?? "perf", ...recordArguments, "-o", output];
   if (input.frequency !== undefined) {
     if (!Number.isInteger(input.frequency) || input.frequency < 1 || input.frequency > 100_000) {
       throw new FlameoxError({
@@ -85,7 +91,7 @@ export async function probePerf(run: CommandRunner, options: { perf?: string; pa
   const versionText = (version.stdout.trim() || version.stderr.trim()).split("\n")[0] ?? null;
   const directory = mkdtempSync(join(tmpdir(), "flameox-perf-probe-"));
   try {
-    const trial = await run([perf, "record", "-g", "-o", join(directory, "perf.data"), "--", "true"], { timeoutMs: 10_000 });
+    const trial = await run([perf, ...recordArguments, "-o", join(directory, "perf.data"), "--", "true"], { timeoutMs: 10_000 });
     const diagnostic = `${trial.stdout}\n${trial.stderr}`.replace(/\s+/g, " ").trim().slice(0, 500);
     if (trial.exitCode === 0 && existsSync(join(directory, "perf.data"))) {
       return {

@@ -4,7 +4,10 @@
  * Differential trees are coloured by change in share: red gained time, blue lost it.
  */
 import type { FrameRow } from "../../domain/evidence.ts";
-import { type CallTree, type CallTreeNode, type DifferentialNode, type DifferentialTree, formatWeight, selectNodes } from "./tree.ts";
+import { differentialColour, escapeXml, formatWeight, percent, signedPoints, warmColour } from "./format.ts";
+import { type CallTree, type CallTreeNode, type DifferentialNode, type DifferentialTree, selectNodes } from "./tree.ts";
+
+export { differentialColour, escapeXml, warmColour } from "./format.ts";
 
 export type FlameGraphSvgOptions = {
   /** Pixels; 1200 by default. */
@@ -22,62 +25,9 @@ const defaults = { width: 1200, frameHeight: 16, minFrameWidth: 1, maxNodes: 500
 const fontSize = 11;
 const characterWidth = fontSize * 0.59;
 
-/** XML text and attribute escaping. */
-export function escapeXml(text: string): string {
-  return text.replace(/[<>&"']/g, (character) => {
-    switch (character) {
-      case "<":
-        return "&lt;";
-      case ">":
-        return "&gt;";
-      case "&":
-        return "&amp;";
-      case '"':
-        return "&quot;";
-      default:
-        return "&#39;";
-    }
-  });
-}
-
 function place(frame: FrameRow | undefined): string {
   if (!frame?.file) return "";
   return frame.line === null ? ` (${frame.file})` : ` (${frame.file}:${frame.line})`;
-}
-
-function hash(text: string): number {
-  let value = 2166136261;
-  for (let index = 0; index < text.length; index += 1) {
-    value ^= text.charCodeAt(index);
-    value = Math.imul(value, 16777619);
-  }
-  return value >>> 0;
-}
-
-/** Warm palette keyed by function name, so one function keeps its colour across graphs. */
-export function warmColour(name: string): string {
-  const value = hash(name);
-  const red = 205 + (value % 50);
-  const green = 80 + ((value >>> 8) % 150);
-  const blue = (value >>> 16) % 55;
-  return `rgb(${red},${green},${blue})`;
-}
-
-/** Red for gained share, blue for lost, pale for no change; intensity relative to the largest change. */
-export function differentialColour(deltaShare: number, largestDelta: number): string {
-  if (largestDelta <= 0 || Math.abs(deltaShare) < 1e-12) return "rgb(225,225,225)";
-  const strength = Math.min(1, Math.abs(deltaShare) / largestDelta);
-  const fade = Math.round(225 - 170 * strength);
-  return deltaShare > 0 ? `rgb(235,${fade},${fade})` : `rgb(${fade},${fade},235)`;
-}
-
-function percent(share: number): string {
-  return `${(share * 100).toFixed(2)}%`;
-}
-
-function signedPoints(share: number): string {
-  const value = share * 100;
-  return `${value >= 0 ? "+" : ""}${value.toFixed(2)} pp`;
 }
 
 function isDifferential(tree: CallTree | DifferentialTree): tree is DifferentialTree {

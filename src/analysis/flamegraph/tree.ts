@@ -6,6 +6,9 @@
 import type { FrameRow, StackRow, StackUnit } from "../../domain/evidence.ts";
 import { FlameoxError, invalidArguments } from "../../domain/errors.ts";
 
+export { formatWeight } from "./format.ts";
+export { type NodeSelection, type SelectedNode, selectNodes } from "./node-selection.ts";
+
 /** Frames keyed by frame_key, or a plain list of frame rows. */
 export type FrameTable = ReadonlyMap<string, FrameRow> | Iterable<FrameRow>;
 
@@ -328,109 +331,9 @@ export function rankFrames(
   return options.limit === undefined ? rows : rows.slice(0, options.limit);
 }
 
-/** A node kept for drawing, in pre-order; `start` is its offset from the root's left edge in weight units. */
-export type SelectedNode<T> = { node: T; parent: number; depth: number; start: number };
-
-export type NodeSelection<T> = {
-  nodes: Array<SelectedNode<T>>;
-  /** Nodes of the full tree (below the root) that were not kept. */
-  omitted_nodes: number;
-  max_depth: number;
-};
-
-/**
- * Keeps at most `maxNodes` nodes, heaviest first, and none lighter than `minWeight`. A child never
- * outweighs its parent, so best-first order always keeps a connected tree; pruned siblings stay as
- * gaps because offsets are computed over all children.
- */
-export function selectNodes<T extends { children: T[] }>(
-  root: T,
-  weight: (node: T) => number,
-  limits: { maxNodes: number; minWeight: number; totalNodes: number },
-): NodeSelection<T> {
-  const kept = new Set<T>([root]);
-  const heap: T[] = [];
-  const push = (node: T): void => {
-    heap.push(node);
-    let index = heap.length - 1;
-    while (index > 0) {
-      const parentIndex = (index - 1) >> 1;
-      if (weight(heap[parentIndex] as T) >= weight(node)) break;
-      heap[index] = heap[parentIndex] as T;
-      index = parentIndex;
-    }
-    heap[index] = node;
-  };
-  const pop = (): T => {
-    const top = heap[0] as T;
-    const last = heap.pop() as T;
-    if (heap.length > 0) {
-      let index = 0;
-      for (;;) {
-        const leftIndex = index * 2 + 1;
-        if (leftIndex >= heap.length) break;
-        const rightIndex = leftIndex + 1;
-        const larger = rightIndex < heap.length && weight(heap[rightIndex] as T) > weight(heap[leftIndex] as T) ? rightIndex : leftIndex;
-        if (weight(heap[larger] as T) <= weight(last)) break;
-        heap[index] = heap[larger] as T;
-        index = larger;
-      }
-      heap[index] = last;
-    }
-    return top;
-  };
-  for (const child of root.children) if (weight(child) > 0 && weight(child) >= limits.minWeight) push(child);
-  while (heap.length > 0 && kept.size - 1 < limits.maxNodes) {
-    const node = pop();
-    kept.add(node);
-    for (const child of node.children) if (weight(child) > 0 && weight(child) >= limits.minWeight) push(child);
-  }
-  const nodes: Array<SelectedNode<T>> = [];
-  let maxDepth = 0;
-  const work: Array<{ node: T; parent: number; depth: number; start: number }> = [{ node: root, parent: -1, depth: 0, start: 0 }];
-  while (work.length > 0) {
-    const item = work.pop() as SelectedNode<T>;
-    const index = nodes.length;
-    nodes.push(item);
-    if (item.depth > maxDepth) maxDepth = item.depth;
-    let offset = item.start;
-    const keptChildren: Array<SelectedNode<T>> = [];
-    for (const child of item.node.children) {
-      if (kept.has(child)) keptChildren.push({ node: child, parent: index, depth: item.depth + 1, start: offset });
-      offset += weight(child);
-    }
-    for (let position = keptChildren.length - 1; position >= 0; position -= 1) work.push(keptChildren[position] as SelectedNode<T>);
-  }
-  return { nodes, omitted_nodes: Math.max(0, limits.totalNodes - (nodes.length - 1)), max_depth: maxDepth };
-}
-
 /** "function (file:line)", or just the function when the place is unknown. */
 export function frameLabel(frame: FrameRow | undefined, fallback: string): string {
   if (!frame) return fallback;
   if (!frame.file) return frame.function;
   return frame.line === null ? `${frame.function} (${frame.file})` : `${frame.function} (${frame.file}:${frame.line})`;
-}
-
-/** Human-readable weight in the tree's unit. */
-export function formatWeight(value: number, unit: StackUnit): string {
-  if (unit === "samples") return `${formatNumber(value)} ${value === 1 ? "sample" : "samples"}`;
-  if (unit === "bytes") {
-    const steps = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let scaled = value;
-    let step = 0;
-    while (Math.abs(scaled) >= 1024 && step < steps.length - 1) {
-      scaled /= 1024;
-      step += 1;
-    }
-    return `${step === 0 ? String(Math.round(scaled)) : scaled.toFixed(scaled >= 100 ? 0 : scaled >= 10 ? 1 : 2)} ${steps[step]}`;
-  }
-  const magnitude = Math.abs(value);
-  if (magnitude >= 1e9) return `${(value / 1e9).toFixed(magnitude >= 1e11 ? 0 : 2)} s`;
-  if (magnitude >= 1e6) return `${(value / 1e6).toFixed(magnitude >= 1e8 ? 0 : 2)} ms`;
-  if (magnitude >= 1e3) return `${(value / 1e3).toFixed(magnitude >= 1e5 ? 0 : 2)} µs`;
-  return `${Math.round(value)} ns`;
-}
-
-function formatNumber(value: number): string {
-  return Number.isInteger(value) ? String(value) : value.toFixed(2);
 }

@@ -2,7 +2,7 @@
  * The comparison panel: decision, estimate and its confidence interval drawn as a bar against the
  * no-change line (1.0) and the ±practical-threshold band. Static SVG; no script needed.
  */
-import { escapeXml } from "../flamegraph/svg.ts";
+import { escapeXml } from "../flamegraph/format.ts";
 
 export type ComparisonSummary = {
   /** e.g. "regression", "improvement", "no_change", "inconclusive". */

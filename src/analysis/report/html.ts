@@ -4,7 +4,7 @@
  * Flame graphs embed the aggregated, pruned tree (never samples) and draw on <canvas>.
  */
 import type { StackUnit, TraceEventRow } from "../../domain/evidence.ts";
-import { escapeXml } from "../flamegraph/svg.ts";
+import { escapeXml, formatWeight, percent } from "../flamegraph/format.ts";
 import {
   type AggregatedStacks,
   type CallTree,
@@ -12,10 +12,9 @@ import {
   aggregateStacks,
   buildCallTree,
   buildDifferentialTree,
-  formatWeight,
   rankFrames,
 } from "../flamegraph/tree.ts";
-import { clientScript } from "./client-script.ts";
+import { bundleReportClient } from "./client-bundle.ts" with { type: "macro" };
 import { type ComparisonSummary, renderComparisonPanel } from "./comparison-panel.ts";
 import {
   type EmbeddedGraph,
@@ -28,6 +27,9 @@ import {
 import { reportStyles } from "./styles.ts";
 
 export type { ComparisonSummary } from "./comparison-panel.ts";
+
+/** The browser code, bundled and inlined when this module is built (see client-bundle.ts). */
+const clientScript: string = bundleReportClient();
 
 export type SlowTest = { name: string; duration_ns: number; outcome?: string | null; file?: string | null };
 
@@ -122,120 +124,118 @@ function place(file: string | null | undefined, line: number | null | undefined)
   return line === null || line === undefined ? file : `${file}:${line}`;
 }
 
-function percent(share: number): string {
-  return `${(share * 100).toFixed(2)}%`;
+type Limits = { maxNodes: number; minShare: number; maxEvents: number; maxLanes: number; maxRows: number };
+
+/** The page as it is assembled: sections in order, their navigation entries, and the graphs the script draws. */
+class Page {
+  readonly graphs: EmbeddedGraph[] = [];
+  readonly sections: string[] = [];
+  readonly navigation: Array<[string, string]> = [];
+
+  add(id: string, label: string, html: string): void {
+    this.navigation.push([id, label]);
+    this.sections.push(html);
+  }
 }
 
-/** Renders the whole report. Sections without input are left out. */
-export function renderReport(input: ReportInput): string {
-  const limits = {
-    maxNodes: input.limits?.max_nodes ?? 20_000,
-    minShare: input.limits?.min_share ?? 0.0001,
-    maxEvents: input.limits?.max_trace_events ?? 20_000,
-    maxLanes: input.limits?.max_trace_lanes ?? 64,
-    maxRows: input.limits?.max_table_rows ?? 50,
-  };
-  const unitOption = input.unit === undefined ? {} : { unit: input.unit };
-  const graphs: EmbeddedGraph[] = [];
-  const sections: string[] = [];
-  const navigation: Array<[string, string]> = [];
-  let profileTree: CallTree | undefined;
-  let profileStacks: AggregatedStacks | undefined;
-  if (input.profile) {
-    // Aggregate once: the stacks may be a one-shot iterable, and both the tree and the table need them.
-    if ("root" in input.profile) profileTree = input.profile;
-    else {
-      profileStacks = aggregateStacks(input.profile.stacks, unitOption);
-      profileTree = buildCallTree({ frames: input.profile.frames, aggregated: profileStacks });
-    }
-    const graph = embedCallTree("profile", profileTree, limits);
-    graphs.push(graph);
-    navigation.push(["profile", "Flame graph"]);
-    sections.push(
-      flameGraphSection(
-        graph,
-        input.baseline ? "Flame graph (candidate)" : "Flame graph",
-        `Icicle layout: callers above callees, width = total ${escapeHtml(profileTree.unit === "ns" ? "time" : profileTree.unit)} (${escapeHtml(formatWeight(profileTree.root.total, profileTree.unit))} in all). Click to zoom, hover for self/total/share. ${profileTree.distinct_stacks} distinct stacks, ${profileTree.node_count} nodes; ${graph.frame.length - 1} embedded.`,
-      ),
-    );
+type Profile = { tree: CallTree; stacks: AggregatedStacks | undefined };
+
+function profileSection(page: Page, input: ReportInput, limits: Limits): Profile | undefined {
+  if (!input.profile) return undefined;
+  // Aggregate once: the stacks may be a one-shot iterable, and both the tree and the table need them.
+  let tree: CallTree;
+  let stacks: AggregatedStacks | undefined;
+  if ("root" in input.profile) tree = input.profile;
+  else {
+    stacks = aggregateStacks(input.profile.stacks, input.unit === undefined ? {} : { unit: input.unit });
+    tree = buildCallTree({ frames: input.profile.frames, aggregated: stacks });
   }
-  if (input.profile && input.baseline && profileTree) {
-    const baselineTree =
-      "root" in input.baseline ? input.baseline : buildCallTree(input.baseline, { unit: input.unit ?? profileTree.unit });
-    const differential = buildDifferentialTree(baselineTree, profileTree);
-    const graph = embedDifferentialTree("differential", differential, limits);
-    graphs.push(graph);
-    navigation.push(["differential", "Differential"]);
-    sections.push(
-      flameGraphSection(
-        graph,
-        "Differential flame graph (baseline → candidate)",
-        `Width = candidate total; colour = change in share of each side's total<span class="swatch" style="background:rgb(235,55,55)"></span>gained time<span class="swatch" style="background:rgb(55,55,235)"></span>lost time<span class="swatch" style="background:rgb(225,225,225)"></span>unchanged. Baseline ${escapeHtml(formatWeight(differential.baseline_total, differential.unit))}, candidate ${escapeHtml(formatWeight(differential.candidate_total, differential.unit))}.`,
-      ),
-    );
-  }
-  if (input.comparison) {
-    navigation.push(["comparison", "Comparison"]);
-    sections.push(renderComparisonPanel(input.comparison));
-  }
-  let timeline: EmbeddedTimeline | null = null;
-  if (input.trace_events) {
-    timeline = embedTimeline(input.trace_events, { maxEvents: limits.maxEvents, maxLanes: limits.maxLanes, maxDepth: 24 });
-    if (timeline) {
-      navigation.push(["timeline", "Timeline"]);
-      sections.push(timelineSection(timeline));
-    }
-  }
-  if (profileStacks && profileTree) {
-    const aggregated = profileStacks;
-    const ranking = rankFrames(aggregated, { by: "self", limit: Math.min(limits.maxRows, 25) });
-    if (ranking.length > 0) {
-      navigation.push(["top-functions", "Top functions"]);
-      sections.push(
-        table(
-          "top-functions",
-          "Top functions by self",
-          [
-            { label: "Function" },
-            { label: "Location" },
-            { label: "Self", numeric: true },
-            { label: "Self %", numeric: true },
-            { label: "Total", numeric: true },
-            { label: "Total %", numeric: true },
-          ],
-          ranking.map((row) => {
-            const frame = profileTree?.frames.get(row.frame_key);
-            return [
-              escapeHtml(frame?.function ?? row.frame_key),
-              escapeHtml(place(frame?.file, frame?.line)),
-              escapeHtml(formatWeight(row.self, aggregated.unit)),
-              percent(row.self_share),
-              escapeHtml(formatWeight(row.total, aggregated.unit)),
-              percent(row.total_share),
-            ];
-          }),
-          "Total counts a function once per stack, even when it recurses.",
-        ),
-      );
-    }
-  }
+  const graph = embedCallTree("profile", tree, limits);
+  page.graphs.push(graph);
+  page.add(
+    "profile",
+    "Flame graph",
+    flameGraphSection(
+      graph,
+      input.baseline ? "Flame graph (candidate)" : "Flame graph",
+      `Icicle layout: callers above callees, width = total ${escapeHtml(tree.unit === "ns" ? "time" : tree.unit)} (${escapeHtml(formatWeight(tree.root.total, tree.unit))} in all). Click to zoom, hover for self/total/share. ${tree.distinct_stacks} distinct stacks, ${tree.node_count} nodes; ${graph.frame.length - 1} embedded.`,
+    ),
+  );
+  return { tree, stacks };
+}
+
+function differentialSection(page: Page, input: ReportInput, profileTree: CallTree, limits: Limits): void {
+  if (!input.baseline) return;
+  const baselineTree = "root" in input.baseline ? input.baseline : buildCallTree(input.baseline, { unit: input.unit ?? profileTree.unit });
+  const differential = buildDifferentialTree(baselineTree, profileTree);
+  const graph = embedDifferentialTree("differential", differential, limits);
+  page.graphs.push(graph);
+  page.add(
+    "differential",
+    "Differential",
+    flameGraphSection(
+      graph,
+      "Differential flame graph (baseline → candidate)",
+      `Width = candidate total; colour = change in share of each side's total<span class="swatch" style="background:rgb(235,55,55)"></span>gained time<span class="swatch" style="background:rgb(55,55,235)"></span>lost time<span class="swatch" style="background:rgb(225,225,225)"></span>unchanged. Baseline ${escapeHtml(formatWeight(differential.baseline_total, differential.unit))}, candidate ${escapeHtml(formatWeight(differential.candidate_total, differential.unit))}.`,
+    ),
+  );
+}
+
+function topFunctionsSection(page: Page, profile: Profile, limits: Limits): void {
+  const aggregated = profile.stacks;
+  if (!aggregated) return;
+  const ranking = rankFrames(aggregated, { by: "self", limit: Math.min(limits.maxRows, 25) });
+  if (ranking.length === 0) return;
+  const columns = [
+    { label: "Function" },
+    { label: "Location" },
+    { label: "Self", numeric: true },
+    { label: "Self %", numeric: true },
+    { label: "Total", numeric: true },
+    { label: "Total %", numeric: true },
+  ];
+  const rows = ranking.map((row) => {
+    const frame = profile.tree.frames.get(row.frame_key);
+    return [
+      escapeHtml(frame?.function ?? row.frame_key),
+      escapeHtml(place(frame?.file, frame?.line)),
+      escapeHtml(formatWeight(row.self, aggregated.unit)),
+      percent(row.self_share),
+      escapeHtml(formatWeight(row.total, aggregated.unit)),
+      percent(row.total_share),
+    ];
+  });
+  page.add(
+    "top-functions",
+    "Top functions",
+    table("top-functions", "Top functions by self", columns, rows, "Total counts a function once per stack, even when it recurses."),
+  );
+}
+
+function moreNote(all: number, shown: number): string {
+  return all > shown ? `${all - shown} more not shown.` : "";
+}
+
+function testAndAllocatorSections(page: Page, input: ReportInput, limits: Limits): void {
   if (input.slowest_tests && input.slowest_tests.length > 0) {
     const rows = [...input.slowest_tests].sort((left, right) => right.duration_ns - left.duration_ns).slice(0, limits.maxRows);
-    navigation.push(["slowest-tests", "Slowest tests"]);
-    sections.push(
+    page.add(
+      "slowest-tests",
+      "Slowest tests",
       table(
         "slowest-tests",
         "Slowest tests",
         [{ label: "Test" }, { label: "Outcome" }, { label: "Duration", numeric: true }],
         rows.map((row) => [escapeHtml(row.name), escapeHtml(row.outcome ?? ""), escapeHtml(formatWeight(row.duration_ns, "ns"))]),
-        input.slowest_tests.length > rows.length ? `${input.slowest_tests.length - rows.length} more not shown.` : "",
+        moreNote(input.slowest_tests.length, rows.length),
       ),
     );
   }
   if (input.top_allocators && input.top_allocators.length > 0) {
     const rows = [...input.top_allocators].sort((left, right) => right.bytes - left.bytes).slice(0, limits.maxRows);
-    navigation.push(["top-allocators", "Top allocators"]);
-    sections.push(
+    page.add(
+      "top-allocators",
+      "Top allocators",
       table(
         "top-allocators",
         "Top allocators",
@@ -246,17 +246,22 @@ export function renderReport(input: ReportInput): string {
           escapeHtml(formatWeight(row.bytes, "bytes")),
           row.allocations === null || row.allocations === undefined ? "" : String(row.allocations),
         ]),
-        input.top_allocators.length > rows.length ? `${input.top_allocators.length - rows.length} more not shown.` : "",
+        moreNote(input.top_allocators.length, rows.length),
       ),
     );
   }
-  if (sections.length === 0)
-    sections.push(
-      `<section class="panel"><p class="empty">No profile, trace, comparison, test or allocation evidence was given for this report.</p></section>`,
-    );
+}
+
+function documentHtml(input: ReportInput, page: Page, timeline: EmbeddedTimeline | null): string {
+  const sections =
+    page.sections.length > 0
+      ? page.sections
+      : [
+          `<section class="panel"><p class="empty">No profile, trace, comparison, test or allocation evidence was given for this report.</p></section>`,
+        ];
   const title = input.title ?? "flameox report";
   const subtitle = [input.subtitle, input.generated_at ? `generated ${input.generated_at}` : undefined].filter(Boolean).join(" · ");
-  const payload = { graphs, timeline };
+  const navigation = page.navigation;
   return [
     "<!doctype html>",
     '<html lang="en">',
@@ -274,9 +279,31 @@ export function renderReport(input: ReportInput): string {
     `<main>`,
     ...sections,
     `</main>`,
-    `<script type="application/json" id="flameox-data">${scriptSafeJson(payload)}</script>`,
+    `<script type="application/json" id="flameox-data">${scriptSafeJson({ graphs: page.graphs, timeline })}</script>`,
     `<script>${clientScript}</script>`,
     "</body>",
     "</html>",
   ].join("\n");
+}
+
+/** Renders the whole report. Sections without input are left out. */
+export function renderReport(input: ReportInput): string {
+  const limits: Limits = {
+    maxNodes: input.limits?.max_nodes ?? 20_000,
+    minShare: input.limits?.min_share ?? 0.0001,
+    maxEvents: input.limits?.max_trace_events ?? 20_000,
+    maxLanes: input.limits?.max_trace_lanes ?? 64,
+    maxRows: input.limits?.max_table_rows ?? 50,
+  };
+  const page = new Page();
+  const profile = profileSection(page, input, limits);
+  if (profile) differentialSection(page, input, profile.tree, limits);
+  if (input.comparison) page.add("comparison", "Comparison", renderComparisonPanel(input.comparison));
+  const timeline = input.trace_events
+    ? embedTimeline(input.trace_events, { maxEvents: limits.maxEvents, maxLanes: limits.maxLanes, maxDepth: 24 })
+    : null;
+  if (timeline) page.add("timeline", "Timeline", timelineSection(timeline));
+  if (profile) topFunctionsSection(page, profile, limits);
+  testAndAllocatorSections(page, input, limits);
+  return documentHtml(input, page, timeline);
 }

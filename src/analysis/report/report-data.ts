@@ -2,41 +2,11 @@
  * The data a report embeds: aggregated, pruned flame graph trees as flat arrays (never samples) and a
  * bounded trace timeline, so the page stays small and smooth whatever the profile's size.
  */
-import type { FrameRow, StackUnit, TraceEventRow } from "../../domain/evidence.ts";
+import type { FrameRow, TraceEventRow } from "../../domain/evidence.ts";
 import { type CallTree, type CallTreeNode, type DifferentialNode, type DifferentialTree, selectNodes } from "../flamegraph/tree.ts";
+import type { EmbeddedGraph, EmbeddedTimeline } from "./embedded-data.ts";
 
-/** One flame graph as parallel arrays in pre-order; index 0 is the root. */
-export type EmbeddedGraph = {
-  id: string;
-  unit: StackUnit;
-  /** Weight of the root: the width everything is laid out against. */
-  total: number;
-  /** [function, file, line] per distinct frame. */
-  frames: Array<[string, string | null, number | null]>;
-  frame: number[];
-  parent: number[];
-  depth: number[];
-  start: number[];
-  weight: number[];
-  self: number[];
-  /** Present on differential graphs: the baseline's weights and each node's change in share. */
-  baseline?: { total: number; weight: number[]; self: number[]; delta: number[] };
-  max_depth: number;
-  omitted_nodes: number;
-};
-
-export type EmbeddedTimeline = {
-  lanes: Array<{ label: string; rows: number }>;
-  names: string[];
-  categories: string[];
-  start_ns: number;
-  end_ns: number;
-  /** Six numbers per event: lane, start (ns after start_ns), duration ns, depth, name index, category index (−1 none). */
-  events: number[];
-  shown_events: number;
-  total_events: number;
-  omitted_lanes: number;
-};
+export type { EmbeddedGraph, EmbeddedTimeline } from "./embedded-data.ts";
 
 export type GraphLimits = { maxNodes: number; minShare: number };
 
@@ -129,12 +99,12 @@ export function embedDifferentialTree(id: string, tree: DifferentialTree, limits
 
 export type TimelineLimits = { maxEvents: number; maxLanes: number; maxDepth: number };
 
-/**
- * Keeps the longest `maxEvents` events (instants count as zero length) in the busiest `maxLanes`
- * pid/tid lanes. Events stream through per-lane buffers that are cut back whenever they double.
- */
-export function embedTimeline(events: Iterable<TraceEventRow>, limits: TimelineLimits): EmbeddedTimeline | null {
-  const laneKey = (event: TraceEventRow): string => `${event.pid ?? "?"}\u0000${event.tid ?? "?"}`;
+type KeptEvents = { kept: TraceEventRow[]; keptLanes: Map<string, number>; total: number; laneCount: number };
+
+const laneKey = (event: TraceEventRow): string => `${event.pid ?? "?"}\u0000${event.tid ?? "?"}`;
+
+/** The longest `maxEvents` events of the busiest `maxLanes` lanes, in time order. */
+function keepEvents(events: Iterable<TraceEventRow>, limits: TimelineLimits): KeptEvents {
   const laneBusy = new Map<string, number>();
   // Per-lane buffers: which lanes survive is known only at the end, so each keeps its own longest events.
   const buffers = new Map<string, TraceEventRow[]>();
@@ -154,7 +124,6 @@ export function embedTimeline(events: Iterable<TraceEventRow>, limits: TimelineL
     buffer.push(event);
     if (buffer.length >= limits.maxEvents * 2) buffers.set(key, buffer.sort(byDuration).slice(0, limits.maxEvents));
   }
-  if (total === 0) return null;
   const lanesByBusy = [...laneBusy.entries()].sort((left, right) => right[1] - left[1]);
   const keptLanes = new Map<string, number>();
   for (const [key] of lanesByBusy.slice(0, limits.maxLanes)) keptLanes.set(key, keptLanes.size);
@@ -163,6 +132,16 @@ export function embedTimeline(events: Iterable<TraceEventRow>, limits: TimelineL
     .sort(byDuration)
     .slice(0, limits.maxEvents);
   kept.sort((left, right) => left.ts_ns - right.ts_ns || (left.depth ?? 0) - (right.depth ?? 0));
+  return { kept, keptLanes, total, laneCount: laneBusy.size };
+}
+
+/**
+ * Keeps the longest `maxEvents` events (instants count as zero length) in the busiest `maxLanes`
+ * pid/tid lanes. Events stream through per-lane buffers that are cut back whenever they double.
+ */
+export function embedTimeline(events: Iterable<TraceEventRow>, limits: TimelineLimits): EmbeddedTimeline | null {
+  const { kept, keptLanes, total, laneCount } = keepEvents(events, limits);
+  if (total === 0) return null;
   let startNs = Number.POSITIVE_INFINITY;
   let endNs = Number.NEGATIVE_INFINITY;
   for (const event of kept) {
@@ -212,7 +191,7 @@ export function embedTimeline(events: Iterable<TraceEventRow>, limits: TimelineL
     events: flat,
     shown_events: kept.length,
     total_events: total,
-    omitted_lanes: Math.max(0, laneBusy.size - keptLanes.size),
+    omitted_lanes: Math.max(0, laneCount - keptLanes.size),
   };
 }
 

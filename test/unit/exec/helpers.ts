@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { runProcess, type ProcessOptions, type ProcessRequest, type ProcessResult } from "../../../src/exec/broker.ts";
+import { type BrokerClock, runProcess, type ProcessOptions, type ProcessRequest, type ProcessResult } from "../../../src/exec/broker.ts";
 import { processLiveness } from "../../../src/exec/identity.ts";
 
 export const fixtures = resolve(import.meta.dir, "../../fixtures/exec");
@@ -34,4 +34,43 @@ export function stillRunning(pid: number): boolean {
     return false;
   }
   return processLiveness(pid, null) !== "dead";
+}
+
+/** A broker clock that stands still: the deadline fires only when the test says so. */
+export class ManualClock implements BrokerClock {
+  private current = Date.now();
+  private readonly timers: { at: number; callback: () => void }[] = [];
+
+  now(): number {
+    return this.current;
+  }
+
+  at(at: number, callback: () => void): () => void {
+    const timer = { at, callback };
+    this.timers.push(timer);
+    return () => {
+      const index = this.timers.indexOf(timer);
+      if (index >= 0) this.timers.splice(index, 1);
+    };
+  }
+
+  /** Moves time to `to` and runs every timer that is then due. */
+  advanceTo(to: number): void {
+    this.current = Math.max(this.current, to);
+    for (const timer of this.timers.filter((candidate) => candidate.at <= this.current)) {
+      this.timers.splice(this.timers.indexOf(timer), 1);
+      timer.callback();
+    }
+  }
+}
+
+/** Waits for a line matching `pattern` in a file the broker is writing; the bound only stops a broken run. */
+export async function waitForOutput(path: string, pattern: RegExp, boundMs = 60_000): Promise<string> {
+  const giveUp = Date.now() + boundMs;
+  for (;;) {
+    const text = existsSync(path) ? readFileSync(path, "utf8") : "";
+    if (pattern.test(text)) return text;
+    if (Date.now() > giveUp) throw new Error(`${path} never matched ${pattern}: ${JSON.stringify(text.slice(-200))}`);
+    await Bun.sleep(10);
+  }
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { digestPattern } from "../../../src/domain/canonical-json.ts";
 import {
@@ -117,6 +117,43 @@ describe("source identity", () => {
     expect(unavailable.quality).toBe("unavailable");
     expect(unavailable.limitations.length).toBeGreaterThan(0);
   }, 30_000);
+});
+
+describe("source identity writes nothing", () => {
+  test("a tracked file with stale stat data leaves .git/index byte-identical", async () => {
+    const repository = join(scratch.path, "stale");
+    mkdirSync(repository, { recursive: true });
+    writeFileSync(join(repository, "main.py"), "print('v1')\n");
+    writeFileSync(join(repository, "other.py"), "print('other')\n");
+    await git(repository, "init", "-q");
+    await git(repository, "add", "-A");
+    await git(repository, "commit", "-q", "-m", "one");
+    const clean = await sourceIdentity(repository);
+    // Same bytes, new times: the index's cached stat data no longer matches the file, which is
+    // exactly when porcelain `git diff` refreshes and rewrites the index.
+    for (const [file, seconds] of [
+      ["main.py", 946_684_800],
+      ["other.py", 2_000_000_000],
+    ] as const) {
+      utimesSync(join(repository, file), seconds, seconds);
+    }
+    const index = join(repository, ".git", "index");
+    const before = readFileSync(index);
+    const beforeTime = statSync(index).mtimeMs;
+    const identity = await sourceIdentity(repository);
+    expect(readFileSync(index).equals(before)).toBe(true);
+    expect(statSync(index).mtimeMs).toBe(beforeTime);
+    expect(existsSync(join(repository, ".git", "index.lock"))).toBe(false);
+    // Stale stat data is not a change: the identity still says clean and equals the fresh one.
+    expect(identity.quality).toBe("clean");
+    expect(identity.diff_bytes).toBe(0);
+    expect(identity.source_state_id).toBe(clean.source_state_id);
+    writeFileSync(join(repository, "main.py"), "print('v2')\n");
+    utimesSync(join(repository, "main.py"), 946_684_800, 946_684_800);
+    const changed = await sourceIdentity(repository);
+    expect(changed.quality).toBe("dirty");
+    expect(readFileSync(index).equals(before)).toBe(true);
+  }, 60_000);
 });
 
 describe("environment identity", () => {
