@@ -1,5 +1,5 @@
 import { defineCommand, type CommandDef } from "citty";
-import { FlameoxError } from "../domain/errors.ts";
+import { invalidInput } from "../domain/errors.ts";
 import type { EvidenceRefType } from "../services/evidence-analysis-service.ts";
 import { cliOptions, cliServices } from "./context.ts";
 import { emit, renderTable } from "./output.ts";
@@ -12,12 +12,13 @@ function text(value: unknown): string | null {
 function integer(value: unknown, field: string): number {
   const number = Number(value);
   if (!Number.isInteger(number) || number < 0) {
-    throw new FlameoxError({
-      code: "INVALID_ARGUMENTS",
-      message: `${field} must be a non-negative integer.`,
-      details: { fields: [{ field, message: "must be a non-negative integer", type: "int_type" }] },
-      remediation: [`Pass --${field.replace("_", "-")} as nanoseconds.`],
-    });
+    throw invalidInput(
+      `${field} must be a non-negative integer.`,
+      [{ field, message: "must be a non-negative integer", type: "int_type" }],
+      {
+        remediation: [`Pass --${field.replace("_", "-")} as nanoseconds.`],
+      },
+    );
   }
   return number;
 }

@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { parse, TomlError } from "smol-toml";
 import * as v from "valibot";
-import { FlameoxError } from "../domain/errors.ts";
+import { type FlameoxError, workspaceInvalid } from "../domain/errors.ts";
 import { environmentNamePattern } from "./project-config-schema.ts";
 import { formatFieldPath } from "./project-config.ts";
 
@@ -83,9 +83,7 @@ export const WorkspacePolicySchema = v.pipe(
 export type WorkspacePolicy = v.InferOutput<typeof WorkspacePolicySchema>;
 
 function invalidPolicy(message: string, details: Record<string, unknown>): FlameoxError {
-  return new FlameoxError({
-    code: "WORKSPACE_INVALID",
-    message: `Workspace policy ${workspacePolicyPath} is invalid: ${message}`,
+  return workspaceInvalid(`Workspace policy ${workspacePolicyPath} is invalid: ${message}`, {
     details: { invalid_policy: true, config_path: workspacePolicyPath, ...details },
     remediation: [`Fix ${workspacePolicyPath} (or delete it to use the defaults), then retry.`],
   });

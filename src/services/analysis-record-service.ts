@@ -1,5 +1,5 @@
 import { digestOf } from "../domain/canonical-json.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { type FlameoxError, invalidInput } from "../domain/errors.ts";
 import { corpusHead } from "../store/corpus.ts";
 import { bestEffortProgress, type ProgressReporter } from "./capture-service.ts";
 import type { EvidenceReceipt } from "./comparison-service.ts";
@@ -242,27 +242,25 @@ function unusedFieldReason(field: RequestField, recipe: AnalysisRecipeName): str
 }
 
 function invalidRequest(recipe: string, problems: { field: string; message: string; type: string }[], remediation: string): FlameoxError {
-  return new FlameoxError({
-    code: "INVALID_ARGUMENTS",
-    message: `Invalid ${recipe} analysis request: ${problems.map((problem) => `${problem.field} (${problem.message})`).join("; ")}.`,
-    details: { fields: problems },
-    remediation: [remediation],
-  });
+  return invalidInput(
+    `Invalid ${recipe} analysis request: ${problems.map((problem) => `${problem.field} (${problem.message})`).join("; ")}.`,
+    problems,
+    { remediation: [remediation] },
+  );
 }
 
 /** MaterializeAnalysisRequest's rules: scaling ⇒ experiment; failures ⇒ no input; others ⇒ input_id; comparison and phase only where used. */
 export function validateAnalysisRequest(request: MaterializeAnalysisRequest): { name: AnalysisRecipeName; recipe: Recipe } {
   const recipe = analysisRecipes.get(request.recipe as AnalysisRecipeName);
   if (!recipe) {
-    throw new FlameoxError({
-      code: "INVALID_ARGUMENTS",
-      message: `Unknown analysis recipe '${request.recipe}'; recordable recipes: ${analysisRecipeNames.join(", ")}.`,
-      details: {
-        fields: [{ field: "recipe", message: `must be one of ${analysisRecipeNames.join(", ")}`, type: "value_error" }],
-        recipes: [...analysisRecipeNames],
+    throw invalidInput(
+      `Unknown analysis recipe '${request.recipe}'; recordable recipes: ${analysisRecipeNames.join(", ")}.`,
+      [{ field: "recipe", message: `must be one of ${analysisRecipeNames.join(", ")}`, type: "value_error" }],
+      {
+        details: { recipes: [...analysisRecipeNames] },
+        remediation: [`Use one of: ${analysisRecipeNames.join(", ")}. Comparisons are recorded with record_comparison.`],
       },
-      remediation: [`Use one of: ${analysisRecipeNames.join(", ")}. Comparisons are recorded with record_comparison.`],
-    });
+    );
   }
   const name = request.recipe as AnalysisRecipeName;
   const given = (Object.keys(request) as (keyof MaterializeAnalysisRequest)[]).filter(

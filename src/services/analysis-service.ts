@@ -1,6 +1,6 @@
 import { digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { capabilityUnavailable, invalidInput } from "../domain/errors.ts";
 import type { StackUnit } from "../domain/evidence.ts";
 import {
   chooseUnit,
@@ -118,17 +118,14 @@ export class AnalysisService {
     if (scope.bundles.some((bundle) => bundle.tables.stacks !== undefined || stackExtractors.has(bundle.extractor))) return;
     const run = scope.kind === "run" ? readRun(this.services.workspace().state.database, scope.id) : null;
     const nextArguments = run?.workload_name ? { workload_name: run.workload_name, adapter: "py-spy", parameters: run.parameters } : null;
-    throw new FlameoxError({
-      code: "CAPABILITY_UNAVAILABLE",
-      message: `${scope.kind === "run" ? "Run" : "Artifact"} ${scope.id} has no stack samples to rank.`,
+    throw capabilityUnavailable(`${scope.kind === "run" ? "Run" : "Artifact"} ${scope.id} has no stack samples to rank.`, {
       details: { next_tool: nextArguments ? "plan_capture" : "import_artifact", run_or_artifact: scope.id, adapter: run?.adapter ?? null },
       remediation: [
         nextArguments
           ? "Capture the workload with a sampling adapter (py-spy or perf): call plan_capture with the arguments in recovery."
           : "Import a profile (speedscope, collapsed, pprof, .cpuprofile, Chrome trace) with import_artifact.",
       ],
-      nextTool: nextArguments ? "plan_capture" : "import_artifact",
-      nextArguments,
+      next: nextArguments ? { tool: "plan_capture", arguments: nextArguments } : { tool: "import_artifact" },
     });
   }
 
@@ -289,23 +286,23 @@ export class AnalysisService {
   ) {
     const frame = await resolveFrame(view, frameId);
     if (!frame) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: `Frame ${frameId} does not occur in ${runOrArtifact}.`,
-        details: { next_tool: "analyze_hotspots", frame_id: frameId },
-        remediation: ["Take frame_id values from analyze_hotspots for the same run or artifact."],
-        nextTool: "analyze_hotspots",
-        nextArguments: { run_or_artifact: runOrArtifact, limit: 20 },
-      });
+      throw invalidInput(
+        `Frame ${frameId} does not occur in ${runOrArtifact}.`,
+        [{ field: "frame_id", message: "does not occur in this run or artifact", type: "value_error" }],
+        {
+          details: { next_tool: "analyze_hotspots", frame_id: frameId },
+          remediation: ["Take frame_id values from analyze_hotspots for the same run or artifact."],
+          next: { tool: "analyze_hotspots", arguments: { run_or_artifact: runOrArtifact, limit: 20 } },
+        },
+      );
     }
     const unit = chooseUnit(await stackUnits(view), requestedUnit);
     if (!unit) {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: `No stacks in unit ${requestedUnit ?? "(any)"} for ${runOrArtifact}.`,
-        details: { fields: [{ field: "unit", message: "No stacks in this unit.", type: "value_error" }] },
-        remediation: ["Omit unit, or pass one listed in analyze_hotspots' units_available."],
-      });
+      throw invalidInput(
+        `No stacks in unit ${requestedUnit ?? "(any)"} for ${runOrArtifact}.`,
+        [{ field: "unit", message: "No stacks in this unit.", type: "value_error" }],
+        { remediation: ["Omit unit, or pass one listed in analyze_hotspots' units_available."] },
+      );
     }
     return { frame, unit };
   }

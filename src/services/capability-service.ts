@@ -3,7 +3,7 @@ import { bootId } from "../exec/identity.ts";
 import { writeFileAtomically } from "../store/atomic-file.ts";
 import { delimiter, join } from "node:path";
 import { adapterDescriptor, adapterDescriptors, type AdapterDescriptor } from "../adapters/registry.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { capabilityUnavailable, type FlameoxError } from "../domain/errors.ts";
 import { captureAdapters } from "../adapters/capture-adapters.ts";
 import { hasProbe } from "../adapters/capture-adapter.ts";
 import { probeRunner } from "../adapters/adapter-support.ts";
@@ -189,12 +189,9 @@ function executableIdentity(path: string | null): string | null {
 }
 
 export function unknownAdapter(name: string): FlameoxError {
-  return new FlameoxError({
-    code: "CAPABILITY_UNAVAILABLE",
-    message: `Unknown adapter '${name}'.`,
+  return capabilityUnavailable(`Unknown adapter '${name}'.`, {
     details: { adapter: name, allowed_adapters: adapterDescriptors.map((descriptor) => descriptor.name) },
     remediation: [`Choose one of: ${adapterDescriptors.map((descriptor) => descriptor.name).join(", ")}.`],
-    nextTool: "list_capabilities",
   });
 }
 

@@ -3,7 +3,16 @@ import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as v from "valibot";
 import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
-import { FlameoxError, invalidArguments, toFlameoxError } from "../domain/errors.ts";
+import {
+  capabilityUnavailable,
+  executionRefused,
+  type FlameoxError,
+  invalidArguments,
+  planRefused,
+  processCancelled,
+  processTimeout,
+  toFlameoxError,
+} from "../domain/errors.ts";
 import { resolveWorkloadInvocation } from "../config/workload-template.ts";
 import { adapterDescriptor } from "../adapters/registry.ts";
 import { captureAdapters } from "../adapters/capture-adapters.ts";
@@ -125,17 +134,17 @@ export class CaptureService {
     const workspace = this.services.workspace();
     const policy = loadPolicy(workspace);
     if (request.capture_mode === "managed") {
-      throw new FlameoxError({
-        code: "CAPABILITY_UNAVAILABLE",
-        message: "Managed (contained) capture is not available on this host.",
+      throw capabilityUnavailable("Managed (contained) capture is not available on this host.", {
         details: { next_tool: "plan_capture", capture_mode: "auto" },
         remediation: ["Re-plan with capture_mode='auto' to run the workload directly and record that limitation."],
-        nextTool: "plan_capture",
-        nextArguments: {
-          workload_name: request.workload_name,
-          adapter: request.adapter,
-          parameters: request.parameters,
-          capture_mode: "auto",
+        next: {
+          tool: "plan_capture",
+          arguments: {
+            workload_name: request.workload_name,
+            adapter: request.adapter,
+            parameters: request.parameters,
+            capture_mode: "auto",
+          },
         },
       });
     }
@@ -143,12 +152,10 @@ export class CaptureService {
     if (!descriptor) throw unknownAdapter(request.adapter);
     const adapter = captureAdapters.get(descriptor.name);
     if (!adapter) {
-      throw new FlameoxError({
-        code: "CAPABILITY_UNAVAILABLE",
-        message: `The ${descriptor.name} adapter is import-only; it cannot be planned as a capture.`,
+      throw capabilityUnavailable(`The ${descriptor.name} adapter is import-only; it cannot be planned as a capture.`, {
         details: { adapter: descriptor.name, allowed_adapters: [...captureAdapters.keys()], next_tool: "get_declared_workflow" },
         remediation: [`Choose one of: ${[...captureAdapters.keys()].join(", ")}.`],
-        nextTool: "get_declared_workflow",
+        next: { tool: "get_declared_workflow", arguments: { name: request.workload_name } },
       });
     }
     const { workload, definitionId } = await this.services.workloads.requireWorkload(request.workload_name);
@@ -156,11 +163,10 @@ export class CaptureService {
     const cwd = resolve(this.services.projectRoot, invocation.cwd);
     refuseEscape(this.services.projectRoot, cwd);
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
-      throw new FlameoxError({
-        code: "EXECUTION_REFUSED",
-        message: `The workload's cwd '${invocation.cwd}' is not an existing folder.`,
+      throw executionRefused(`The workload's cwd '${invocation.cwd}' is not an existing folder.`, {
         remediation: ["Fix the workload's cwd with configure_workload."],
         details: { next_tool: "configure_workload" },
+        next: { tool: "configure_workload" },
       });
     }
     const adapterOptions = parseAdapterOptions(adapter, request.adapter_options);
@@ -171,12 +177,10 @@ export class CaptureService {
       workloadExecutable = resolveExecutable(invocation.argv[0]!, childPath, cwd);
     } catch (error) {
       const typed = toFlameoxError(error);
-      throw new FlameoxError({
-        code: "CAPABILITY_UNAVAILABLE",
-        message: `The workload's executable '${invocation.argv[0]}' cannot be run: ${typed.message}`,
+      throw capabilityUnavailable(`The workload's executable '${invocation.argv[0]}' cannot be run: ${typed.message}`, {
         details: { next_tool: "get_declared_workflow", missing_executable: invocation.argv[0], requirement_kind: "executable" },
         remediation: ["Install the executable or fix the workload's argv with configure_workload."],
-        nextTool: "get_declared_workflow",
+        next: { tool: "get_declared_workflow", arguments: { name: request.workload_name } },
       });
     }
     checks.push({ name: "workload_executable", status: "ok", detail: workloadExecutable });
@@ -187,13 +191,10 @@ export class CaptureService {
       adapterExecutable = passive.executable;
       if (!adapterExecutable || (report && report.status !== "available")) {
         const status = report?.status ?? passive.status;
-        throw new FlameoxError({
-          code: "CAPABILITY_UNAVAILABLE",
-          message: `${descriptor.name} is ${status.replaceAll("_", " ")} here.`,
+        throw capabilityUnavailable(`${descriptor.name} is ${status.replaceAll("_", " ")} here.`, {
           details: { adapter: descriptor.name, status, next_tool: "list_capabilities", preflight: request.preflight_mode },
           remediation: report?.remediation ?? passive.remediation,
-          nextTool: "list_capabilities",
-          nextArguments: { mode: "active_refresh", adapter: descriptor.name },
+          next: { tool: "list_capabilities", arguments: { mode: "active_refresh", adapter: descriptor.name } },
         });
       }
       checks.push({ name: `${descriptor.name}_executable`, status: "ok", detail: `${adapterExecutable} ${report?.version ?? ""}`.trim() });
@@ -644,27 +645,34 @@ export class CaptureService {
       next_tool: intent.adapter === "command" ? "get_run" : "analyze_hotspots",
     };
     if (executionStatus === "cancelled") {
-      throw new FlameoxError({
-        code: "PROCESS_CANCELLED",
-        message: `Capture run ${intent.run_id} was cancelled; the process tree was ${result.cleanup_complete ? "fully cleaned up" : "not fully cleaned up"}.`,
-        runId: intent.run_id,
-        details: { run_id: intent.run_id, cleanup_complete: result.cleanup_complete },
-        remediation: ["Inspect the run with get_run; plan a new capture to try again."],
-      });
+      throw processCancelled(
+        `Capture run ${intent.run_id} was cancelled; the process tree was ${result.cleanup_complete ? "fully cleaned up" : "not fully cleaned up"}.`,
+        {
+          runId: intent.run_id,
+          details: { run_id: intent.run_id, cleanup_complete: result.cleanup_complete },
+          remediation: ["Inspect the run with get_run; plan a new capture to try again."],
+          next: { tool: "get_run", arguments: { run_id: intent.run_id } },
+        },
+      );
     }
     if (executionStatus === "timed_out") {
-      throw new FlameoxError({
-        code: "PROCESS_TIMEOUT",
-        message: `Capture run ${intent.run_id} exceeded the workload's timeout of ${intent.timeout_seconds} s and was stopped; its output is kept.`,
-        runId: intent.run_id,
-        details: {
-          run_id: intent.run_id,
-          timeout_seconds: intent.timeout_seconds,
-          cleanup_complete: result.cleanup_complete,
-          artifact_ids: receipt.artifact_ids,
+      throw processTimeout(
+        `Capture run ${intent.run_id} exceeded the workload's timeout of ${intent.timeout_seconds} s and was stopped; its output is kept.`,
+        {
+          runId: intent.run_id,
+          details: {
+            run_id: intent.run_id,
+            timeout_seconds: intent.timeout_seconds,
+            cleanup_complete: result.cleanup_complete,
+            artifact_ids: receipt.artifact_ids,
+          },
+          remediation: ["Raise the workload's timeout_seconds with configure_workload, or plan a smaller parameter choice."],
+          next: {
+            tool: "plan_capture",
+            arguments: { workload_name: intent.workload_name, adapter: intent.adapter, parameters: intent.parameters },
+          },
         },
-        remediation: ["Raise the workload's timeout_seconds with configure_workload, or plan a smaller parameter choice."],
-      });
+      );
     }
     return receipt;
   }
@@ -681,14 +689,11 @@ export class CaptureService {
         )
         .get(hash);
       const refuse = (reason: string) =>
-        new FlameoxError({
-          code: "INVALID_CAPTURE_PLAN",
-          message: `The capture plan ${reason}.`,
+        planRefused("capture", `The capture plan ${reason}.`, {
           details: { reason },
           remediation: [
             "Call plan_capture again and execute the new plan_id. A consumed plan is never retryable: inspect list_runs/get_run for its run.",
           ],
-          nextTool: "plan_capture",
         });
       if (!row) throw refuse("does not exist");
       if (row.consumed_at) throw refuse("was already consumed");
@@ -716,13 +721,10 @@ export class CaptureService {
       problems.push(`the ${intent.adapter} executable changed`);
     if (digestOf(loadPolicy(this.services.workspace())) !== intent.policy_digest) problems.push("the workspace policy changed");
     if (problems.length > 0) {
-      throw new FlameoxError({
-        code: "INVALID_CAPTURE_PLAN",
-        message: `The capture plan is stale: ${problems.join("; ")}.`,
+      throw planRefused("capture", `The capture plan is stale: ${problems.join("; ")}.`, {
         details: { reasons: problems, workload_name: intent.workload_name },
         remediation: ["Call plan_capture again; nothing was executed."],
-        nextTool: "plan_capture",
-        nextArguments: { workload_name: intent.workload_name, adapter: intent.adapter, parameters: intent.parameters },
+        replanArguments: { workload_name: intent.workload_name, adapter: intent.adapter, parameters: intent.parameters },
       });
     }
   }
@@ -753,11 +755,7 @@ export class CaptureService {
   private async acquireSlot(maximum: number, signal?: AbortSignal): Promise<void> {
     while (activeCaptures >= maximum) {
       if (signal?.aborted)
-        throw new FlameoxError({
-          code: "PROCESS_CANCELLED",
-          message: "Cancelled while waiting for a capture slot.",
-          remediation: ["Plan the capture again."],
-        });
+        throw processCancelled("Cancelled while waiting for a capture slot.", { remediation: ["Plan the capture again."] });
       await Bun.sleep(50);
     }
     activeCaptures += 1;
@@ -771,12 +769,9 @@ export class CaptureService {
 function withTorchProfilerOptions(request: PlanCaptureRequest): PlanCaptureRequest {
   if (!request.torch_profiler_options) return request;
   if (request.adapter !== "torch.profiler") {
-    throw new FlameoxError({
-      code: "INVALID_CAPTURE_PLAN",
-      message: `torch_profiler_options apply only to the torch.profiler adapter, not ${request.adapter}.`,
+    throw planRefused("capture", `torch_profiler_options apply only to the torch.profiler adapter, not ${request.adapter}.`, {
       details: { field: "torch_profiler_options", adapter: request.adapter },
       remediation: ["Omit torch_profiler_options, or plan with adapter='torch.profiler'."],
-      nextTool: "plan_capture",
     });
   }
   return { ...request, adapter_options: { ...request.adapter_options, ...request.torch_profiler_options }, torch_profiler_options: null };
@@ -828,23 +823,16 @@ function parseAdapterOptions(adapter: CaptureAdapter, options: Record<string, un
         : `The ${adapter.descriptor.name} adapter takes no adapter_options.`,
     ],
   );
-  throw new FlameoxError({
-    code: "INVALID_CAPTURE_PLAN",
-    message: error.message,
-    details: error.details,
-    remediation: error.remediation,
-    nextTool: "plan_capture",
-  });
+  throw planRefused("capture", error.message, { details: error.details, remediation: error.remediation });
 }
 
 function refuseEscape(projectRoot: string, path: string): void {
   const rel = relative(projectRoot, path);
   if (rel.startsWith("..") || isAbsolute(rel) || rel.split(sep).includes("..")) {
-    throw new FlameoxError({
-      code: "EXECUTION_REFUSED",
-      message: "The workload's cwd escapes the project root.",
+    throw executionRefused("The workload's cwd escapes the project root.", {
       remediation: ["Use a cwd inside the project."],
       details: { next_tool: "configure_workload" },
+      next: { tool: "configure_workload" },
     });
   }
 }

@@ -1,4 +1,4 @@
-import { FlameoxError } from "../domain/errors.ts";
+import { workspaceInvalid } from "../domain/errors.ts";
 import { readCatalogState, rebuildCatalog } from "../store/catalog.ts";
 import { corpusHead } from "../store/corpus.ts";
 import { currentBundles } from "../store/evidence-registry.ts";
@@ -52,9 +52,7 @@ export class CatalogService {
   async validate(): Promise<CatalogStatus> {
     const status = await this.status();
     if (!status.exists) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: "The workspace has no catalog.duckdb yet.",
+      throw workspaceInvalid("The workspace has no catalog.duckdb yet.", {
         remediation: ["Run flameox catalog rebuild; it changes only the derived catalog."],
       });
     }

@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { type FlameoxError, invalidInput, notFound, runNotFound, workspaceInvalid } from "../domain/errors.ts";
 import {
   compatibilityMismatches,
   compatibilityRuleVersion,
@@ -210,8 +210,7 @@ export class ComparisonService {
     return runSet.members.map((member) => {
       const manifest = readRun(this.database, member.run_id);
       if (!manifest) {
-        throw new FlameoxError({
-          code: "RUN_NOT_FOUND",
+        throw runNotFound(member.run_id, {
           message: `Run ${member.run_id} of run set ${runSet.run_set_id} no longer exists.`,
           remediation: ["Freeze a new run set of existing runs."],
         });
@@ -547,9 +546,7 @@ export class ComparisonService {
 
   getEvidence(refType: string, refId: string): EvidenceRecord {
     if (refType !== "analysis" && refType !== "comparison") {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: `Evidence ref_type must be 'analysis' or 'comparison', not '${refType}'.`,
+      throw workspaceInvalid(`Evidence ref_type must be 'analysis' or 'comparison', not '${refType}'.`, {
         details: { ref_type: refType },
         remediation: ["Use ref_type 'comparison' for record_comparison results and 'analysis' for record_analysis results."],
       });
@@ -558,13 +555,13 @@ export class ComparisonService {
       .query<{ record: string }, [string, string]>("SELECT record FROM evidence_records WHERE ref_type = ? AND ref_id = ?")
       .get(refType, refId);
     if (!row) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
+      throw notFound(refType, refId, {
+        field: "ref_id",
         message: `No recorded ${refType} ${refId} exists in this workspace.`,
-        details: { missing_entity: refType, ref_id: refId, next_tool: refType === "comparison" ? "record_comparison" : "record_analysis" },
         remediation: [
           refType === "comparison" ? "Persist a comparison with record_comparison." : "Persist an analysis with record_analysis.",
         ],
+        list: { tool: refType === "comparison" ? "record_comparison" : "record_analysis" },
       });
     }
     return JSON.parse(row.record) as EvidenceRecord;
@@ -578,12 +575,11 @@ export class ComparisonService {
     const head = corpusHead(this.database);
     await progress?.(0, 2, "Scaling snapshot pinned");
     if ((request.experiment_id ? 1 : 0) + (request.run_set_id ? 1 : 0) !== 1) {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: "Pass exactly one of experiment_id or run_set_id.",
-        details: { fields: [{ field: "experiment_id", message: "exactly one of experiment_id or run_set_id", type: "value_error" }] },
-        remediation: ["Name the experiment (or frozen run set) whose runs vary a size parameter."],
-      });
+      throw invalidInput(
+        "Pass exactly one of experiment_id or run_set_id.",
+        [{ field: "experiment_id", message: "exactly one of experiment_id or run_set_id", type: "value_error" }],
+        { remediation: ["Name the experiment (or frozen run set) whose runs vary a size parameter."] },
+      );
     }
     type Entry = { run_id: string; parameters: Record<string, unknown>; ok: boolean };
     let entries: Entry[];
@@ -745,13 +741,14 @@ function numericLevels(levels: readonly unknown[] | undefined): boolean {
 }
 
 function noSizeParameter(candidates: string[]): FlameoxError {
-  return new FlameoxError({
-    code: "INVALID_ARGUMENTS",
-    message:
-      candidates.length === 0
-        ? "No numeric size parameter varies across these runs."
-        : `Several parameters could be the size (${candidates.join(", ")}); name one with size_parameter.`,
-    details: { fields: [{ field: "size_parameter", message: "name the numeric size parameter", type: "value_error" }], candidates },
-    remediation: ["Pass size_parameter naming the numeric factor or workload parameter that sets the input size."],
-  });
+  return invalidInput(
+    candidates.length === 0
+      ? "No numeric size parameter varies across these runs."
+      : `Several parameters could be the size (${candidates.join(", ")}); name one with size_parameter.`,
+    [{ field: "size_parameter", message: "name the numeric size parameter", type: "value_error" }],
+    {
+      details: { candidates },
+      remediation: ["Pass size_parameter naming the numeric factor or workload parameter that sets the input size."],
+    },
+  );
 }

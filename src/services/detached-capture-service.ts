@@ -1,6 +1,6 @@
-import { FlameoxError, toFlameoxError } from "../domain/errors.ts";
+import { capabilityUnavailable, type FlameoxError, planRefused, runNotFound, toFlameoxError } from "../domain/errors.ts";
 import { processLiveness } from "../exec/identity.ts";
-import { readRun, runNotFound } from "../store/run-store.ts";
+import { readRun } from "../store/run-store.ts";
 import { planTokenDigest } from "./capture-service.ts";
 import type { Services } from "./services.ts";
 
@@ -47,13 +47,10 @@ export class DetachedCaptureService {
       .get(request.idempotency_key);
     if (existing) {
       if (existing.plan_id !== planDigest) {
-        throw new FlameoxError({
-          code: "INVALID_CAPTURE_PLAN",
-          message: "This idempotency key already started a capture of a different plan.",
+        throw planRefused("capture", "This idempotency key already started a capture of a different plan.", {
           details: { idempotency_key: request.idempotency_key, run_id: existing.run_id },
           remediation: ["Use a new idempotency key for a new plan, or call get_detached_capture for the existing run."],
-          nextTool: "get_detached_capture",
-          nextArguments: { run_id: existing.run_id },
+          next: { tool: "get_detached_capture", arguments: { run_id: existing.run_id } },
         });
       }
       return this.status(existing.run_id);
@@ -102,8 +99,7 @@ export class DetachedCaptureService {
     else if (operation) state = "running";
     else
       state = run.lease && processLiveness(run.lease.pid, run.lease.process_start_time) === "alive" ? "running" : "unmanaged_after_restart";
-    const failure =
-      operation?.failure ?? (run?.failure ? new FlameoxError({ code: run.failure.code as never, message: run.failure.message }) : null);
+    const failure: { code: string; message: string } | null = operation?.failure ?? run?.failure ?? null;
     return {
       schema_version: 1,
       run_id: runId,
@@ -126,12 +122,11 @@ export class DetachedCaptureService {
     if (current.state === "terminal") return current;
     const operation = operations.get(runId);
     if (!operation) {
-      throw new FlameoxError({
-        code: "CAPABILITY_UNAVAILABLE",
-        message: `Detached capture ${runId} is not owned by this server process.`,
+      throw capabilityUnavailable(`Detached capture ${runId} is not owned by this server process.`, {
         runId,
         details: { run_id: runId, state: current.state },
         remediation: ["Only the server that started a detached capture can cancel it; after a restart run `flameox recover` to close it."],
+        next: { tool: "get_detached_capture", arguments: { run_id: runId } },
       });
     }
     operation.controller.abort();

@@ -1,6 +1,15 @@
 import { digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import {
+  artifactNotFound,
+  capabilityUnavailable,
+  comparisonInvalid,
+  type FlameoxError,
+  invalidInput,
+  needsExtraction,
+  notFound,
+  runNotFound,
+} from "../domain/errors.ts";
 import { queryHotspots, stackUnits, type Hotspot } from "../analysis/hotspots.ts";
 import {
   acceleratorSummary,
@@ -30,10 +39,10 @@ import {
 } from "../analysis/evidence-recipes.ts";
 import { corpusHead } from "../store/corpus.ts";
 import { currentBundles } from "../store/evidence-registry.ts";
-import { readRun, runNotFound, type RunManifest } from "../store/run-store.ts";
+import { readRun, type RunManifest } from "../store/run-store.ts";
 import type { EvidenceStatus } from "./analysis-service.ts";
 import { limitWithin, pinEvidenceScope, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
-import { artifactNotFound, type RunFilter } from "./run-service.ts";
+import type { RunFilter } from "./run-service.ts";
 import { loadPolicy } from "./workspace-service.ts";
 import type { Services } from "./services.ts";
 
@@ -245,34 +254,29 @@ export class EvidenceAnalysisService {
       (registration) => need.kinds.includes(registration.kind) && (scope.kind === "run" || registration.artifact_id === scope.id),
     );
     if (unextracted && run) {
-      return new FlameoxError({
-        code: "CAPABILITY_UNAVAILABLE",
-        message: `${scope.kind === "run" ? "Run" : "Artifact"} ${scope.id} holds a ${unextracted.kind} artifact that has not been normalized into ${need.what}.`,
-        details: { next_tool: need.extractTool, run_id: run.run_id, artifact_id: unextracted.artifact_id },
-        remediation: [`Call ${need.extractTool} with run_id='${run.run_id}', then repeat this analysis.`],
-        nextTool: need.extractTool,
-        nextArguments: { run_id: run.run_id },
-      });
+      return needsExtraction(
+        need.extractTool,
+        run.run_id,
+        `${scope.kind === "run" ? "Run" : "Artifact"} ${scope.id} holds a ${unextracted.kind} artifact that has not been normalized into ${need.what}.`,
+        {
+          artifactId: unextracted.artifact_id,
+          remediation: [`Call ${need.extractTool} with run_id='${run.run_id}', then repeat this analysis.`],
+        },
+      );
     }
     if (run?.workload_name) {
-      return new FlameoxError({
-        code: "CAPABILITY_UNAVAILABLE",
-        message: `${scope.kind === "run" ? "Run" : "Artifact"} ${scope.id} has no ${need.what}.`,
+      return capabilityUnavailable(`${scope.kind === "run" ? "Run" : "Artifact"} ${scope.id} has no ${need.what}.`, {
         details: { next_tool: "plan_capture", run_or_artifact: scope.id, adapter: need.adapter },
         remediation: [`Capture the workload with the ${need.adapter} adapter: call plan_capture with the arguments in recovery.`],
-        nextTool: "plan_capture",
-        nextArguments: { workload_name: run.workload_name, adapter: need.adapter, parameters: run.parameters },
+        next: { tool: "plan_capture", arguments: { workload_name: run.workload_name, adapter: need.adapter, parameters: run.parameters } },
       });
     }
-    return new FlameoxError({
-      code: "CAPABILITY_UNAVAILABLE",
-      message: `${scope.kind === "run" ? "Run" : "Artifact"} ${scope.id} has no ${need.what}.`,
+    return capabilityUnavailable(`${scope.kind === "run" ? "Run" : "Artifact"} ${scope.id} has no ${need.what}.`, {
       details: { next_tool: "import_artifact", run_or_artifact: scope.id, required_kind: need.importKind },
       remediation: [
         `Import an artifact of kind ${need.importKind} with import_artifact (then ${need.extractTool}), or capture with the ${need.adapter} adapter.`,
       ],
-      nextTool: "import_artifact",
-      nextArguments: { kind: need.importKind },
+      next: { tool: "import_artifact", arguments: { kind: need.importKind } },
     });
   }
 
@@ -459,14 +463,15 @@ export class EvidenceAnalysisService {
     if (outcome.kind === "unextracted") {
       const traces = this.registrations(run ? [run.run_id] : []).filter((registration) => registration.kind === "execution_trace");
       if (run && traces.length > 0) {
-        throw new FlameoxError({
-          code: "CAPABILITY_UNAVAILABLE",
-          message: `The execution trace of run ${run.run_id} has not been normalized into trace events yet.`,
-          details: { next_tool: "extract_perfetto", run_id: run.run_id, artifact_id: traces[0]!.artifact_id },
-          remediation: [`Call extract_perfetto with run_id='${run.run_id}', then repeat analyze_pytorch.`],
-          nextTool: "extract_perfetto",
-          nextArguments: { run_id: run.run_id },
-        });
+        throw needsExtraction(
+          "extract_perfetto",
+          run.run_id,
+          `The execution trace of run ${run.run_id} has not been normalized into trace events yet.`,
+          {
+            artifactId: traces[0]!.artifact_id,
+            remediation: [`Call extract_perfetto with run_id='${run.run_id}', then repeat analyze_pytorch.`],
+          },
+        );
       }
       throw this.missing(scope, {
         what: "a torch.profiler trace",
@@ -477,19 +482,19 @@ export class EvidenceAnalysisService {
       });
     }
     if (outcome.kind === "not_torch") {
-      throw new FlameoxError({
-        code: "COMPARISON_INVALID",
-        message: `${request.run_or_artifact} holds trace events, but none from torch.profiler (categories: ${outcome.categories
+      throw comparisonInvalid(
+        `${request.run_or_artifact} holds trace events, but none from torch.profiler (categories: ${outcome.categories
           .slice(0, 6)
           .map((entry) => entry.category ?? "none")
           .join(", ")}).`,
-        details: { next_tool: "import_artifact", required_kind: "execution_trace", required_producer: "torch.profiler" },
-        remediation: [
-          "Import a torch.profiler Chrome trace with import_artifact(kind='execution_trace', producer='torch.profiler'), or capture with the torch.profiler adapter.",
-        ],
-        nextTool: "import_artifact",
-        nextArguments: { kind: "execution_trace", producer: "torch.profiler" },
-      });
+        {
+          details: { next_tool: "import_artifact", required_kind: "execution_trace", required_producer: "torch.profiler" },
+          remediation: [
+            "Import a torch.profiler Chrome trace with import_artifact(kind='execution_trace', producer='torch.profiler'), or capture with the torch.profiler adapter.",
+          ],
+          next: { tool: "import_artifact", arguments: { kind: "execution_trace", producer: "torch.profiler" } },
+        },
+      );
     }
     const { page, allocations, split } = outcome;
     const truncated = offset + page.operators.length < page.total;
@@ -731,12 +736,13 @@ export class EvidenceAnalysisService {
     cursor: string | null;
   }): Promise<TraceWindowResult> {
     if (request.end_ns <= request.start_ns) {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: "end_ns must be greater than start_ns.",
-        details: { fields: [{ field: "end_ns", message: "must be greater than start_ns", type: "greater_than" }] },
-        remediation: ["Pass end_ns greater than start_ns (nanoseconds on the trace's own clock)."],
-      });
+      throw invalidInput(
+        "end_ns must be greater than start_ns.",
+        [{ field: "end_ns", message: "must be greater than start_ns", type: "greater_than" }],
+        {
+          remediation: ["Pass end_ns greater than start_ns (nanoseconds on the trace's own clock)."],
+        },
+      );
     }
     const limit = limitWithin(request.limit, this.maximumRows());
     if (!request.artifact_id.startsWith("sha256:")) throw artifactNotFound(request.artifact_id);
@@ -874,14 +880,12 @@ export class EvidenceAnalysisService {
         next_arguments: null,
       };
     if (evidence.status === "unavailable" && evidence.next_tool?.startsWith("extract_")) {
-      throw new FlameoxError({
-        code: "CAPABILITY_UNAVAILABLE",
-        message: `Run ${request.run_id} has artifacts that are not extracted into measurements yet.`,
-        details: { next_tool: evidence.next_tool, run_id: request.run_id },
-        remediation: [`Call ${evidence.next_tool} with run_id='${request.run_id}', then query again.`],
-        nextTool: evidence.next_tool,
-        nextArguments: { run_id: request.run_id },
-      });
+      throw needsExtraction(
+        evidence.next_tool,
+        request.run_id!,
+        `Run ${request.run_id} has artifacts that are not extracted into measurements yet.`,
+        { remediation: [`Call ${evidence.next_tool} with run_id='${request.run_id}', then query again.`] },
+      );
     }
     return {
       schema_version: 1,
@@ -901,18 +905,17 @@ export class EvidenceAnalysisService {
     const head = corpusHead(database);
     const tableExists = (name: string) =>
       database.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== null;
-    const missing = (entity: string) =>
-      new FlameoxError({
-        code: entity === "run" ? "RUN_NOT_FOUND" : "WORKSPACE_INVALID",
+    const missing = (entity: Exclude<EvidenceRefType, "run">) =>
+      notFound(entity, request.ref_id, {
+        field: "ref_id",
         message: `No ${request.ref_type} evidence with id ${request.ref_id} exists in this workspace.`,
-        details: { missing_entity: entity, ref_type: request.ref_type, ref_id: request.ref_id },
+        details: { ref_type: request.ref_type },
         remediation: [
           entity === "artifact"
             ? "Call list_artifacts to choose an existing artifact."
-            : entity === "run"
-              ? "Call list_runs to choose an existing run."
-              : `Pass the ${request.ref_type} id exactly as a receipt returned it.`,
+            : `Pass the ${request.ref_type} id exactly as a receipt returned it.`,
         ],
+        list: entity === "artifact" ? { tool: "list_artifacts" } : null,
       });
     let data: Record<string, unknown> | null = null;
     switch (request.ref_type) {
@@ -970,7 +973,7 @@ export class EvidenceAnalysisService {
       case "observation":
         break;
     }
-    if (!data) throw missing(request.ref_type);
+    if (!data) throw request.ref_type === "run" ? runNotFound(request.ref_id) : missing(request.ref_type);
     return { schema_version: 1, corpus_commit_id: head.commit_id, ref_type: request.ref_type, ref_id: request.ref_id, data };
   }
 
@@ -985,23 +988,19 @@ export class EvidenceAnalysisService {
     const references =
       runIds.length + (request.comparison_ids?.length ?? 0) + (request.analysis_ids?.length ?? 0) + (request.finding_ids?.length ?? 0);
     if (references === 0 || references > 50) {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message:
-          references === 0
-            ? "Name at least one run, comparison, analysis or finding to summarize."
-            : "At most 50 references can be summarized at once.",
-        details: {
-          fields: [
-            {
-              field: "request",
-              message: references === 0 ? "at least one reference is required" : "at most 50 references",
-              type: "value_error",
-            },
-          ],
-        },
-        remediation: ["Pass run_ids (≤20), comparison_ids (≤10), analysis_ids (≤20) or finding_ids (≤20)."],
-      });
+      throw invalidInput(
+        references === 0
+          ? "Name at least one run, comparison, analysis or finding to summarize."
+          : "At most 50 references can be summarized at once.",
+        [
+          {
+            field: "request",
+            message: references === 0 ? "at least one reference is required" : "at most 50 references",
+            type: "value_error",
+          },
+        ],
+        { remediation: ["Pass run_ids (≤20), comparison_ids (≤10), analysis_ids (≤20) or finding_ids (≤20)."] },
+      );
     }
     const database = this.services.workspace().state.database;
     const head = corpusHead(database);
@@ -1050,11 +1049,10 @@ export class EvidenceAnalysisService {
             .get(id)
         : null;
       if (!row)
-        throw new FlameoxError({
-          code: "WORKSPACE_INVALID",
+        throw notFound("finding", id, {
           message: `No finding ${id} exists.`,
-          details: { missing_entity: "finding", finding_id: id },
           remediation: ["Call list_findings to choose an existing finding."],
+          list: { tool: "list_findings", arguments: { limit: 100 } },
         });
       findings.push(JSON.parse(row.record) as Record<string, unknown>);
     }

@@ -1,10 +1,9 @@
 import { digestOf } from "../domain/canonical-json.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { artifactNotFound, queryBudgetExceeded, runNotFound } from "../domain/errors.ts";
 import { corpusHead } from "../store/corpus.ts";
 import { EvidenceView } from "../store/evidence-query.ts";
 import { currentBundles, type BundleRecord } from "../store/evidence-registry.ts";
-import { readRun, runNotFound } from "../store/run-store.ts";
-import { artifactNotFound } from "./run-service.ts";
+import { readRun } from "../store/run-store.ts";
 import type { Services } from "./services.ts";
 
 export type EvidenceScope = {
@@ -63,12 +62,7 @@ export async function withEvidence<T>(services: Services, scope: EvidenceScope, 
 
 export function limitWithin(limit: number, maximum: number): number {
   if (!Number.isInteger(limit) || limit < 1 || limit > maximum) {
-    throw new FlameoxError({
-      code: "QUERY_BUDGET_EXCEEDED",
-      message: `limit must be between 1 and ${maximum}.`,
-      details: { limit, max_row_limit: maximum },
-      remediation: [`Pass a limit between 1 and ${maximum} and page with the cursor.`],
-    });
+    throw queryBudgetExceeded(limit, maximum);
   }
   return limit;
 }

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
-import { FlameoxError, toFlameoxError } from "../domain/errors.ts";
+import { notFound, planRefused, processCancelled, toFlameoxError, undeclared, workspaceInvalid } from "../domain/errors.ts";
 import type { ExperimentConfig, Scalar, WorkloadConfig } from "../config/project-config-schema.ts";
 import { resolveWorkloadInvocation, scalarText } from "../config/workload-template.ts";
 import { runProcess } from "../exec/broker.ts";
@@ -227,12 +227,10 @@ function effectiveFactors(
     return { factors: { [experiment.scaling_parameter]: experiment.scaling_values }, treatment: experiment.scaling_parameter };
   if (experiment.variants && Object.hasOwn(workload.parameters, "variant"))
     return { factors: { variant: experiment.variants }, treatment: "variant" };
-  throw new FlameoxError({
-    code: "WORKSPACE_INVALID",
-    message: `Experiment '${name}' declares legacy variants, but its workload has no 'variant' parameter to carry them.`,
+  throw workspaceInvalid(`Experiment '${name}' declares legacy variants, but its workload has no 'variant' parameter to carry them.`, {
     details: { next_tool: "get_declared_workflow", experiment: name },
     remediation: ["Declare factors and a treatment_factor over workload parameters in [experiments.<name>]."],
-    nextTool: "get_declared_workflow",
+    next: { tool: "get_declared_workflow", arguments: { kind: "experiment", name } },
   });
 }
 
@@ -355,20 +353,9 @@ export class ExperimentService {
     const { state, config } = await this.services.workloads.requireConfig();
     const experiment = config.experiments?.[name];
     if (!experiment) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: `No experiment named '${name}' is declared in flameox.toml.`,
-        details: {
-          next_tool: "list_declared_workflows",
-          kind: "experiment",
-          name,
-          declared: Object.keys(config.experiments ?? {})
-            .sort()
-            .slice(0, 50),
-        },
+      throw undeclared("experiment", name, {
+        declared: Object.keys(config.experiments ?? {}),
         remediation: ["Call list_declared_workflows(kind='experiment') to see the declared experiments."],
-        nextTool: "list_declared_workflows",
-        nextArguments: { kind: "experiment" },
       });
     }
     const { workload, definitionId } = await this.services.workloads.requireWorkload(experiment.workload);
@@ -396,38 +383,38 @@ export class ExperimentService {
     if (request.hypothesis_id) {
       const hypothesis = this.services.investigations.getHypothesis(request.hypothesis_id);
       if (request.investigation_id && hypothesis.investigation_id !== request.investigation_id) {
-        throw new FlameoxError({
-          code: "WORKSPACE_INVALID",
-          message: `Hypothesis ${request.hypothesis_id} belongs to investigation ${hypothesis.investigation_id}, not ${request.investigation_id}.`,
-          details: { hypothesis_id: request.hypothesis_id },
-          remediation: ["Pass the hypothesis's own investigation_id."],
-        });
+        throw workspaceInvalid(
+          `Hypothesis ${request.hypothesis_id} belongs to investigation ${hypothesis.investigation_id}, not ${request.investigation_id}.`,
+          {
+            details: { hypothesis_id: request.hypothesis_id },
+            remediation: ["Pass the hypothesis's own investigation_id."],
+            next: { tool: "get_hypothesis", arguments: { hypothesis_id: request.hypothesis_id } },
+          },
+        );
       }
     }
     const { experiment, workload, workloadDefinitionId, experimentDefinitionId } = await this.resolveExperiment(request.experiment_name);
     const { factors, treatment } = effectiveFactors(request.experiment_name, experiment, workload);
     const touched = Object.keys(request.parameters).filter((name) => Object.hasOwn(factors, name));
     if (touched.length > 0) {
-      throw new FlameoxError({
-        code: "INVALID_CAPTURE_PLAN",
-        message: `parameters may not override the experiment's factors (${touched.join(", ")}); the design sets them per trial.`,
-        details: { parameters: touched },
-        remediation: ["Pass only non-factor workload parameters, or change the factors in flameox.toml."],
-      });
+      throw planRefused(
+        "experiment",
+        `parameters may not override the experiment's factors (${touched.join(", ")}); the design sets them per trial.`,
+        {
+          details: { parameters: touched },
+          remediation: ["Pass only non-factor workload parameters, or change the factors in flameox.toml."],
+        },
+      );
     }
     const seed = experiment.random_seed;
     const trials = realizeOrder(experiment, factors, treatment, seed);
     if (trials.length === 0) {
-      throw new FlameoxError({
-        code: "INVALID_CAPTURE_PLAN",
-        message: "The experiment's design has no trials (every combination is excluded).",
+      throw planRefused("experiment", "The experiment's design has no trials (every combination is excluded).", {
         remediation: ["Loosen the exclude rules in flameox.toml."],
       });
     }
     if (trials.length > experiment.max_trials) {
-      throw new FlameoxError({
-        code: "INVALID_CAPTURE_PLAN",
-        message: `The design has ${trials.length} trials, above max_trials = ${experiment.max_trials}.`,
+      throw planRefused("experiment", `The design has ${trials.length} trials, above max_trials = ${experiment.max_trials}.`, {
         details: { trials: trials.length, max_trials: experiment.max_trials },
         remediation: ["Lower blocks or factor levels, or raise max_trials."],
       });
@@ -545,14 +532,11 @@ export class ExperimentService {
         )
         .get(hash);
       const refuse = (reason: string) =>
-        new FlameoxError({
-          code: "INVALID_CAPTURE_PLAN",
-          message: `The experiment plan is missing, expired, or already consumed: it ${reason}.`,
+        planRefused("experiment", `The experiment plan is missing, expired, or already consumed: it ${reason}.`, {
           details: { reason },
           remediation: [
             "Call plan_experiment again and run the new plan_id. A consumed plan is never retryable: inspect get_experiment for its trials.",
           ],
-          nextTool: "plan_experiment",
         });
       if (!row) throw refuse("does not exist");
       if (row.consumed_at) throw refuse("was already consumed");
@@ -587,13 +571,10 @@ export class ExperimentService {
     if (workloadDefinitionId !== intent.workload_definition_id) stale.push("the workload definition changed");
     if (intent.workspace_id !== workspace.id) stale.push("the workspace changed");
     if (stale.length > 0) {
-      throw new FlameoxError({
-        code: "INVALID_CAPTURE_PLAN",
-        message: `The experiment plan is stale: ${stale.join("; ")}. Nothing was run.`,
+      throw planRefused("experiment", `The experiment plan is stale: ${stale.join("; ")}. Nothing was run.`, {
         details: { reasons: stale },
         remediation: ["Call plan_experiment again."],
-        nextTool: "plan_experiment",
-        nextArguments: { experiment_name: intent.experiment_name, adapter: intent.adapter, parameters: intent.parameters },
+        replanArguments: { experiment_name: intent.experiment_name, adapter: intent.adapter, parameters: intent.parameters },
       });
     }
     await report(1, "Experiment plan and workload definition validated");
@@ -767,14 +748,14 @@ export class ExperimentService {
     });
     await report(intent.trials.length + 4, "Experiment comparison and result complete");
     if (cancelled) {
-      throw new FlameoxError({
-        code: "PROCESS_CANCELLED",
-        message: `Experiment ${experimentId} was cancelled after ${counts.attempted} of ${trials.length} trials; the rest are recorded as unattempted.`,
-        details: { experiment_id: experimentId, attempted_trials: counts.attempted },
-        remediation: ["Inspect get_experiment; plan the experiment again to collect a complete set."],
-        nextTool: "get_experiment",
-        nextArguments: { experiment_id: experimentId },
-      });
+      throw processCancelled(
+        `Experiment ${experimentId} was cancelled after ${counts.attempted} of ${trials.length} trials; the rest are recorded as unattempted.`,
+        {
+          details: { experiment_id: experimentId, attempted_trials: counts.attempted },
+          remediation: ["Inspect get_experiment; plan the experiment again to collect a complete set."],
+          next: { tool: "get_experiment", arguments: { experiment_id: experimentId } },
+        },
+      );
     }
     return {
       schema_version: 1,
@@ -988,12 +969,7 @@ export class ExperimentService {
       .query<{ record: string }, [string]>("SELECT record FROM experiments WHERE experiment_id = ?")
       .get(experimentId);
     if (!row) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: `No experiment with id ${experimentId} exists in this workspace.`,
-        details: { missing_entity: "experiment", experiment_id: experimentId },
-        remediation: ["Use the experiment_id returned by run_experiment."],
-      });
+      throw notFound("experiment", experimentId, { remediation: ["Use the experiment_id returned by run_experiment."] });
     }
     return JSON.parse(row.record) as Experiment;
   }
@@ -1042,13 +1018,11 @@ export class ExperimentService {
       .query<{ record: string; experiment_id: string }, [string]>("SELECT record, experiment_id FROM trials WHERE trial_id = ?")
       .get(trialId);
     if (!row || (experimentId !== null && row.experiment_id !== experimentId)) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
+      throw notFound("trial", trialId, {
         message: `No trial ${trialId}${experimentId ? ` in experiment ${experimentId}` : ""} exists.`,
-        details: { missing_entity: "trial", trial_id: trialId, experiment_id: experimentId, next_tool: "list_experiment_trials" },
+        details: { experiment_id: experimentId },
         remediation: ["Call list_experiment_trials with the experiment_id to see its trials."],
-        nextTool: experimentId ? "list_experiment_trials" : null,
-        nextArguments: experimentId ? { experiment_id: experimentId, limit: 100 } : null,
+        list: experimentId ? { tool: "list_experiment_trials", arguments: { experiment_id: experimentId, limit: 100 } } : null,
       });
     }
     return JSON.parse(row.record) as Trial;

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, rmSync } from "node:fs";
-import { FlameoxError } from "../domain/errors.ts";
+import { artifactNotFound, capabilityUnavailable, runNotFound } from "../domain/errors.ts";
 import type { EvidenceSink } from "../domain/evidence.ts";
 import { workloadPython } from "../adapters/adapter-support.ts";
 import { extractBenchmarkSamples, looksLikeBenchmarkSamples } from "../adapters/benchmark-samples/benchmark-samples.ts";
@@ -20,7 +20,7 @@ import { extractPytestEvents } from "../adapters/pytest/pytest-events-extractor.
 import { extractPythonStartup } from "../adapters/python-startup/python-startup-adapter.ts";
 import { executableDigest } from "../exec/executable.ts";
 import { currentBundles } from "../store/evidence-registry.ts";
-import { readRun, runNotFound, type RunManifest } from "../store/run-store.ts";
+import { readRun, type RunManifest } from "../store/run-store.ts";
 import { brokerCommandRunner } from "./command-runner.ts";
 import { prepareBundle, publishBundles, type PreparedBundle } from "./evidence-publisher.ts";
 import { runResourceUri } from "./run-service.ts";
@@ -180,11 +180,9 @@ const specs: Record<ExtractionTool, ToolSpec> = {
       const pathValue = process.env.PATH ?? "";
       const python = workloadPython(run.command?.argv ?? [], pathValue) ?? workloadPython([], pathValue);
       if (!python) {
-        throw new FlameoxError({
-          code: "CAPABILITY_UNAVAILABLE",
-          message: "No Python interpreter to read the memray capture with.",
+        throw capabilityUnavailable("No Python interpreter to read the memray capture with.", {
           remediation: [`Install Python with ${memrayRequirement} on PATH.`],
-          nextTool: "list_capabilities",
+          next: { tool: "list_capabilities", arguments: { adapter: "memray" } },
         });
       }
       const summary = await extractMemray(
@@ -352,11 +350,11 @@ export class ExtractionService {
     if (request.artifact_id) {
       const match = registrations.find((registration) => registration.artifact_id === request.artifact_id);
       if (!match) {
-        throw new FlameoxError({
-          code: "WORKSPACE_INVALID",
+        throw artifactNotFound(request.artifact_id, {
+          details: { run_id: request.run_id },
           message: `Artifact ${request.artifact_id} is not registered in run ${request.run_id}.`,
-          details: { missing_entity: "artifact", artifact_id: request.artifact_id, run_id: request.run_id },
           remediation: ["Call list_artifacts (or get_run) and pass an artifact_id of this run, or omit artifact_id."],
+          list: { tool: "list_artifacts", arguments: { run_id: request.run_id } },
         });
       }
       chosen = [match];
@@ -369,14 +367,14 @@ export class ExtractionService {
     }
     if (chosen.length === 0) {
       const kinds = [...new Set(registrations.map((registration) => registration.kind))].sort();
-      throw new FlameoxError({
-        code: "CAPABILITY_UNAVAILABLE",
-        message: `Run ${request.run_id} has no artifact extract_${tool} reads: it needs ${spec.describe}; the run holds ${kinds.join(", ") || "no artifacts"}.`,
-        details: { run_id: request.run_id, required_kinds: spec.kinds, artifact_kinds: kinds, next_tool: "import_artifact" },
-        remediation: [`Import ${spec.describe} with import_artifact, or capture the workload with the matching adapter.`],
-        nextTool: "import_artifact",
-        nextArguments: { kind: spec.kinds[0] },
-      });
+      throw capabilityUnavailable(
+        `Run ${request.run_id} has no artifact extract_${tool} reads: it needs ${spec.describe}; the run holds ${kinds.join(", ") || "no artifacts"}.`,
+        {
+          details: { run_id: request.run_id, required_kinds: spec.kinds, artifact_kinds: kinds, next_tool: "import_artifact" },
+          remediation: [`Import ${spec.describe} with import_artifact, or capture the workload with the matching adapter.`],
+          next: { tool: "import_artifact", arguments: { kind: spec.kinds[0] } },
+        },
+      );
     }
     const scratch = workspace.path("staging", `extract-${crypto.randomUUID()}`);
     const bundles: PreparedBundle[] = [];

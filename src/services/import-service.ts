@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, isAbsolute, relative, resolve, sep } from "node:path";
-import { FlameoxError } from "../domain/errors.ts";
+import { executionRefused, FlameoxError, invalidInput, retold, sensitiveArtifactRefused } from "../domain/errors.ts";
 import { detectProfileFormat, type ProfileFormat } from "../adapters/formats/detect.ts";
 import { extractProfile } from "../adapters/formats/extract-profile.ts";
 import { storeArtifactFile, type StoredArtifact } from "../store/artifact-store.ts";
@@ -71,11 +71,10 @@ export class ImportService {
   /** Resolves an import path inside its root, refusing NUL bytes, escapes and non-regular files. */
   resolveImportPath(path: string, sourceRoot: "project" | "temp"): string {
     const refuse = (message: string, remedy: string) =>
-      new FlameoxError({
-        code: "EXECUTION_REFUSED",
-        message,
+      executionRefused(message, {
         details: { next_tool: "import_artifact", source_root: sourceRoot },
         remediation: [remedy],
+        next: { tool: "import_artifact" },
       });
     if (path.includes("\u0000")) throw refuse("The import path contains a NUL byte.", "Pass a path without NUL bytes.");
     const root = realpathSync(sourceRoot === "project" ? this.services.projectRoot : tmpdir());
@@ -107,19 +106,18 @@ export class ImportService {
   async importArtifact(request: ImportRequest): Promise<ImportReceipt> {
     const workspace = this.services.workspace();
     if (request.kind !== null && !(artifactKinds as readonly string[]).includes(request.kind)) {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: `Unknown artifact kind '${request.kind}'.`,
-        details: { fields: [{ field: "kind", message: `Input should be one of ${artifactKinds.join(", ")}`, type: "literal_error" }] },
-        remediation: [
-          "Use kind='execution_trace' for Chrome and Torch traces and 'sample_profile' for profiles, or omit kind to detect it.",
-        ],
-      });
+      throw invalidInput(
+        `Unknown artifact kind '${request.kind}'.`,
+        [{ field: "kind", message: `Input should be one of ${artifactKinds.join(", ")}`, type: "literal_error" }],
+        {
+          remediation: [
+            "Use kind='execution_trace' for Chrome and Torch traces and 'sample_profile' for profiles, or omit kind to detect it.",
+          ],
+        },
+      );
     }
     if (request.kind && sensitiveFloor.has(request.kind) && request.sensitivity !== "sensitive") {
-      throw new FlameoxError({
-        code: "SENSITIVE_ARTIFACT_REFUSED",
-        message: `Artifacts of kind ${request.kind} must be imported with sensitivity 'sensitive'.`,
+      throw sensitiveArtifactRefused(`Artifacts of kind ${request.kind} must be imported with sensitivity 'sensitive'.`, {
         remediation: ["Repeat the import with sensitivity='sensitive'."],
       });
     }
@@ -239,18 +237,11 @@ export function extractToolFor(kind: string): string | null {
 /** Agents see the name they imported, never the workspace's internal storage path. */
 function withoutStorePath(error: unknown, storedPath: string, displayName: string): unknown {
   if (!(error instanceof FlameoxError) || !error.message.includes(storedPath)) return error;
-  return new FlameoxError({
-    code: error.code,
+  return retold(error, {
     message: error.message.replaceAll(storedPath, displayName),
     details: JSON.parse(JSON.stringify(error.details).replaceAll(JSON.stringify(storedPath).slice(1, -1), displayName)) as Record<
       string,
       unknown
     >,
-    remediation: error.remediation,
-    retryable: error.retryable,
-    runId: error.runId,
-    nextTool: error.nextTool,
-    nextArguments: error.nextArguments,
-    cause: error,
   });
 }

@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { comparisonInvalid, type FlameoxError, notFound, staleInput, workspaceInvalid } from "../domain/errors.ts";
 import { corpusHead } from "../store/corpus.ts";
 import { artifactResourceUri, runResourceUri } from "./run-service.ts";
 import type { Services } from "./services.ts";
@@ -134,34 +134,24 @@ export function referenceResourceUri(refType: EvidenceReferenceType, refId: stri
   }
 }
 
-function notFound(entity: string, id: string, listTool: string): FlameoxError {
-  return new FlameoxError({
-    code: "WORKSPACE_INVALID",
-    message: `No ${entity} with id ${id} exists in this workspace.`,
-    details: { missing_entity: entity, id, next_tool: listTool },
-    remediation: [`Call ${listTool} to choose an existing ${entity}.`],
-    nextTool: listTool,
-  });
-}
-
 function revisionConflict(
-  entity: string,
+  entity: "hypothesis" | "finding",
   id: string,
   current: number | null,
   expected: number | null | undefined,
   message: string,
 ): FlameoxError {
-  return new FlameoxError({
-    code: "REVISION_CONFLICT",
-    message,
+  return staleInput(message, {
     details: { entity, id, current_revision: current, expected_revision: expected ?? null },
     remediation: [
       current === null
         ? `Omit ${entity}_id and expected_revision to create a new ${entity}.`
         : `Reread the ${entity} (current revision ${current}) and retry with expected_revision=${current}.`,
     ],
-    nextTool: entity === "hypothesis" ? "get_hypothesis" : "get_finding",
-    nextArguments: current === null ? null : { [`${entity}_id`]: id },
+    fresh: {
+      tool: entity === "hypothesis" ? "get_hypothesis" : "get_finding",
+      arguments: current === null ? null : { [`${entity}_id`]: id },
+    },
   });
 }
 
@@ -211,7 +201,7 @@ export class InvestigationService {
     const row = this.database
       .query<{ record: string }, [string]>("SELECT record FROM investigations WHERE investigation_id = ?")
       .get(investigationId);
-    if (!row) throw notFound("investigation", investigationId, "list_investigations");
+    if (!row) throw notFound("investigation", investigationId, { list: { tool: "list_investigations", arguments: { limit: 100 } } });
     return JSON.parse(row.record) as Investigation;
   }
 
@@ -230,7 +220,7 @@ export class InvestigationService {
     const row = this.database
       .query<{ record: string }, [string]>("SELECT record FROM hypotheses WHERE hypothesis_id = ? ORDER BY revision DESC LIMIT 1")
       .get(hypothesisId);
-    if (!row) throw notFound("hypothesis", hypothesisId, "get_investigation");
+    if (!row) throw notFound("hypothesis", hypothesisId, { list: { tool: "list_investigations", arguments: { limit: 100 } } });
     return JSON.parse(row.record) as Hypothesis;
   }
 
@@ -258,7 +248,7 @@ export class InvestigationService {
         const current = this.database
           .query<{ record: string }, [string]>("SELECT record FROM hypotheses WHERE hypothesis_id = ? ORDER BY revision DESC LIMIT 1")
           .get(hypothesisId);
-        if (!current) throw notFound("hypothesis", hypothesisId, "get_investigation");
+        if (!current) throw notFound("hypothesis", hypothesisId, { list: { tool: "list_investigations", arguments: { limit: 100 } } });
         const previous = JSON.parse(current.record) as Hypothesis;
         if (request.expected_revision == null || request.expected_revision !== previous.revision) {
           throw revisionConflict(
@@ -272,12 +262,13 @@ export class InvestigationService {
           );
         }
         if (previous.investigation_id !== request.investigation_id) {
-          throw new FlameoxError({
-            code: "WORKSPACE_INVALID",
-            message: `Hypothesis ${hypothesisId} belongs to investigation ${previous.investigation_id}; a hypothesis cannot move to another investigation.`,
-            details: { hypothesis_id: hypothesisId, investigation_id: previous.investigation_id },
-            remediation: ["Pass the hypothesis's own investigation_id, or record a new hypothesis in the other investigation."],
-          });
+          throw workspaceInvalid(
+            `Hypothesis ${hypothesisId} belongs to investigation ${previous.investigation_id}; a hypothesis cannot move to another investigation.`,
+            {
+              details: { hypothesis_id: hypothesisId, investigation_id: previous.investigation_id },
+              remediation: ["Pass the hypothesis's own investigation_id, or record a new hypothesis in the other investigation."],
+            },
+          );
         }
         revision = previous.revision + 1;
         firstCreatedAt = previous.first_created_at;
@@ -307,7 +298,7 @@ export class InvestigationService {
     const row = this.database
       .query<{ record: string }, [string]>("SELECT record FROM findings WHERE finding_id = ? ORDER BY revision DESC LIMIT 1")
       .get(findingId);
-    if (!row) throw notFound("finding", findingId, "list_findings");
+    if (!row) throw notFound("finding", findingId, { list: { tool: "list_findings", arguments: { limit: 100 } } });
     return JSON.parse(row.record) as Finding;
   }
 
@@ -344,12 +335,10 @@ export class InvestigationService {
     if (request.hypothesis_id) {
       const hypothesis = this.getHypothesis(request.hypothesis_id);
       if (request.investigation_id && hypothesis.investigation_id !== request.investigation_id) {
-        throw new FlameoxError({
-          code: "WORKSPACE_INVALID",
-          message: `Hypothesis ${request.hypothesis_id} belongs to investigation ${hypothesis.investigation_id}, not ${request.investigation_id}.`,
-          details: { hypothesis_id: request.hypothesis_id },
-          remediation: ["Cite a hypothesis of the same investigation."],
-        });
+        throw workspaceInvalid(
+          `Hypothesis ${request.hypothesis_id} belongs to investigation ${hypothesis.investigation_id}, not ${request.investigation_id}.`,
+          { details: { hypothesis_id: request.hypothesis_id }, remediation: ["Cite a hypothesis of the same investigation."] },
+        );
       }
     }
     const evidence = (request.evidence ?? []).map((reference) => ({
@@ -378,7 +367,7 @@ export class InvestigationService {
         const current = this.database
           .query<{ record: string }, [string]>("SELECT record FROM findings WHERE finding_id = ? ORDER BY revision DESC LIMIT 1")
           .get(findingId);
-        if (!current) throw notFound("finding", findingId, "list_findings");
+        if (!current) throw notFound("finding", findingId, { list: { tool: "list_findings", arguments: { limit: 100 } } });
         const previous = JSON.parse(current.record) as Finding;
         if (request.expected_revision == null || request.expected_revision !== previous.revision) {
           throw revisionConflict(
@@ -448,59 +437,62 @@ export class InvestigationService {
     const missing = evidence.filter((reference) => !this.referenceExists(reference.ref_type, reference.ref_id));
     if (missing.length > 0) {
       const first = missing[0]!;
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: `Evidence reference ${first.ref_type} ${first.ref_id} does not exist${missing.length > 1 ? ` (and ${missing.length - 1} more)` : ""}; a finding may only cite evidence that exists.`,
-        details: {
-          missing: missing.map((reference) => ({ ref_type: reference.ref_type, ref_id: reference.ref_id })),
-          next_tool:
-            first.ref_type === "comparison" ? "record_comparison" : first.ref_type === "analysis" ? "record_analysis" : "list_runs",
+      const nextTool =
+        first.ref_type === "comparison" ? "record_comparison" : first.ref_type === "analysis" ? "record_analysis" : "list_runs";
+      // A finding citing nothing is an invalid finding, so WORKSPACE_INVALID (not a lookup's not-found).
+      throw workspaceInvalid(
+        `Evidence reference ${first.ref_type} ${first.ref_id} does not exist${missing.length > 1 ? ` (and ${missing.length - 1} more)` : ""}; a finding may only cite evidence that exists.`,
+        {
+          next: { tool: nextTool },
+          details: {
+            missing: missing.map((reference) => ({ ref_type: reference.ref_type, ref_id: reference.ref_id })),
+            next_tool: nextTool,
+          },
+          remediation: [
+            first.ref_type === "comparison"
+              ? "Persist the comparison with record_comparison and cite the comparison_id it returns (compare_run_sets results are not persisted)."
+              : first.ref_type === "analysis"
+                ? "Persist the analysis with record_analysis and cite the analysis id it returns."
+                : "Cite ids returned by list_runs, freeze_run_set, get_experiment or list_experiment_trials.",
+          ],
         },
-        remediation: [
-          first.ref_type === "comparison"
-            ? "Persist the comparison with record_comparison and cite the comparison_id it returns (compare_run_sets results are not persisted)."
-            : first.ref_type === "analysis"
-              ? "Persist the analysis with record_analysis and cite the analysis id it returns."
-              : "Cite ids returned by list_runs, freeze_run_set, get_experiment or list_experiment_trials.",
-        ],
-      });
+      );
     }
     if (request.evidence_level === "observed") {
       const derived = evidence.filter((reference) => reference.ref_type === "analysis" || reference.ref_type === "comparison");
       if (derived.length > 0) {
-        throw new FlameoxError({
-          code: "WORKSPACE_INVALID",
-          message: `An 'observed' finding cites only direct evidence (runs, artifacts, trials, run sets); ${derived[0]!.ref_type} ${derived[0]!.ref_id} is derived.`,
-          details: { evidence_level: "observed", derived: derived.map((reference) => reference.ref_id) },
-          remediation: ["Use evidence_level='derived' when the finding rests on an analysis or comparison."],
-        });
+        throw workspaceInvalid(
+          `An 'observed' finding cites only direct evidence (runs, artifacts, trials, run sets); ${derived[0]!.ref_type} ${derived[0]!.ref_id} is derived.`,
+          {
+            details: { evidence_level: "observed", derived: derived.map((reference) => reference.ref_id) },
+            remediation: ["Use evidence_level='derived' when the finding rests on an analysis or comparison."],
+          },
+        );
       }
     }
     if (request.assessment !== "supported") return;
     const supporting = evidence.filter((reference) => reference.relation === "supports" || reference.relation === "validates");
     if (supporting.length === 0) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: "A 'supported' finding needs at least one evidence reference with relation 'supports' or 'validates'.",
+      throw workspaceInvalid("A 'supported' finding needs at least one evidence reference with relation 'supports' or 'validates'.", {
         details: { assessment: "supported", next_tool: "record_comparison" },
         remediation: [
           "Cite the evidence that supports the claim (for a performance claim: a recorded valid comparison), or record the finding as 'unassessed' or 'inconclusive'.",
         ],
-        nextTool: "record_comparison",
+        next: { tool: "record_comparison" },
       });
     }
     const comparisons = supporting.filter((reference) => reference.ref_type === "comparison");
     if (request.kind === "performance" && comparisons.length === 0) {
-      throw new FlameoxError({
-        code: "COMPARISON_INVALID",
-        message:
-          "A supported performance finding needs a supporting recorded comparison: runs alone do not show that a difference is real.",
-        details: { kind: "performance", next_tool: "record_comparison" },
-        remediation: [
-          "Record a comparison of the baseline and candidate run sets with record_comparison and cite it with relation 'supports'.",
-        ],
-        nextTool: "record_comparison",
-      });
+      throw comparisonInvalid(
+        "A supported performance finding needs a supporting recorded comparison: runs alone do not show that a difference is real.",
+        {
+          details: { kind: "performance", next_tool: "record_comparison" },
+          remediation: [
+            "Record a comparison of the baseline and candidate run sets with record_comparison and cite it with relation 'supports'.",
+          ],
+          next: { tool: "record_comparison" },
+        },
+      );
     }
     for (const reference of comparisons) {
       const row = this.database
@@ -521,21 +513,22 @@ export class InvestigationService {
       if (!result) continue;
       const decisive = result.decision === "improved" || result.decision === "regressed" || result.decision === "equivalent";
       if (result.validity !== "valid" || !decisive) {
-        throw new FlameoxError({
-          code: "COMPARISON_INVALID",
-          message: `Comparison ${reference.ref_id} cannot support a finding: it is ${result.validity} and ${result.decision}${result.validity !== "valid" && result.mismatches[0] ? ` (${result.mismatches[0].message})` : !decisive && result.reasons[0] ? ` (${result.reasons[0].message})` : ""}.`,
-          details: {
-            comparison_id: reference.ref_id,
-            validity: result.validity,
-            decision: result.decision,
-            mismatches: result.mismatches.map((mismatch) => mismatch.code),
-            reasons: result.reasons.map((reason) => reason.code),
+        throw comparisonInvalid(
+          `Comparison ${reference.ref_id} cannot support a finding: it is ${result.validity} and ${result.decision}${result.validity !== "valid" && result.mismatches[0] ? ` (${result.mismatches[0].message})` : !decisive && result.reasons[0] ? ` (${result.reasons[0].message})` : ""}.`,
+          {
+            details: {
+              comparison_id: reference.ref_id,
+              validity: result.validity,
+              decision: result.decision,
+              mismatches: result.mismatches.map((mismatch) => mismatch.code),
+              reasons: result.reasons.map((reason) => reason.code),
+            },
+            remediation: [
+              "Collect more or cleaner trials (plan_experiment/run_experiment) and record a new comparison, or record the finding as 'inconclusive'.",
+            ],
+            next: { tool: "plan_experiment" },
           },
-          remediation: [
-            "Collect more or cleaner trials (plan_experiment/run_experiment) and record a new comparison, or record the finding as 'inconclusive'.",
-          ],
-          nextTool: "plan_experiment",
-        });
+        );
       }
     }
   }

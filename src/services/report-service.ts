@@ -7,7 +7,14 @@
 import { existsSync, lstatSync } from "node:fs";
 import { basename, delimiter, dirname, join, resolve } from "node:path";
 import { digestOf } from "../domain/canonical-json.ts";
-import { FlameoxError, invalidArguments } from "../domain/errors.ts";
+import {
+  capabilityUnavailable,
+  comparisonInvalid,
+  executionRefused,
+  type FlameoxError,
+  invalidArguments,
+  invalidInput,
+} from "../domain/errors.ts";
 import type { FrameRow, StackRow, StackUnit, TraceEventRow } from "../domain/evidence.ts";
 import { chooseUnit, stackUnits, type UnitSummary } from "../analysis/hotspots.ts";
 import { sqlString, toNumber, toNullableNumber, traceEventFromRow } from "../analysis/evidence-query.ts";
@@ -122,22 +129,19 @@ export function checkOutputPath(path: string, subject: string): string {
   if (absolute.includes("\u0000"))
     throw invalidArguments(subject, [{ field: "output", message: "contains a NUL byte", type: "value_error" }]);
   if (!existsSync(dirname(absolute)) || !lstatSync(dirname(absolute)).isDirectory()) {
-    throw new FlameoxError({
-      code: "INVALID_ARGUMENTS",
-      message: `The folder of the output file does not exist: ${dirname(absolute)}.`,
-      details: { fields: [{ field: "output", message: "folder does not exist", type: "value_error" }] },
-      remediation: ["Create the folder first, or name an output file in an existing folder."],
-    });
+    throw invalidInput(
+      `The folder of the output file does not exist: ${dirname(absolute)}.`,
+      [{ field: "output", message: "folder does not exist", type: "value_error" }],
+      { remediation: ["Create the folder first, or name an output file in an existing folder."] },
+    );
   }
   if (existsSync(absolute) || isDanglingLink(absolute)) {
     const stat = lstatSync(absolute);
     if (!stat.isFile()) {
-      throw new FlameoxError({
-        code: "EXECUTION_REFUSED",
-        message: `${absolute} exists and is not a regular file (${stat.isDirectory() ? "a folder" : stat.isSymbolicLink() ? "a symbolic link" : "a special file"}); it is not overwritten.`,
-        details: { output: absolute },
-        remediation: ["Name a new file, or an existing regular file to replace."],
-      });
+      throw executionRefused(
+        `${absolute} exists and is not a regular file (${stat.isDirectory() ? "a folder" : stat.isSymbolicLink() ? "a symbolic link" : "a special file"}); it is not overwritten.`,
+        { details: { output: absolute }, remediation: ["Name a new file, or an existing regular file to replace."] },
+      );
     }
   }
   return absolute;
@@ -213,10 +217,9 @@ export class ReportService {
     if (!record || !Array.isArray(record.members)) return null;
     const included = record.members.filter((member) => member.included !== false).map((member) => member.run_id);
     if (included.length === 0) {
-      throw new FlameoxError({
-        code: "COMPARISON_INVALID",
-        message: `Run set ${id} includes no runs.`,
+      throw comparisonInvalid(`Run set ${id} includes no runs.`, {
         remediation: ["Freeze a run set with at least one included run."],
+        next: { tool: "freeze_run_set" },
       });
     }
     return included;
@@ -235,14 +238,12 @@ export class ReportService {
   }
 
   private noStacks(selection: EvidenceSelection, what: string): FlameoxError {
-    return new FlameoxError({
-      code: "CAPABILITY_UNAVAILABLE",
-      message: `${selection.label} has no stack samples to draw ${what} from.`,
+    return capabilityUnavailable(`${selection.label} has no stack samples to draw ${what} from.`, {
       details: { next_tool: "plan_capture", run_or_artifact: selection.label },
       remediation: [
         "Capture the workload with a sampling adapter (py-spy or perf) via plan_capture, or import a profile (speedscope, collapsed, pprof, .cpuprofile, Chrome trace) with flameox import.",
       ],
-      nextTool: "plan_capture",
+      next: { tool: "plan_capture" },
     });
   }
 
@@ -284,11 +285,10 @@ export class ReportService {
         const stacks = await loadMergedStacks(view, { unit, byThread: false });
         if (stacks.length === 0) {
           const units = await stackUnits(view);
-          throw new FlameoxError({
-            code: "COMPARISON_INVALID",
-            message: `The baseline ${baseline.label} has no stacks in ${unit}${units.length > 0 ? ` (it has ${units.map((entry) => entry.unit).join(", ")})` : ""}; a differential flame graph needs both sides in one unit.`,
-            remediation: ["Pick a baseline profiled the same way, or pass --unit with a unit both sides have."],
-          });
+          throw comparisonInvalid(
+            `The baseline ${baseline.label} has no stacks in ${unit}${units.length > 0 ? ` (it has ${units.map((entry) => entry.unit).join(", ")})` : ""}; a differential flame graph needs both sides in one unit.`,
+            { remediation: ["Pick a baseline profiled the same way, or pass --unit with a unit both sides have."] },
+          );
         }
         return regroup(await loadFrames(view), stacks, groupBy);
       });

@@ -1,9 +1,9 @@
 import type { Database } from "bun:sqlite";
 import { digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { artifactNotFound, runNotFound } from "../domain/errors.ts";
 import { corpusHead } from "../store/corpus.ts";
-import { readRun, runNotFound, type RunManifest } from "../store/run-store.ts";
+import { readRun, type RunManifest } from "../store/run-store.ts";
 import type { Services } from "./services.ts";
 
 export type RunFilter = {
@@ -333,13 +333,4 @@ export function runResourceUri(runId: string): string {
 
 export function artifactResourceUri(artifactId: string): string {
   return `flameox://artifacts/${encodeURIComponent(artifactId)}`;
-}
-
-export function artifactNotFound(artifactId: string): FlameoxError {
-  return new FlameoxError({
-    code: "WORKSPACE_INVALID",
-    message: `No artifact with id ${artifactId} exists in this workspace.`,
-    details: { missing_entity: "artifact", artifact_id: artifactId },
-    remediation: ["Call list_artifacts to choose an existing artifact."],
-  });
 }

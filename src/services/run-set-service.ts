@@ -1,8 +1,8 @@
 import type { Database } from "bun:sqlite";
 import { digestOf } from "../domain/canonical-json.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { invalidInput, notFound, runNotFound } from "../domain/errors.ts";
 import { corpusHead } from "../store/corpus.ts";
-import { readRun, runNotFound } from "../store/run-store.ts";
+import { readRun } from "../store/run-store.ts";
 import type { Services } from "./services.ts";
 
 export type RunSetMemberInput = { run_id: string; trial_id?: string | null; included?: boolean; reason?: string | null };
@@ -62,23 +62,19 @@ export class RunSetService {
     const hasRuns = request.run_ids != null;
     const hasMembers = request.members != null;
     if (hasRuns === hasMembers) {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: "Pass exactly one of run_ids or members.",
-        details: {
-          fields: [{ field: hasRuns ? "members" : "run_ids", message: "exactly one of run_ids or members", type: "value_error" }],
-        },
-        remediation: ["Pass run_ids for a plain set, or members to include/exclude runs with reasons."],
-      });
+      throw invalidInput(
+        "Pass exactly one of run_ids or members.",
+        [{ field: hasRuns ? "members" : "run_ids", message: "exactly one of run_ids or members", type: "value_error" }],
+        { remediation: ["Pass run_ids for a plain set, or members to include/exclude runs with reasons."] },
+      );
     }
     const inputs: RunSetMemberInput[] = hasRuns ? request.run_ids!.map((runId) => ({ run_id: runId })) : request.members!;
     if (inputs.length === 0 || inputs.length > maximumRunSetMembers) {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: `A run set has 1..${maximumRunSetMembers} members; got ${inputs.length}.`,
-        details: { fields: [{ field: hasRuns ? "run_ids" : "members", message: "1..10000 members", type: "value_error" }] },
-        remediation: ["Freeze at least one run (and at most 10000)."],
-      });
+      throw invalidInput(
+        `A run set has 1..${maximumRunSetMembers} members; got ${inputs.length}.`,
+        [{ field: hasRuns ? "run_ids" : "members", message: "1..10000 members", type: "value_error" }],
+        { remediation: ["Freeze at least one run (and at most 10000)."] },
+      );
     }
     return this.freezeMembers(inputs, request.selection ?? {});
   }
@@ -91,23 +87,23 @@ export class RunSetService {
     const seen = new Set<string>();
     const members: RunSetMember[] = inputs.map((input, order) => {
       if (seen.has(input.run_id)) {
-        throw new FlameoxError({
-          code: "INVALID_ARGUMENTS",
-          message: `Run ${input.run_id} is listed twice.`,
-          details: { fields: [{ field: "members", message: "duplicate run_id", type: "value_error" }] },
-          remediation: ["List each run once."],
-        });
+        throw invalidInput(
+          `Run ${input.run_id} is listed twice.`,
+          [{ field: "members", message: "duplicate run_id", type: "value_error" }],
+          {
+            remediation: ["List each run once."],
+          },
+        );
       }
       seen.add(input.run_id);
       if (!readRun(database, input.run_id)) throw runNotFound(input.run_id);
       const included = input.included ?? true;
       if (!included && !input.reason) {
-        throw new FlameoxError({
-          code: "INVALID_ARGUMENTS",
-          message: `Excluded member ${input.run_id} needs a reason.`,
-          details: { fields: [{ field: "members.reason", message: "an excluded member needs a reason", type: "value_error" }] },
-          remediation: ["Say why the run is excluded (e.g. 'warm-up', 'machine was busy')."],
-        });
+        throw invalidInput(
+          `Excluded member ${input.run_id} needs a reason.`,
+          [{ field: "members.reason", message: "an excluded member needs a reason", type: "value_error" }],
+          { remediation: ["Say why the run is excluded (e.g. 'warm-up', 'machine was busy')."] },
+        );
       }
       let trial: TrialRow | null = null;
       if (input.trial_id) {
@@ -115,12 +111,11 @@ export class RunSetService {
           .query<TrialRow, [string]>("SELECT trial_id, experiment_id, block_id, treatment, run_id, outcome FROM trials WHERE trial_id = ?")
           .get(input.trial_id);
         if (!trial || trial.run_id !== input.run_id || (scopedExperiment !== null && trial.experiment_id !== scopedExperiment)) {
-          throw new FlameoxError({
-            code: "INVALID_ARGUMENTS",
-            message: `Trial ${input.trial_id} does not resolve to run ${input.run_id}${scopedExperiment ? ` in experiment ${scopedExperiment}` : ""}.`,
-            details: { fields: [{ field: "members.trial_id", message: "trial must belong to the run", type: "value_error" }] },
-            remediation: ["Take trial_id and run_id pairs from list_experiment_trials."],
-          });
+          throw invalidInput(
+            `Trial ${input.trial_id} does not resolve to run ${input.run_id}${scopedExperiment ? ` in experiment ${scopedExperiment}` : ""}.`,
+            [{ field: "members.trial_id", message: "trial must belong to the run", type: "value_error" }],
+            { remediation: ["Take trial_id and run_id pairs from list_experiment_trials."] },
+          );
         }
       } else {
         // A run recorded by an experiment keeps its trial identity, so pairing by block works from run ids too.
@@ -180,12 +175,9 @@ export class RunSetService {
   get(runSetId: string): RunSet {
     const found = this.find(runSetId);
     if (!found) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: `No run set with id ${runSetId} exists in this workspace.`,
-        details: { missing_entity: "run_set", run_set_id: runSetId, next_tool: "freeze_run_set" },
+      throw notFound("run_set", runSetId, {
         remediation: ["Freeze the runs with freeze_run_set (or pass a run id as a one-run set)."],
-        nextTool: "freeze_run_set",
+        list: { tool: "freeze_run_set" },
       });
     }
     return found;

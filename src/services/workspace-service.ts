@@ -4,7 +4,7 @@ import { initializeWorkspace, type Workspace } from "../store/workspace.ts";
 import { readFileSync } from "node:fs";
 import { parseWorkspacePolicy, renderDefaultPolicy, type WorkspacePolicy } from "../config/workspace-policy.ts";
 import { readProjectConfig } from "../config/project-config.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { workspaceInvalid } from "../domain/errors.ts";
 import { artifactIntegrity, evidenceIntegrity } from "./store-integrity.ts";
 import type { Services } from "./services.ts";
 
@@ -240,9 +240,7 @@ export function loadPolicy(workspace: Workspace): WorkspacePolicy {
   try {
     text = readFileSync(workspace.path("config.toml"), "utf8");
   } catch (error) {
-    throw new FlameoxError({
-      code: "WORKSPACE_INVALID",
-      message: "The workspace policy .diagnostics/config.toml cannot be read.",
+    throw workspaceInvalid("The workspace policy .diagnostics/config.toml cannot be read.", {
       remediation: ["Run flameox init to restore the default policy file."],
       cause: error,
     });

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { FlameoxError } from "../domain/errors.ts";
+import { runNotFound, staleInput } from "../domain/errors.ts";
 
 export type ExecutionStatus = "not_applicable" | "planned" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
 export type CaptureStatus = "pending" | "running" | "registered" | "failed" | "quarantined" | "cancelled";
@@ -87,11 +87,10 @@ export function reviseRun(
   const current = readRun(database, runId);
   if (!current) throw runNotFound(runId);
   if (current.revision !== expectedRevision) {
-    throw new FlameoxError({
-      code: "REVISION_CONFLICT",
-      message: `Run ${runId} is at revision ${current.revision}, not ${expectedRevision}.`,
+    throw staleInput(`Run ${runId} is at revision ${current.revision}, not ${expectedRevision}.`, {
       details: { run_id: runId, current_revision: current.revision },
       remediation: ["Reread the run with get_run and retry."],
+      fresh: { tool: "get_run", arguments: { run_id: runId } },
     });
   }
   const next = { ...change(structuredClone(current)), revision: current.revision + 1 };
@@ -126,15 +125,6 @@ function appendRevisionRow(database: Database, manifest: RunManifest, reason: st
 export function readRun(database: Database, runId: string): RunManifest | null {
   const row = database.query<{ manifest: string }, [string]>("SELECT manifest FROM runs WHERE run_id = ?").get(runId);
   return row ? (JSON.parse(row.manifest) as RunManifest) : null;
-}
-
-export function runNotFound(runId: string): FlameoxError {
-  return new FlameoxError({
-    code: "RUN_NOT_FOUND",
-    message: `No run with id ${runId} exists in this workspace.`,
-    details: { missing_entity: "run", run_id: runId },
-    remediation: ["Call list_runs to choose an existing run."],
-  });
 }
 
 export function blankManifest(runId: string, runType: "execution" | "import", createdAt: string): RunManifest {

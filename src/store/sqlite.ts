@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { FlameoxError } from "../domain/errors.ts";
+import { writeLockTimeout } from "../domain/errors.ts";
 import { migrations } from "./migrations.ts";
 
 /**
@@ -56,13 +56,7 @@ export class StateDatabase {
       this.database.exec("BEGIN IMMEDIATE");
     } catch (error) {
       if (isBusy(error)) {
-        throw new FlameoxError({
-          code: "WRITE_LOCK_TIMEOUT",
-          message: "Another flameox process holds the workspace write lock.",
-          retryable: true,
-          details: { lock: "state.sqlite" },
-          remediation: ["Wait for the other flameox operation to finish, then repeat the call."],
-        });
+        throw writeLockTimeout("state.sqlite", "Another flameox process holds the workspace write lock.");
       }
       throw error;
     }
