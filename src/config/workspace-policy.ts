@@ -3,7 +3,9 @@
  * environment allowlist additions. Strict like flameox.toml: an unknown key is a refusal naming it,
  * because a misspelt limit silently falling back to its default would be worse than an error.
  */
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { parse, TomlError } from "smol-toml";
 import * as v from "valibot";
 import { type FlameoxError, workspaceInvalid } from "../domain/errors.ts";
@@ -124,6 +126,23 @@ export async function readWorkspacePolicy(configPath: string): Promise<Workspace
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     throw invalidPolicy("the file is not valid UTF-8", {});
+  }
+  return parseWorkspacePolicy(text);
+}
+
+/**
+ * The effective policy of the workspace at `workspaceRoot`. Initialization always writes the file, so
+ * a missing or unreadable one is a damaged workspace (unlike readWorkspacePolicy's defaults).
+ */
+export function loadWorkspacePolicy(workspaceRoot: string): WorkspacePolicy {
+  let text: string;
+  try {
+    text = readFileSync(join(workspaceRoot, "config.toml"), "utf8");
+  } catch (error) {
+    throw workspaceInvalid(`The workspace policy ${workspacePolicyPath} cannot be read.`, {
+      remediation: ["Run flameox init to restore the default policy file."],
+      cause: error,
+    });
   }
   return parseWorkspacePolicy(text);
 }

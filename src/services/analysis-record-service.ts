@@ -1,7 +1,7 @@
 import { digestOf } from "../domain/canonical-json.ts";
 import { type FlameoxError, invalidInput } from "../domain/errors.ts";
 import { corpusHead } from "../store/corpus.ts";
-import { bestEffortProgress, type ProgressReporter } from "./capture-service.ts";
+import { bestEffortProgress, type ProgressReporter } from "./progress.ts";
 import type { EvidenceReceipt } from "./comparison-service.ts";
 import { pinEvidenceScope } from "./evidence-scope.ts";
 import type { Services } from "./services.ts";

@@ -18,7 +18,8 @@ import {
 } from "../analysis/hotspots.ts";
 import { readRun } from "../store/run-store.ts";
 import { limitWithin, pinEvidenceScope, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
-import { loadPolicy } from "./workspace-service.ts";
+import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
+import { flameGraphResourceUri } from "../domain/resource-uris.ts";
 import type { Services } from "./services.ts";
 
 /** Extractors whose bundles are stack evidence even when the profile held no samples. */
@@ -98,7 +99,7 @@ export class AnalysisService {
   constructor(private readonly services: Services) {}
 
   private maximumRows(): number {
-    return loadPolicy(this.services.workspace()).limits.max_row_limit;
+    return loadWorkspacePolicy(this.services.workspace().root).limits.max_row_limit;
   }
 
   /** Pins the evidence, checks the limit and decodes the cursor, which binds the exact query and bundle set. */
@@ -143,7 +144,7 @@ export class AnalysisService {
         units_available: units,
         thread: request.thread,
         per_thread: request.per_thread,
-        flamegraph_uri: scope.kind === "run" ? `flameox://runs/${encodeURIComponent(scope.id)}/flamegraph.svg` : null,
+        flamegraph_uri: scope.kind === "run" ? flameGraphResourceUri(scope.id) : null,
       };
       if (!unit) {
         const requestedMissing = request.unit !== null && units.length > 0;

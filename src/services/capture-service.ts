@@ -28,8 +28,9 @@ import { advanceCorpus } from "../store/corpus.ts";
 import { blankManifest, insertRun, readRun, reviseRun, type RunArtifactReference, type RunManifest } from "../store/run-store.ts";
 import { registerArtifact } from "./artifact-registration.ts";
 import { prepareBundle, type PreparedBundle } from "./evidence-publisher.ts";
-import { runResourceUri } from "./run-service.ts";
-import { loadPolicy } from "./workspace-service.ts";
+import { runResourceUri } from "../domain/resource-uris.ts";
+import { bestEffortProgress, type ProgressReporter } from "./progress.ts";
+import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { unknownAdapter } from "./capability-service.ts";
 import type { Services } from "./services.ts";
 
@@ -116,8 +117,6 @@ export type CaptureReceipt = {
   next_tool: string;
 };
 
-export type ProgressReporter = (progress: number, total: number, message: string) => Promise<void> | void;
-
 let activeCaptures = 0;
 
 export const runMarkerVariable = "FLAMEOX_RUN_ID";
@@ -132,7 +131,7 @@ export class CaptureService {
   async plan(planRequest: PlanCaptureRequest): Promise<CapturePlan> {
     const request = withTorchProfilerOptions(planRequest);
     const workspace = this.services.workspace();
-    const policy = loadPolicy(workspace);
+    const policy = loadWorkspacePolicy(workspace.root);
     if (request.capture_mode === "managed") {
       throw capabilityUnavailable("Managed (contained) capture is not available on this host.", {
         details: { next_tool: "plan_capture", capture_mode: "auto" },
@@ -318,7 +317,7 @@ export class CaptureService {
     const workspace = this.services.workspace();
     const report = bestEffortProgress(options.progress, 8);
     await report(1, "Capture plan validated");
-    const policy = loadPolicy(workspace);
+    const policy = loadWorkspacePolicy(workspace.root);
     const createdAt = new Date().toISOString();
     const manifest = blankManifest(intent.run_id, "execution", createdAt);
     Object.assign(manifest, {
@@ -421,7 +420,7 @@ export class CaptureService {
     report: (step: number, message: string) => Promise<void>,
   ): Promise<CaptureReceipt> {
     const workspace = this.services.workspace();
-    const policy = loadPolicy(workspace);
+    const policy = loadWorkspacePolicy(workspace.root);
     const executionStatus =
       result.cancelled && !result.timed_out
         ? "cancelled"
@@ -719,7 +718,8 @@ export class CaptureService {
       problems.push("the workload executable changed");
     if (intent.adapter_executable && (await safeDigest(intent.adapter_executable)) !== intent.adapter_executable_digest)
       problems.push(`the ${intent.adapter} executable changed`);
-    if (digestOf(loadPolicy(this.services.workspace())) !== intent.policy_digest) problems.push("the workspace policy changed");
+    if (digestOf(loadWorkspacePolicy(this.services.workspace().root)) !== intent.policy_digest)
+      problems.push("the workspace policy changed");
     if (problems.length > 0) {
       throw planRefused("capture", `The capture plan is stale: ${problems.join("; ")}.`, {
         details: { reasons: problems, workload_name: intent.workload_name },
@@ -782,20 +782,6 @@ function sumTables(tables: Record<string, number>[]): Record<string, number> {
   const total: Record<string, number> = {};
   for (const table of tables) for (const [name, rows] of Object.entries(table)) total[name] = (total[name] ?? 0) + rows;
   return total;
-}
-
-/** Reports step of a fixed total to an optional reporter; long operations share it so none can fail on a notification. */
-export function bestEffortProgress(
-  progress: ProgressReporter | undefined,
-  total: number,
-): (step: number, message: string) => Promise<void> {
-  return async (step, message) => {
-    try {
-      await progress?.(step, total, message);
-    } catch {
-      // Progress is best-effort: a failed notification never changes the result.
-    }
-  };
 }
 
 /** The token's digest: what idempotency records and logs may hold instead of the token. */

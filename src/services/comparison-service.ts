@@ -25,9 +25,9 @@ import { corpusHead } from "../store/corpus.ts";
 import { EvidenceView } from "../store/evidence-query.ts";
 import { currentBundles } from "../store/evidence-registry.ts";
 import { readRun, type RunManifest } from "../store/run-store.ts";
-import type { ProgressReporter } from "./capture-service.ts";
+import type { ProgressReporter } from "./progress.ts";
 import type { Experiment, Trial } from "./experiment-service.ts";
-import { evidenceResourceUri } from "./investigation-service.ts";
+import { evidenceResourceUri } from "../domain/resource-uris.ts";
 import type { RunSet } from "./run-set-service.ts";
 import type { Services } from "./services.ts";
 

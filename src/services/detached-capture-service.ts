@@ -1,4 +1,5 @@
 import { capabilityUnavailable, type FlameoxError, planRefused, runNotFound, toFlameoxError } from "../domain/errors.ts";
+import { runResourceUri } from "../domain/resource-uris.ts";
 import { processLiveness } from "../exec/identity.ts";
 import { readRun } from "../store/run-store.ts";
 import { planTokenDigest } from "./capture-service.ts";
@@ -111,7 +112,7 @@ export class DetachedCaptureService {
       progress: operation ? [...operation.progress] : [],
       failure_code: failure?.code ?? null,
       failure_message: failure?.message ?? null,
-      resource_uri: `flameox://runs/${encodeURIComponent(runId)}`,
+      resource_uri: runResourceUri(runId),
       next_tool: state === "terminal" ? "get_run" : state === "unmanaged_after_restart" ? "list_runs" : "get_detached_capture",
     };
   }

@@ -43,7 +43,7 @@ import { readRun, type RunManifest } from "../store/run-store.ts";
 import type { EvidenceStatus } from "./analysis-service.ts";
 import { limitWithin, pinEvidenceScope, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
 import type { RunFilter } from "./run-service.ts";
-import { loadPolicy } from "./workspace-service.ts";
+import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import type { Services } from "./services.ts";
 
 export type MemoryAnalysisResult = {
@@ -215,7 +215,7 @@ export class EvidenceAnalysisService {
   constructor(private readonly services: Services) {}
 
   private maximumRows(): number {
-    return loadPolicy(this.services.workspace()).limits.max_row_limit;
+    return loadWorkspacePolicy(this.services.workspace().root).limits.max_row_limit;
   }
 
   private registrations(

@@ -13,8 +13,9 @@ import { storeArtifactFile } from "../store/artifact-store.ts";
 import { advanceCorpus, corpusHead } from "../store/corpus.ts";
 import { readRun, reviseRun, type RunArtifactReference, type ValidationStatus } from "../store/run-store.ts";
 import { registerArtifact } from "./artifact-registration.ts";
-import { bestEffortProgress, type ProgressReporter } from "./capture-service.ts";
-import { loadPolicy } from "./workspace-service.ts";
+import { bestEffortProgress, type ProgressReporter } from "./progress.ts";
+import { experimentResourceUri, trialCollectionResourceUri, trialResourceUri } from "../domain/resource-uris.ts";
+import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import type { Services } from "./services.ts";
 
 export const oracleReceiptVariable = "FLAMEOX_ORACLE_RECEIPT";
@@ -200,16 +201,6 @@ export type TrialCollection = {
 
 const defaultInherited = ["PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR", "TERM", "USER", "LOGNAME"];
 
-export function experimentResourceUri(experimentId: string): string {
-  return `flameox://experiments/${encodeURIComponent(experimentId)}`;
-}
-export function trialCollectionResourceUri(experimentId: string): string {
-  return `${experimentResourceUri(experimentId)}/trials`;
-}
-export function trialResourceUri(experimentId: string, trialId: string): string {
-  return `${trialCollectionResourceUri(experimentId)}/${encodeURIComponent(trialId)}`;
-}
-
 function tokenHash(planId: string): string {
   return createHash("sha256").update(`flameox-experiment-plan\u0000${planId}`).digest("hex");
 }
@@ -378,7 +369,7 @@ export class ExperimentService {
     hypothesis_id?: string | null;
   }): Promise<ExperimentPlan> {
     const workspace = this.services.workspace();
-    const policy = loadPolicy(workspace);
+    const policy = loadWorkspacePolicy(workspace.root);
     if (request.investigation_id) this.services.investigations.getInvestigation(request.investigation_id);
     if (request.hypothesis_id) {
       const hypothesis = this.services.investigations.getHypothesis(request.hypothesis_id);
@@ -831,7 +822,7 @@ export class ExperimentService {
    */
   private async runOracle(trial: Trial, intent: ExperimentIntent, workload: WorkloadConfig, signal?: AbortSignal): Promise<void> {
     const workspace = this.services.workspace();
-    const policy = loadPolicy(workspace);
+    const policy = loadWorkspacePolicy(workspace.root);
     const invocation = resolveWorkloadInvocation(workload, trial.parameters);
     if (!invocation.oracleArgv || !trial.run_id) return;
     const folder = workspace.path("staging", `oracle-${trial.run_id}`);

@@ -23,7 +23,7 @@ import { currentBundles } from "../store/evidence-registry.ts";
 import { readRun, type RunManifest } from "../store/run-store.ts";
 import { brokerCommandRunner } from "./command-runner.ts";
 import { prepareBundle, publishBundles, type PreparedBundle } from "./evidence-publisher.ts";
-import { runResourceUri } from "./run-service.ts";
+import { runResourceUri } from "../domain/resource-uris.ts";
 import type { Services } from "./services.ts";
 
 export const extractionTools = [

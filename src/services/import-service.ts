@@ -9,8 +9,8 @@ import { advanceCorpus } from "../store/corpus.ts";
 import { blankManifest, insertRun } from "../store/run-store.ts";
 import { artifactReference, registerArtifact } from "./artifact-registration.ts";
 import { prepareBundle, type PreparedBundle } from "./evidence-publisher.ts";
-import { artifactResourceUri, runResourceUri } from "./run-service.ts";
-import { loadPolicy } from "./workspace-service.ts";
+import { artifactResourceUri, runResourceUri } from "../domain/resource-uris.ts";
+import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import type { Services } from "./services.ts";
 
 export const artifactKinds = [
@@ -122,7 +122,7 @@ export class ImportService {
       });
     }
     const source = this.resolveImportPath(request.path, request.source_root);
-    const policy = loadPolicy(workspace);
+    const policy = loadWorkspacePolicy(workspace.root);
     const detected = await detectProfileFormat(source);
     const isProfile = profileFormats.includes(detected.format);
     const kind: string =

@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import { digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
 import { artifactNotFound, runNotFound } from "../domain/errors.ts";
+import { artifactResourceUri, runResourceUri } from "../domain/resource-uris.ts";
 import { corpusHead } from "../store/corpus.ts";
 import { readRun, type RunManifest } from "../store/run-store.ts";
 import type { Services } from "./services.ts";
@@ -325,12 +326,4 @@ function summarize(manifest: RunManifest): RunSummary {
 
 function maxSensitivity(values: string[]): string {
   return values.reduce((highest, value) => ((sensitivityRank[value] ?? 0) > (sensitivityRank[highest] ?? 0) ? value : highest), "normal");
-}
-
-export function runResourceUri(runId: string): string {
-  return `flameox://runs/${encodeURIComponent(runId)}`;
-}
-
-export function artifactResourceUri(artifactId: string): string {
-  return `flameox://artifacts/${encodeURIComponent(artifactId)}`;
 }

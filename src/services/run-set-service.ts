@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { digestOf } from "../domain/canonical-json.ts";
 import { invalidInput, notFound, runNotFound } from "../domain/errors.ts";
+import { runResourceUri, runSetResourceUri } from "../domain/resource-uris.ts";
 import { corpusHead } from "../store/corpus.ts";
 import { readRun } from "../store/run-store.ts";
 import type { Services } from "./services.ts";
@@ -38,10 +39,6 @@ export type FreezeRunSetRequest = {
 };
 
 export const maximumRunSetMembers = 10_000;
-
-export function runSetResourceUri(runSetId: string): string {
-  return `flameox://run-sets/${encodeURIComponent(runSetId)}`;
-}
 
 type TrialRow = { trial_id: string; experiment_id: string; block_id: string; treatment: string; run_id: string | null; outcome: string };
 
@@ -215,7 +212,7 @@ export class RunSetService {
             reason: null,
           })),
           counts: { members: 1, included: 1, excluded: 0 },
-          resource_uri: `flameox://runs/${encodeURIComponent(idOrRunId)}`,
+          resource_uri: runResourceUri(idOrRunId),
         },
       };
     }

@@ -1,10 +1,8 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { initializeWorkspace, type Workspace } from "../store/workspace.ts";
-import { readFileSync } from "node:fs";
-import { parseWorkspacePolicy, renderDefaultPolicy, type WorkspacePolicy } from "../config/workspace-policy.ts";
+import { loadWorkspacePolicy, renderDefaultPolicy, type WorkspacePolicy } from "../config/workspace-policy.ts";
 import { readProjectConfig } from "../config/project-config.ts";
-import { workspaceInvalid } from "../domain/errors.ts";
 import { artifactIntegrity, evidenceIntegrity } from "./store-integrity.ts";
 import type { Services } from "./services.ts";
 
@@ -64,7 +62,7 @@ export class WorkspaceService {
   /** The effective policy: config.toml over defaults. A malformed file is a typed error. */
   policy(): { schema_version: 1; config_path: string; policy: WorkspacePolicy } {
     const workspace = this.services.workspace();
-    return { schema_version: 1, config_path: ".diagnostics/config.toml", policy: loadPolicy(workspace) };
+    return { schema_version: 1, config_path: ".diagnostics/config.toml", policy: loadWorkspacePolicy(workspace.root) };
   }
 
   /** Read-only checks; never repairs. */
@@ -84,7 +82,7 @@ export class WorkspaceService {
       });
     }
     try {
-      loadPolicy(workspace);
+      loadWorkspacePolicy(workspace.root);
     } catch (error) {
       issues.push({
         severity: "error",
@@ -132,7 +130,7 @@ export class WorkspaceService {
     // Cheap checks only (status runs on every first call); validate_workspace does the thorough ones.
     let workspaceValid = true;
     try {
-      loadPolicy(workspace);
+      loadWorkspacePolicy(workspace.root);
     } catch (error) {
       workspaceValid = false;
       warnings.push(`The workspace policy is invalid: ${error instanceof Error ? error.message : String(error)}; run validate_workspace.`);
@@ -186,15 +184,6 @@ export class WorkspaceService {
   }
 }
 
-function _exists(path: string): boolean {
-  try {
-    statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function runAndArtifactCounts(workspace: Workspace): { runs: number; artifacts: number; activeCaptures: number } {
   const count = (sql: string) => workspace.state.database.query<{ count: number }, []>(sql).get()?.count ?? 0;
   return {
@@ -234,19 +223,6 @@ export type IntegrityCheck = (
   workspace: Workspace,
   mode: "standard" | "full",
 ) => Promise<{ issues: IntegrityIssue[]; checkedArtifacts: number; checkedParquetFiles: number }>;
-
-export function loadPolicy(workspace: Workspace): WorkspacePolicy {
-  let text: string;
-  try {
-    text = readFileSync(workspace.path("config.toml"), "utf8");
-  } catch (error) {
-    throw workspaceInvalid("The workspace policy .diagnostics/config.toml cannot be read.", {
-      remediation: ["Run flameox init to restore the default policy file."],
-      cause: error,
-    });
-  }
-  return parseWorkspacePolicy(text);
-}
 
 async function evidenceEngine(): Promise<WorkspaceStatus["evidence_engine"]> {
   try {
