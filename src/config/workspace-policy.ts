@@ -147,6 +147,11 @@ export function loadWorkspacePolicy(workspaceRoot: string): WorkspacePolicy {
   return parseWorkspacePolicy(text);
 }
 
+/** The environment names every workload process inherits: a fixed base plus the policy's additions. */
+export function inheritedEnvironment(policy: WorkspacePolicy): string[] {
+  return ["PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR", "TERM", "USER", "LOGNAME", ...policy.environment.allowlist_additions];
+}
+
 /** The commented default policy written by initialization. Parsing it yields the defaults. */
 export function renderDefaultPolicy(): string {
   const limits = defaultWorkspacePolicy.limits;

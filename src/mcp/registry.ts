@@ -7,7 +7,12 @@ import { runTools } from "./tools/runs.ts";
 import { analysisTools } from "./tools/analysis.ts";
 import { viewerTools } from "./tools/viewers.ts";
 import { extractionTools } from "./tools/extraction.ts";
-import { evidenceAnalysisTools } from "./tools/evidence-analysis.ts";
+import { memoryTools } from "./tools/memory.ts";
+import { executionTools } from "./tools/execution.ts";
+import { traceTools } from "./tools/traces.ts";
+import { failureTools } from "./tools/failures.ts";
+import { measurementTools } from "./tools/measurements.ts";
+import { evidenceTools } from "./tools/evidence.ts";
 import { experimentTools } from "./tools/experiments.ts";
 import { comparisonTools } from "./tools/comparisons.ts";
 import { investigationTools } from "./tools/investigations.ts";
@@ -19,7 +24,12 @@ export const allTools: ToolDefinition[] = [
   ...captureTools,
   ...runTools,
   ...analysisTools,
-  ...evidenceAnalysisTools,
+  ...memoryTools,
+  ...executionTools,
+  ...traceTools,
+  ...failureTools,
+  ...measurementTools,
+  ...evidenceTools,
   ...viewerTools,
   ...experimentTools,
   ...comparisonTools,

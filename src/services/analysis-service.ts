@@ -20,7 +20,7 @@ import { readRun } from "../store/run-store.ts";
 import { limitWithin, pinEvidenceScope, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { flameGraphResourceUri } from "../domain/resource-uris.ts";
-import type { Services } from "./services.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 /** Extractors whose bundles are stack evidence even when the profile held no samples. */
 const stackExtractors = new Set(["profile", "py-spy", "perf", "memray"]);
@@ -96,19 +96,19 @@ export type StackExamplesResult = {
 };
 
 export class AnalysisService {
-  constructor(private readonly services: Services) {}
+  constructor(private readonly workspace: WorkspaceHandle) {}
 
   private maximumRows(): number {
-    return loadWorkspacePolicy(this.services.workspace().root).limits.max_row_limit;
+    return loadWorkspacePolicy(this.workspace.open().root).limits.max_row_limit;
   }
 
   /** Pins the evidence, checks the limit and decodes the cursor, which binds the exact query and bundle set. */
   private pinPage(query: string, request: { run_or_artifact: string; limit: number; cursor: string | null }) {
     const limit = limitWithin(request.limit, this.maximumRows());
-    const scope = pinEvidenceScope(this.services, request.run_or_artifact);
+    const scope = pinEvidenceScope(this.workspace, request.run_or_artifact);
     this.requireStacks(scope);
     const scopeDigest = digestOf({ query, ...request, cursor: null, limit });
-    const secret = this.services.workspace().cursorSecret();
+    const secret = this.workspace.open().cursorSecret();
     const offset = request.cursor ? (decodeCursor(secret, request.cursor, { scope: scopeDigest, snapshot: scope.snapshot }) as number) : 0;
     const nextCursor = (position: number) => encodeCursor(secret, { scope: scopeDigest, snapshot: scope.snapshot, position });
     return { limit, scope, offset, nextCursor };
@@ -117,7 +117,7 @@ export class AnalysisService {
   /** No stack evidence is a typed answer naming how to get it, never an empty success. */
   private requireStacks(scope: EvidenceScope): void {
     if (scope.bundles.some((bundle) => bundle.tables.stacks !== undefined || stackExtractors.has(bundle.extractor))) return;
-    const run = scope.kind === "run" ? readRun(this.services.workspace().state.database, scope.id) : null;
+    const run = scope.kind === "run" ? readRun(this.workspace.open().state.database, scope.id) : null;
     const nextArguments = run?.workload_name ? { workload_name: run.workload_name, adapter: "py-spy", parameters: run.parameters } : null;
     throw capabilityUnavailable(`${scope.kind === "run" ? "Run" : "Artifact"} ${scope.id} has no stack samples to rank.`, {
       details: { next_tool: nextArguments ? "plan_capture" : "import_artifact", run_or_artifact: scope.id, adapter: run?.adapter ?? null },
@@ -132,7 +132,7 @@ export class AnalysisService {
 
   async hotspots(request: HotspotRequest): Promise<HotspotResult> {
     const { limit, scope, offset, nextCursor } = this.pinPage("analyze_hotspots", request);
-    return withEvidence(this.services, scope, async (view) => {
+    return withEvidence(this.workspace, scope, async (view) => {
       const units = await stackUnits(view);
       const unit = chooseUnit(units, request.unit);
       const base = {
@@ -214,7 +214,7 @@ export class AnalysisService {
     direction: "callers" | "callees",
   ): Promise<CallEdgeResult> {
     const { limit, scope, offset, nextCursor } = this.pinPage(`get_frame_${direction}`, request);
-    return withEvidence(this.services, scope, async (view) => {
+    return withEvidence(this.workspace, scope, async (view) => {
       const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
       const result = await queryCallEdges(
         view,
@@ -252,7 +252,7 @@ export class AnalysisService {
     thread: string | null;
   }): Promise<StackExamplesResult> {
     const { limit, scope, offset, nextCursor } = this.pinPage("get_stack_examples", request);
-    return withEvidence(this.services, scope, async (view) => {
+    return withEvidence(this.workspace, scope, async (view) => {
       const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
       const result = await queryStackExamples(
         view,

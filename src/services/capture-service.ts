@@ -1,8 +1,8 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as v from "valibot";
-import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
+import { digestOf } from "../domain/canonical-json.ts";
 import {
   capabilityUnavailable,
   executionRefused,
@@ -26,13 +26,16 @@ import { runtimeMeasurementNames } from "../exec/resource-sampler.ts";
 import { storeArtifactFile } from "../store/artifact-store.ts";
 import { advanceCorpus } from "../store/corpus.ts";
 import { blankManifest, insertRun, readRun, reviseRun, type RunArtifactReference, type RunManifest } from "../store/run-store.ts";
-import { registerArtifact } from "./artifact-registration.ts";
+import { registerArtifact } from "../store/artifact-registry.ts";
 import { prepareBundle, type PreparedBundle } from "./evidence-publisher.ts";
 import { runResourceUri } from "../domain/resource-uris.ts";
 import { bestEffortProgress, type ProgressReporter } from "./progress.ts";
-import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
+import { inheritedEnvironment, loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { unknownAdapter } from "./capability-service.ts";
-import type { Services } from "./services.ts";
+import type { CapabilityService } from "./capability-service.ts";
+import type { WorkloadService } from "./workload-service.ts";
+import type { PlanTokenStore } from "../store/plan-tokens.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export type PlanCaptureRequest = {
   workload_name: string;
@@ -125,12 +128,17 @@ const trustedLocalWarning =
   "Trusted-local execution selected: the workload runs directly as this user with no enforced containment; it may modify files or use the network.";
 
 export class CaptureService {
-  constructor(private readonly services: Services) {}
+  constructor(
+    private readonly workspace: WorkspaceHandle,
+    private readonly workloads: WorkloadService,
+    private readonly capabilities: CapabilityService,
+    private readonly plans: PlanTokenStore<"capture", ConsumedPlan>,
+  ) {}
 
   /** Read-only: resolves and probes, then issues a single-use token. No workload process starts. */
   async plan(planRequest: PlanCaptureRequest): Promise<CapturePlan> {
     const request = withTorchProfilerOptions(planRequest);
-    const workspace = this.services.workspace();
+    const workspace = this.workspace.open();
     const policy = loadWorkspacePolicy(workspace.root);
     if (request.capture_mode === "managed") {
       throw capabilityUnavailable("Managed (contained) capture is not available on this host.", {
@@ -157,10 +165,10 @@ export class CaptureService {
         next: { tool: "get_declared_workflow", arguments: { name: request.workload_name } },
       });
     }
-    const { workload, definitionId } = await this.services.workloads.requireWorkload(request.workload_name);
+    const { workload, definitionId } = await this.workloads.requireWorkload(request.workload_name);
     const invocation = resolveWorkloadInvocation(workload, request.parameters);
-    const cwd = resolve(this.services.projectRoot, invocation.cwd);
-    refuseEscape(this.services.projectRoot, cwd);
+    const cwd = resolve(this.workspace.projectRoot, invocation.cwd);
+    refuseEscape(this.workspace.projectRoot, cwd);
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
       throw executionRefused(`The workload's cwd '${invocation.cwd}' is not an existing folder.`, {
         remediation: ["Fix the workload's cwd with configure_workload."],
@@ -185,8 +193,8 @@ export class CaptureService {
     checks.push({ name: "workload_executable", status: "ok", detail: workloadExecutable });
     let adapterExecutable: string | null = null;
     if (descriptor.executable) {
-      const report = request.preflight_mode === "passive" ? null : await this.services.capabilities.activeReport(descriptor, false);
-      const passive = (await this.services.capabilities.list({ mode: "passive", adapter: descriptor.name })).capabilities[0]!;
+      const report = request.preflight_mode === "passive" ? null : await this.capabilities.activeReport(descriptor, false);
+      const passive = (await this.capabilities.list({ mode: "passive", adapter: descriptor.name })).capabilities[0]!;
       adapterExecutable = passive.executable;
       if (!adapterExecutable || (report && report.status !== "available")) {
         const status = report?.status ?? passive.status;
@@ -221,7 +229,7 @@ export class CaptureService {
       adapterExecutable,
       options: adapterOptions,
       collectorDirectory,
-      projectRoot: this.services.projectRoot,
+      projectRoot: this.workspace.projectRoot,
     });
     const collectorArgv = collector.argv;
     const intent: BoundIntent = {
@@ -252,13 +260,7 @@ export class CaptureService {
     const createdAt = new Date();
     const expiresAtMs = createdAt.getTime() + policy.limits.plan_ttl_seconds * 1000;
     const requestDigest = digestOf({ tool: "plan_capture", ...request });
-    workspace.state.write(() => {
-      workspace.state.database
-        .query(
-          "INSERT INTO capture_plans (token_hash, plan_id, run_id, request_digest, bound_intent, created_at, expires_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        )
-        .run(tokenHash(planId), planIdDigest(planId), runId, requestDigest, canonicalJson(intent), createdAt.toISOString(), expiresAtMs);
-    });
+    this.plans.issue({ token: planId, intent, labels: { run_id: runId, request_digest: requestDigest }, createdAt, expiresAtMs });
     return {
       schema_version: 1,
       plan_id: planId,
@@ -272,7 +274,7 @@ export class CaptureService {
       parameters: invocation.parameters,
       command: {
         argv: invocation.argv,
-        cwd: relative(this.services.projectRoot, cwd) || ".",
+        cwd: relative(this.workspace.projectRoot, cwd) || ".",
         timeout_seconds: workload.timeout_seconds,
         environment_names: Object.keys(invocation.environment).sort(),
       },
@@ -314,7 +316,7 @@ export class CaptureService {
   }
 
   async executeIntent(intent: ConsumedPlan, options: { signal?: AbortSignal; progress?: ProgressReporter } = {}): Promise<CaptureReceipt> {
-    const workspace = this.services.workspace();
+    const workspace = this.workspace.open();
     const report = bestEffortProgress(options.progress, 8);
     await report(1, "Capture plan validated");
     const policy = loadWorkspacePolicy(workspace.root);
@@ -330,7 +332,7 @@ export class CaptureService {
       parameters: intent.parameters,
       command: {
         argv: intent.argv,
-        cwd: relative(this.services.projectRoot, intent.cwd) || ".",
+        cwd: relative(this.workspace.projectRoot, intent.cwd) || ".",
         timeout_seconds: intent.timeout_seconds,
         environment_names: Object.keys(intent.environment).sort(),
       },
@@ -342,7 +344,7 @@ export class CaptureService {
     await report(2, "Run lifecycle initialized");
     let revision = manifest.revision;
     const [source, environment] = await Promise.all([
-      sourceIdentity(this.services.projectRoot).catch(() => null),
+      sourceIdentity(this.workspace.projectRoot).catch(() => null),
       environmentIdentity({ interpreter: intent.workload_executable }).catch(() => null),
     ]);
     revision = workspace.state.write(
@@ -383,7 +385,7 @@ export class CaptureService {
           signal: options.signal,
           gracePeriodMs: policy.limits.cleanup_grace_seconds * 1000,
           sampling: { intervalMs: policy.sampling.resource_sample_interval_ms, diskPath: workspace.root },
-          inheritEnvironment: [...defaultInherited, ...policy.environment.allowlist_additions],
+          inheritEnvironment: inheritedEnvironment(policy),
           onStarted: (info) => {
             revision = workspace.state.write(
               () =>
@@ -419,7 +421,7 @@ export class CaptureService {
     result: ProcessResult,
     report: (step: number, message: string) => Promise<void>,
   ): Promise<CaptureReceipt> {
-    const workspace = this.services.workspace();
+    const workspace = this.workspace.open();
     const policy = loadWorkspacePolicy(workspace.root);
     const executionStatus =
       result.cancelled && !result.timed_out
@@ -488,7 +490,7 @@ export class CaptureService {
       .map((entry) => ({ entry, artifact: storeArtifactFile(workspace, entry.path, { maxBytes: policy.limits.max_artifact_bytes }) }));
     if (executionStatus !== "cancelled" && adapter.extract) {
       const extractionContext = {
-        projectRoot: this.services.projectRoot,
+        projectRoot: this.workspace.projectRoot,
         workloadExecutable: intent.workload_executable,
         collectorDirectory: intent.collector_directory,
         run: brokerCommandRunner(join(intent.artifact_directory, "extraction")),
@@ -677,31 +679,13 @@ export class CaptureService {
   }
 
   private consume(planId: string): BoundIntent {
-    const workspace = this.services.workspace();
-    const hash = tokenHash(planId);
-    const now = Date.now();
-    return workspace.state.write(() => {
-      const database = workspace.state.database;
-      const row = database
-        .query<{ bound_intent: string; expires_at_ms: number; consumed_at: string | null }, [string]>(
-          "SELECT bound_intent, expires_at_ms, consumed_at FROM capture_plans WHERE token_hash = ?",
-        )
-        .get(hash);
-      const refuse = (reason: string) =>
-        planRefused("capture", `The capture plan ${reason}.`, {
-          details: { reason },
-          remediation: [
-            "Call plan_capture again and execute the new plan_id. A consumed plan is never retryable: inspect list_runs/get_run for its run.",
-          ],
-        });
-      if (!row) throw refuse("does not exist");
-      if (row.consumed_at) throw refuse("was already consumed");
-      if (row.expires_at_ms <= now) throw refuse("has expired");
-      const changed = database
-        .query("UPDATE capture_plans SET consumed_at = ? WHERE token_hash = ? AND consumed_at IS NULL")
-        .run(new Date(now).toISOString(), hash).changes;
-      if (changed !== 1) throw refuse("was already consumed");
-      return JSON.parse(row.bound_intent) as BoundIntent;
+    const outcome = this.plans.consume(planId, Date.now());
+    if ("intent" in outcome) return outcome.intent;
+    throw planRefused("capture", `The capture plan ${outcome.refused}.`, {
+      details: { reason: outcome.refused },
+      remediation: [
+        "Call plan_capture again and execute the new plan_id. A consumed plan is never retryable: inspect list_runs/get_run for its run.",
+      ],
     });
   }
 
@@ -709,7 +693,7 @@ export class CaptureService {
   private async recheck(intent: BoundIntent): Promise<void> {
     const problems: string[] = [];
     try {
-      const { definitionId } = await this.services.workloads.requireWorkload(intent.workload_name);
+      const { definitionId } = await this.workloads.requireWorkload(intent.workload_name);
       if (definitionId !== intent.workload_definition_id) problems.push("the workload definition changed");
     } catch {
       problems.push("the workload is no longer declared or flameox.toml is invalid");
@@ -718,8 +702,7 @@ export class CaptureService {
       problems.push("the workload executable changed");
     if (intent.adapter_executable && (await safeDigest(intent.adapter_executable)) !== intent.adapter_executable_digest)
       problems.push(`the ${intent.adapter} executable changed`);
-    if (digestOf(loadWorkspacePolicy(this.services.workspace().root)) !== intent.policy_digest)
-      problems.push("the workspace policy changed");
+    if (digestOf(loadWorkspacePolicy(this.workspace.open().root)) !== intent.policy_digest) problems.push("the workspace policy changed");
     if (problems.length > 0) {
       throw planRefused("capture", `The capture plan is stale: ${problems.join("; ")}.`, {
         details: { reasons: problems, workload_name: intent.workload_name },
@@ -730,7 +713,7 @@ export class CaptureService {
   }
 
   private closeFailedStart(intent: BoundIntent, revision: number, error: FlameoxError): void {
-    const workspace = this.services.workspace();
+    const workspace = this.workspace.open();
     workspace.state.write(() => {
       reviseRun(
         workspace.state.database,
@@ -784,13 +767,6 @@ function sumTables(tables: Record<string, number>[]): Record<string, number> {
   return total;
 }
 
-/** The token's digest: what idempotency records and logs may hold instead of the token. */
-export function planTokenDigest(planId: string): string {
-  return tokenHash(planId);
-}
-
-const defaultInherited = ["PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR", "TERM", "USER", "LOGNAME"];
-
 /** adapter_options are checked against the adapter's own strict schema; unknown options are refused. */
 function parseAdapterOptions(adapter: CaptureAdapter, options: Record<string, unknown>): Record<string, unknown> {
   const parsed = v.safeParse(adapter.optionsSchema, options);
@@ -821,15 +797,6 @@ function refuseEscape(projectRoot: string, path: string): void {
       next: { tool: "configure_workload" },
     });
   }
-}
-
-function tokenHash(planId: string): string {
-  return createHash("sha256").update(`flameox-plan\u0000${planId}`).digest("hex");
-}
-
-/** The plan's public id is a digest of the token, so logs and receipts never hold the token itself. */
-function planIdDigest(planId: string): string {
-  return `sha256:${createHash("sha256").update(planId).digest("hex")}`;
 }
 
 async function safeDigest(path: string): Promise<string | null> {

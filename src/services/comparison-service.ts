@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
 import { type FlameoxError, invalidInput, notFound, runNotFound, workspaceInvalid } from "../domain/errors.ts";
 import {
@@ -26,10 +25,11 @@ import { EvidenceView } from "../store/evidence-query.ts";
 import { currentBundles } from "../store/evidence-registry.ts";
 import { readRun, type RunManifest } from "../store/run-store.ts";
 import type { ProgressReporter } from "./progress.ts";
-import type { Experiment, Trial } from "./experiment-service.ts";
-import { evidenceResourceUri } from "../domain/resource-uris.ts";
-import type { RunSet } from "./run-set-service.ts";
-import type { Services } from "./services.ts";
+import type { RunSet } from "../store/run-set-store.ts";
+import type { RunSetService } from "./run-set-service.ts";
+import type { EvidenceReceipt, EvidenceRecord, EvidenceRecordStore } from "../store/evidence-record-store.ts";
+import type { ExperimentStore, Experiment, Trial } from "../store/experiment-store.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export const comparisonRecipe = "compare_run_sets.v1";
 export const scalingRecipe = "analyze_scaling.v1";
@@ -118,32 +118,7 @@ export type ComparisonResult = {
   next_tool: string | null;
 };
 
-export type EvidenceReceipt = {
-  schema_version: 1;
-  ref_type: "analysis" | "comparison";
-  ref_id: string;
-  recipe: string;
-  corpus_commit_id: string;
-  result_digest: string;
-  created: boolean;
-  decision?: string;
-  validity?: string;
-  estimate?: number | null;
-  resource_uri: string;
-};
-
-export type EvidenceRecord = {
-  schema_version: 1;
-  ref_type: "analysis" | "comparison";
-  ref_id: string;
-  recipe: string;
-  inputs: Record<string, unknown>;
-  corpus_commit_id: string;
-  result_digest: string;
-  created_at: string;
-  result: Record<string, unknown>;
-  resource_uri: string;
-};
+export type { EvidenceReceipt, EvidenceRecord };
 
 export type ScalingRequest = {
   experiment_id?: string | null;
@@ -194,16 +169,19 @@ function metricUnitsOf(rows: { units: string }[]): string[] {
  * with its inputs and digest.
  */
 export class ComparisonService {
-  constructor(private readonly services: Services) {}
+  constructor(
+    private readonly workspace: WorkspaceHandle,
+    private readonly runSets: RunSetService,
+    private readonly experiments: ExperimentStore,
+    private readonly evidenceRecords: EvidenceRecordStore,
+  ) {}
 
-  private get database(): Database {
-    return this.services.workspace().state.database;
+  private get database() {
+    return this.workspace.state().database;
   }
 
   private trial(trialId: string | null): Trial | null {
-    if (!trialId) return null;
-    const row = this.database.query<{ record: string }, [string]>("SELECT record FROM trials WHERE trial_id = ?").get(trialId);
-    return row ? (JSON.parse(row.record) as Trial) : null;
+    return trialId ? this.experiments.findTrial(trialId) : null;
   }
 
   private facts(runSet: RunSet): { member: RunSet["members"][number]; facts: MemberFacts; manifest: RunManifest }[] {
@@ -243,17 +221,12 @@ export class ComparisonService {
   }
 
   private experimentOf(id: string | null): Experiment | null {
-    if (!id) return null;
-    try {
-      return this.services.experiments.getExperiment(id);
-    } catch {
-      return null;
-    }
+    return id ? this.experiments.find(id) : null;
   }
 
   async compare(request: CompareRunSetsRequest, progress?: ProgressReporter): Promise<ComparisonResult> {
-    const baseline = this.services.runSets.resolve(request.baseline);
-    const candidate = this.services.runSets.resolve(request.candidate);
+    const baseline = this.runSets.resolve(request.baseline);
+    const candidate = this.runSets.resolve(request.candidate);
     const head = corpusHead(this.database);
     await progress?.(0, 2, "Comparison snapshot pinned");
     const sameExperiment =
@@ -305,7 +278,7 @@ export class ComparisonService {
     const allEligible = [...eligibleRuns.baseline, ...eligibleRuns.candidate].map((entry) => entry.run_id);
     const bundles = allEligible.flatMap((runId) => currentBundles(this.database, { runId, maxSequence: head.sequence }));
     const view = await EvidenceView.open(
-      this.services.workspace(),
+      this.workspace.open(),
       bundles.map((bundle) => bundle.bundle_id),
     );
     let metricRows: { run_id: string; value: unknown; units: string }[];
@@ -485,63 +458,20 @@ export class ComparisonService {
       baseline: { id: result.baseline.id, kind: result.baseline.kind, membership_digest: result.baseline.membership_digest },
       candidate: { id: result.candidate.id, kind: result.candidate.kind, membership_digest: result.candidate.membership_digest },
       run_ids: {
-        baseline: this.services.runSets.resolve(request.baseline).runSet.members.map((member) => member.run_id),
-        candidate: this.services.runSets.resolve(request.candidate).runSet.members.map((member) => member.run_id),
+        baseline: this.runSets.resolve(request.baseline).runSet.members.map((member) => member.run_id),
+        candidate: this.runSets.resolve(request.candidate).runSet.members.map((member) => member.run_id),
       },
     };
-    const receipt = this.persist(
-      "comparison",
-      result.comparison_id,
-      comparisonRecipe,
+    const receipt = this.evidenceRecords.record({
+      refType: "comparison",
+      refId: result.comparison_id,
+      recipe: comparisonRecipe,
       inputs,
-      result.corpus_commit_id,
-      result as unknown as Record<string, unknown>,
-    );
+      corpusCommitId: result.corpus_commit_id,
+      result: result as unknown as Record<string, unknown>,
+    });
     await progress?.(3, 3, "Comparison publication complete");
     return { ...receipt, decision: result.decision, validity: result.validity, estimate: result.estimate };
-  }
-
-  persist(
-    refType: "analysis" | "comparison",
-    refId: string,
-    recipe: string,
-    inputs: Record<string, unknown>,
-    corpusCommitId: string,
-    result: Record<string, unknown>,
-  ): EvidenceReceipt {
-    const workspace = this.services.workspace();
-    const resultDigest = digestOf(JSON.parse(JSON.stringify(result)));
-    const record: EvidenceRecord = {
-      schema_version: 1,
-      ref_type: refType,
-      ref_id: refId,
-      recipe,
-      inputs,
-      corpus_commit_id: corpusCommitId,
-      result_digest: resultDigest,
-      created_at: new Date().toISOString(),
-      result,
-      resource_uri: evidenceResourceUri(refType, refId),
-    };
-    const created = workspace.state.write(() => {
-      const changes = this.database
-        .query(
-          "INSERT OR IGNORE INTO evidence_records (ref_type, ref_id, recipe, corpus_commit_id, result_digest, created_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        )
-        .run(refType, refId, recipe, corpusCommitId, resultDigest, record.created_at, JSON.stringify(record)).changes;
-      return changes === 1;
-    });
-    const stored = created ? record : this.getEvidence(refType, refId);
-    return {
-      schema_version: 1,
-      ref_type: refType,
-      ref_id: refId,
-      recipe,
-      corpus_commit_id: stored.corpus_commit_id,
-      result_digest: stored.result_digest,
-      created,
-      resource_uri: record.resource_uri,
-    };
   }
 
   getEvidence(refType: string, refId: string): EvidenceRecord {
@@ -551,10 +481,8 @@ export class ComparisonService {
         remediation: ["Use ref_type 'comparison' for record_comparison results and 'analysis' for record_analysis results."],
       });
     }
-    const row = this.database
-      .query<{ record: string }, [string, string]>("SELECT record FROM evidence_records WHERE ref_type = ? AND ref_id = ?")
-      .get(refType, refId);
-    if (!row) {
+    const found = this.evidenceRecords.find(refType, refId);
+    if (!found) {
       throw notFound(refType, refId, {
         field: "ref_id",
         message: `No recorded ${refType} ${refId} exists in this workspace.`,
@@ -564,7 +492,7 @@ export class ComparisonService {
         list: { tool: refType === "comparison" ? "record_comparison" : "record_analysis" },
       });
     }
-    return JSON.parse(row.record) as EvidenceRecord;
+    return found;
   }
 
   /**
@@ -590,17 +518,13 @@ export class ComparisonService {
     let source: ScalingResult["source"];
     const limitations: string[] = [];
     if (request.experiment_id) {
-      const experiment = this.services.experiments.getExperiment(request.experiment_id);
+      const experiment = this.experiments.find(request.experiment_id);
+      if (!experiment)
+        throw notFound("experiment", request.experiment_id, { remediation: ["Use the experiment_id returned by run_experiment."] });
       source = { kind: "experiment", id: experiment.experiment_id };
       metric = request.metric ?? experiment.statistics.primary_metric;
       confidence = request.confidence_level ?? experiment.statistics.confidence_level;
-      const trials: Trial[] = [];
-      let cursor: string | null = null;
-      do {
-        const page = this.services.experiments.listTrials({ experiment_id: experiment.experiment_id, limit: 1000, cursor });
-        trials.push(...page.trials);
-        cursor = page.next_cursor;
-      } while (cursor);
+      const trials = this.experiments.trialsOf(experiment.experiment_id);
       sizeParameter ??=
         experiment.definition.scaling_parameter ??
         (numericLevels(experiment.factors[experiment.treatment_factor])
@@ -614,7 +538,7 @@ export class ComparisonService {
       const unattempted = trials.filter((trial) => trial.outcome === "unattempted").length;
       if (unattempted > 0) limitations.push(`${unattempted} planned trial(s) were never attempted; analyze_scaling does not run them.`);
     } else {
-      const runSet = this.services.runSets.get(request.run_set_id!);
+      const runSet = this.runSets.get(request.run_set_id!);
       source = { kind: "run_set", id: runSet.run_set_id };
       entries = runSet.members.map((member) => {
         const manifest = readRun(this.database, member.run_id)!;
@@ -644,7 +568,7 @@ export class ComparisonService {
     const runIds = eligible.map((entry) => entry.run_id);
     const bundles = runIds.flatMap((runId) => currentBundles(this.database, { runId, maxSequence: head.sequence }));
     const view = await EvidenceView.open(
-      this.services.workspace(),
+      this.workspace.open(),
       bundles.map((bundle) => bundle.bundle_id),
     );
     let rows: { run_id: string; value: unknown; units: string }[];

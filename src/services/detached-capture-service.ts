@@ -2,8 +2,10 @@ import { capabilityUnavailable, type FlameoxError, planRefused, runNotFound, toF
 import { runResourceUri } from "../domain/resource-uris.ts";
 import { processLiveness } from "../exec/identity.ts";
 import { readRun } from "../store/run-store.ts";
-import { planTokenDigest } from "./capture-service.ts";
-import type { Services } from "./services.ts";
+import type { CaptureService, ConsumedPlan } from "./capture-service.ts";
+import type { DetachedCaptureStore } from "../store/detached-capture-store.ts";
+import type { PlanTokenStore } from "../store/plan-tokens.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export type DetachedCaptureStatus = {
   schema_version: 1;
@@ -37,15 +39,16 @@ const operations = new Map<string, Operation>();
  * plan is refused, so a retried start never runs a workload twice.
  */
 export class DetachedCaptureService {
-  constructor(private readonly services: Services) {}
+  constructor(
+    private readonly workspace: WorkspaceHandle,
+    private readonly captures: CaptureService,
+    private readonly plans: PlanTokenStore<"capture", ConsumedPlan>,
+    private readonly detached: DetachedCaptureStore,
+  ) {}
 
   async start(request: { plan_id: string; idempotency_key: string }): Promise<DetachedCaptureStatus> {
-    const workspace = this.services.workspace();
-    const database = workspace.state.database;
-    const planDigest = planTokenDigest(request.plan_id);
-    const existing = database
-      .query<{ plan_id: string; run_id: string }, [string]>("SELECT plan_id, run_id FROM detached_captures WHERE idempotency_key = ?")
-      .get(request.idempotency_key);
+    const planDigest = this.plans.digest(request.plan_id);
+    const existing = this.detached.find(request.idempotency_key);
     if (existing) {
       if (existing.plan_id !== planDigest) {
         throw planRefused("capture", "This idempotency key already started a capture of a different plan.", {
@@ -56,12 +59,8 @@ export class DetachedCaptureService {
       }
       return this.status(existing.run_id);
     }
-    const intent = await this.services.captures.consumeAndRecheck(request.plan_id);
-    workspace.state.write(() => {
-      database
-        .query("INSERT INTO detached_captures (idempotency_key, plan_id, run_id, created_at) VALUES (?, ?, ?, ?)")
-        .run(request.idempotency_key, planDigest, intent.run_id, new Date().toISOString());
-    });
+    const intent = await this.captures.consumeAndRecheck(request.plan_id);
+    this.detached.insert(request.idempotency_key, { plan_id: planDigest, run_id: intent.run_id }, new Date().toISOString());
     const operation: Operation = {
       runId: intent.run_id,
       controller: new AbortController(),
@@ -69,7 +68,7 @@ export class DetachedCaptureService {
       done: Promise.resolve(),
       failure: null,
     };
-    operation.done = this.services.captures
+    operation.done = this.captures
       .executeIntent(intent, {
         signal: operation.controller.signal,
         progress: (completed, total, message) => {
@@ -89,7 +88,7 @@ export class DetachedCaptureService {
   }
 
   status(runId: string): DetachedCaptureStatus {
-    const run = readRun(this.services.workspace().state.database, runId);
+    const run = readRun(this.workspace.open().state.database, runId);
     const operation = operations.get(runId);
     if (!run && !operation) throw runNotFound(runId);
     const execution = run?.execution_status ?? null;

@@ -4,7 +4,8 @@ import { corpusHead } from "../store/corpus.ts";
 import { EvidenceView } from "../store/evidence-query.ts";
 import { currentBundles, type BundleRecord } from "../store/evidence-registry.ts";
 import { readRun } from "../store/run-store.ts";
-import type { Services } from "./services.ts";
+import { artifactExists } from "../store/artifact-registry.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export type EvidenceScope = {
   kind: "run" | "artifact";
@@ -20,12 +21,11 @@ export type EvidenceScope = {
  * Pins the evidence for `run_or_artifact` at the current corpus head: a run id selects the run's
  * current bundles, a `sha256:` id selects the artifact's bundles across runs.
  */
-export function pinEvidenceScope(services: Services, runOrArtifact: string): EvidenceScope {
-  const database = services.workspace().state.database;
+export function pinEvidenceScope(workspace: WorkspaceHandle, runOrArtifact: string): EvidenceScope {
+  const database = workspace.state().database;
   const head = corpusHead(database);
   if (runOrArtifact.startsWith("sha256:")) {
-    const exists = database.query("SELECT 1 FROM artifacts WHERE artifact_id = ?").get(runOrArtifact);
-    if (!exists) throw artifactNotFound(runOrArtifact);
+    if (!artifactExists(database, runOrArtifact)) throw artifactNotFound(runOrArtifact);
     const bundles = currentBundles(database, { artifactId: runOrArtifact, maxSequence: head.sequence });
     return {
       kind: "artifact",
@@ -48,9 +48,13 @@ export function pinEvidenceScope(services: Services, runOrArtifact: string): Evi
   };
 }
 
-export async function withEvidence<T>(services: Services, scope: EvidenceScope, body: (view: EvidenceView) => Promise<T>): Promise<T> {
+export async function withEvidence<T>(
+  workspace: WorkspaceHandle,
+  scope: EvidenceScope,
+  body: (view: EvidenceView) => Promise<T>,
+): Promise<T> {
   const view = await EvidenceView.open(
-    services.workspace(),
+    workspace.open(),
     scope.bundles.map((bundle) => bundle.bundle_id),
   );
   try {

@@ -7,11 +7,11 @@ import { extractProfile } from "../adapters/formats/extract-profile.ts";
 import { storeArtifactFile, type StoredArtifact } from "../store/artifact-store.ts";
 import { advanceCorpus } from "../store/corpus.ts";
 import { blankManifest, insertRun } from "../store/run-store.ts";
-import { artifactReference, registerArtifact } from "./artifact-registration.ts";
+import { artifactReference, registerArtifact } from "../store/artifact-registry.ts";
 import { prepareBundle, type PreparedBundle } from "./evidence-publisher.ts";
 import { artifactResourceUri, runResourceUri } from "../domain/resource-uris.ts";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
-import type { Services } from "./services.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export const artifactKinds = [
   "execution_trace",
@@ -66,7 +66,7 @@ export type ImportReceipt = {
 const profileFormats: ProfileFormat[] = ["speedscope", "collapsed", "py_spy_raw", "v8_cpuprofile", "pprof", "chrome_trace"];
 
 export class ImportService {
-  constructor(private readonly services: Services) {}
+  constructor(private readonly workspace: WorkspaceHandle) {}
 
   /** Resolves an import path inside its root, refusing NUL bytes, escapes and non-regular files. */
   resolveImportPath(path: string, sourceRoot: "project" | "temp"): string {
@@ -77,7 +77,7 @@ export class ImportService {
         next: { tool: "import_artifact" },
       });
     if (path.includes("\u0000")) throw refuse("The import path contains a NUL byte.", "Pass a path without NUL bytes.");
-    const root = realpathSync(sourceRoot === "project" ? this.services.projectRoot : tmpdir());
+    const root = realpathSync(sourceRoot === "project" ? this.workspace.projectRoot : tmpdir());
     const candidate = isAbsolute(path) ? resolve(path) : resolve(root, path);
     if (!existsSync(candidate))
       throw refuse(
@@ -104,7 +104,7 @@ export class ImportService {
   }
 
   async importArtifact(request: ImportRequest): Promise<ImportReceipt> {
-    const workspace = this.services.workspace();
+    const workspace = this.workspace.open();
     if (request.kind !== null && !(artifactKinds as readonly string[]).includes(request.kind)) {
       throw invalidInput(
         `Unknown artifact kind '${request.kind}'.`,
@@ -141,7 +141,7 @@ export class ImportService {
           { runId, artifactId: stored.artifact_id, extractor: "profile", extractorVersion: "1" },
           async (sink) => {
             const result = await extractProfile(workspace.path(stored.stored_path), sink, {
-              projectRoot: this.services.projectRoot,
+              projectRoot: this.workspace.projectRoot,
               format: detected.format as Exclude<ProfileFormat, "unknown">,
             });
             limitations = result.limitations;

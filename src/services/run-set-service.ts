@@ -1,36 +1,13 @@
-import type { Database } from "bun:sqlite";
 import { digestOf } from "../domain/canonical-json.ts";
 import { invalidInput, notFound, runNotFound } from "../domain/errors.ts";
 import { runResourceUri, runSetResourceUri } from "../domain/resource-uris.ts";
 import { corpusHead } from "../store/corpus.ts";
 import { readRun } from "../store/run-store.ts";
-import type { Services } from "./services.ts";
+import type { RunSet, RunSetMember, RunSetMemberInput, RunSetStore } from "../store/run-set-store.ts";
+import type { ExperimentStore, TrialPlacement } from "../store/experiment-store.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
-export type RunSetMemberInput = { run_id: string; trial_id?: string | null; included?: boolean; reason?: string | null };
-
-export type RunSetMember = {
-  order: number;
-  run_id: string;
-  trial_id: string | null;
-  experiment_id: string | null;
-  block_id: string | null;
-  treatment: string | null;
-  included: boolean;
-  reason: string | null;
-};
-
-export type RunSet = {
-  schema_version: 1;
-  run_set_id: string;
-  membership_digest: string;
-  corpus_commit_id: string;
-  created_at: string;
-  selection: Record<string, unknown>;
-  experiment_id: string | null;
-  members: RunSetMember[];
-  counts: { members: number; included: number; excluded: number };
-  resource_uri: string;
-};
+export type { RunSet, RunSetMember, RunSetMemberInput };
 
 export type FreezeRunSetRequest = {
   run_ids?: string[] | null;
@@ -40,8 +17,6 @@ export type FreezeRunSetRequest = {
 
 export const maximumRunSetMembers = 10_000;
 
-type TrialRow = { trial_id: string; experiment_id: string; block_id: string; treatment: string; run_id: string | null; outcome: string };
-
 /**
  * Frozen cohorts. Membership is fixed at freeze time: the id is the digest of (corpus commit,
  * selection, members) and `membership_digest` the digest of the members alone, so two sets with
@@ -49,10 +24,14 @@ type TrialRow = { trial_id: string; experiment_id: string; block_id: string; tre
  * the existing record.
  */
 export class RunSetService {
-  constructor(private readonly services: Services) {}
+  constructor(
+    private readonly workspace: WorkspaceHandle,
+    private readonly runSets: RunSetStore,
+    private readonly experiments: ExperimentStore,
+  ) {}
 
-  private get database(): Database {
-    return this.services.workspace().state.database;
+  private get database() {
+    return this.workspace.state().database;
   }
 
   freeze(request: FreezeRunSetRequest): RunSet {
@@ -78,7 +57,6 @@ export class RunSetService {
 
   /** Also used by run_experiment to freeze one set per treatment. */
   freezeMembers(inputs: RunSetMemberInput[], selection: Record<string, unknown>): RunSet {
-    const workspace = this.services.workspace();
     const database = this.database;
     const scopedExperiment = typeof selection.experiment_id === "string" ? selection.experiment_id : null;
     const seen = new Set<string>();
@@ -102,11 +80,9 @@ export class RunSetService {
           { remediation: ["Say why the run is excluded (e.g. 'warm-up', 'machine was busy')."] },
         );
       }
-      let trial: TrialRow | null = null;
+      let trial: TrialPlacement | null = null;
       if (input.trial_id) {
-        trial = database
-          .query<TrialRow, [string]>("SELECT trial_id, experiment_id, block_id, treatment, run_id, outcome FROM trials WHERE trial_id = ?")
-          .get(input.trial_id);
+        trial = this.experiments.placementOfTrial(input.trial_id);
         if (!trial || trial.run_id !== input.run_id || (scopedExperiment !== null && trial.experiment_id !== scopedExperiment)) {
           throw invalidInput(
             `Trial ${input.trial_id} does not resolve to run ${input.run_id}${scopedExperiment ? ` in experiment ${scopedExperiment}` : ""}.`,
@@ -115,10 +91,7 @@ export class RunSetService {
           );
         }
       } else {
-        // A run recorded by an experiment keeps its trial identity, so pairing by block works from run ids too.
-        trial = database
-          .query<TrialRow, [string]>("SELECT trial_id, experiment_id, block_id, treatment, run_id, outcome FROM trials WHERE run_id = ?")
-          .get(input.run_id);
+        trial = this.experiments.placementOfRun(input.run_id);
         if (trial && scopedExperiment !== null && trial.experiment_id !== scopedExperiment) trial = null;
       }
       return {
@@ -154,19 +127,12 @@ export class RunSetService {
       counts: { members: members.length, included, excluded: members.length - included },
       resource_uri: runSetResourceUri(runSetId),
     };
-    workspace.state.write(() => {
-      database
-        .query(
-          "INSERT OR IGNORE INTO run_sets (run_set_id, membership_digest, corpus_commit_id, experiment_id, created_at, record) VALUES (?, ?, ?, ?, ?, ?)",
-        )
-        .run(runSetId, membershipDigest, head.commit_id, experimentId, record.created_at, JSON.stringify(record));
-    });
+    this.runSets.insertIfAbsent(record);
     return record;
   }
 
   find(runSetId: string): RunSet | null {
-    const row = this.database.query<{ record: string }, [string]>("SELECT record FROM run_sets WHERE run_set_id = ?").get(runSetId);
-    return row ? (JSON.parse(row.record) as RunSet) : null;
+    return this.runSets.find(runSetId);
   }
 
   get(runSetId: string): RunSet {
@@ -186,9 +152,7 @@ export class RunSetService {
     if (found) return { runSet: found, kind: "run_set" };
     if (readRun(this.database, idOrRunId)) {
       const members = [{ run_id: idOrRunId }];
-      const trial = this.database
-        .query<TrialRow, [string]>("SELECT trial_id, experiment_id, block_id, treatment, run_id, outcome FROM trials WHERE run_id = ?")
-        .get(idOrRunId);
+      const trial = this.experiments.placementOfRun(idOrRunId);
       const head = corpusHead(this.database);
       const membershipDigest = digestOf([{ run_id: idOrRunId, trial_id: trial?.trial_id ?? null, included: true, reason: null, order: 0 }]);
       return {

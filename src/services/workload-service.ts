@@ -12,7 +12,7 @@ import {
 } from "../config/project-config-schema.ts";
 import { adapterDescriptors } from "../adapters/registry.ts";
 import { passiveReport } from "./capability-service.ts";
-import type { Services } from "./services.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export type WorkloadConfigurationStatus = {
   schema_version: 1;
@@ -58,11 +58,11 @@ export type DeclaredWorkflowList = {
 };
 
 export class WorkloadService {
-  constructor(private readonly services: Services) {}
+  constructor(private readonly workspace: WorkspaceHandle) {}
 
   async configurationStatus(): Promise<WorkloadConfigurationStatus> {
-    this.services.workspace();
-    const state = await readProjectConfig(this.services.projectRoot);
+    this.workspace.open();
+    const state = await readProjectConfig(this.workspace.projectRoot);
     const workloadNames = state.config ? Object.keys(state.config.workloads ?? {}).sort() : [];
     let diagnostics = state.diagnostics;
     let nextTool: WorkloadConfigurationStatus["next_tool"] = "configure_workload";
@@ -82,9 +82,9 @@ export class WorkloadService {
 
   /** Validates the whole resulting file, writes it atomically under the workspace lock, runs nothing. */
   async configure(input: ConfigureWorkloadInput): Promise<WorkloadConfigurationResult> {
-    const workspace = this.services.workspace();
+    const workspace = this.workspace.open();
     return withWorkspaceLock(workspace, async () => {
-      const current = await readProjectConfig(this.services.projectRoot);
+      const current = await readProjectConfig(this.workspace.projectRoot);
       const definition = workloadDefinitionFromInput(input);
       const edit = planWorkloadEdit({
         currentText: current.text ?? null,
@@ -94,9 +94,9 @@ export class WorkloadService {
         expectedConfigurationId: input.expected_configuration_id ?? null,
       });
       if (edit.action !== "unchanged") {
-        await writeProjectConfigAtomically(this.services.projectRoot, edit.text, current.configurationId);
+        await writeProjectConfigAtomically(this.workspace.projectRoot, edit.text, current.configurationId);
       }
-      const after = await readProjectConfig(this.services.projectRoot);
+      const after = await readProjectConfig(this.workspace.projectRoot);
       const workload = after.config?.workloads?.[input.name];
       if (!workload)
         throw internalError("The written workload could not be read back.", { remediation: ["Call workload_configuration_status."] });
@@ -115,8 +115,8 @@ export class WorkloadService {
 
   /** The valid project configuration, or the typed error that tells an agent how to get one. */
   async requireConfig(): Promise<{ state: ProjectConfigRead; config: ProjectConfig }> {
-    this.services.workspace();
-    const state = await readProjectConfig(this.services.projectRoot);
+    this.workspace.open();
+    const state = await readProjectConfig(this.workspace.projectRoot);
     if (state.status === "missing") {
       throw workspaceInvalid("flameox.toml does not exist yet, so no workload is declared.", {
         details: { next_tool: "configure_workload", config_path: "flameox.toml" },
@@ -153,7 +153,7 @@ export class WorkloadService {
     const configurationId = state.configurationId!;
     const all = this.summaries(config, request.kind);
     const scope = digestOf({ query: "list_declared_workflows", kind: request.kind, limit: request.limit });
-    const secret = this.services.workspace().cursorSecret();
+    const secret = this.workspace.open().cursorSecret();
     let after: string | null = null;
     if (request.cursor) after = decodeCursor(secret, request.cursor, { scope, snapshot: configurationId }) as string;
     const remaining = after === null ? all : all.filter((workflow) => workflow.name > after!);

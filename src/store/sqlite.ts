@@ -2,6 +2,9 @@ import { Database } from "bun:sqlite";
 import { writeLockTimeout } from "../domain/errors.ts";
 import { migrations } from "./migrations.ts";
 
+/** Opens the control plane on first use, so an absent workspace is a typed error per call. */
+export type StateSource = () => StateDatabase;
+
 /**
  * The control plane. SQLite is the single authority for mutable state: WAL, and every write one
  * `BEGIN IMMEDIATE` transaction so concurrent flameox processes serialize instead of deadlocking.
@@ -50,8 +53,12 @@ export class StateDatabase {
     }
   }
 
-  /** One write transaction. Lock waits beyond busy_timeout become WRITE_LOCK_TIMEOUT. */
+  /**
+   * One write transaction. Lock waits beyond busy_timeout become WRITE_LOCK_TIMEOUT. A write inside
+   * another joins it, so repositories can write on their own or as part of a caller's transaction.
+   */
   write<T>(body: () => T): T {
+    if (this.database.inTransaction) return body();
     try {
       this.database.exec("BEGIN IMMEDIATE");
     } catch (error) {

@@ -14,7 +14,8 @@ import { join } from "node:path";
 import { deriveSeed, shuffle } from "../../../src/analysis/statistics/random.ts";
 import { FlameoxError } from "../../../src/domain/errors.ts";
 import type { Services } from "../../../src/services/services.ts";
-import type { ExperimentReceipt, Trial } from "../../../src/services/experiment-service.ts";
+import type { ExperimentReceipt } from "../../../src/services/experiment-service.ts";
+import type { Trial } from "../../../src/store/experiment-store.ts";
 import { experimentProject } from "./project.ts";
 
 const toml = `
