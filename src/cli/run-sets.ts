@@ -5,7 +5,8 @@ import { cliOptions, cliServices } from "./context.ts";
 import { cliLog } from "./log.ts";
 import { emit, renderKeyValues, renderTable } from "./output.ts";
 import { parseStructuredInput } from "./structured-input.ts";
-import type { ComparisonResult, CompareRunSetsRequest, ScalingResult } from "../services/comparison-service.ts";
+import type { ComparisonResult, CompareRunSetsRequest } from "../services/comparison-service.ts";
+import type { ScalingResult } from "../services/scaling-service.ts";
 
 export const runSetsCommand = defineCommand({
   meta: { name: "run-sets", description: "Frozen cohorts of runs for comparisons and scaling." },
@@ -191,7 +192,7 @@ export const comparisonAnalyzeCommands: Record<string, CommandDef> = {
     async run({ args }) {
       const id = String(args.experiment_or_run_set);
       const isRunSet = id.startsWith("sha256:");
-      const result = await cliServices().comparisons.scaling({
+      const result = await cliServices().scaling.analyze({
         experiment_id: isRunSet ? null : id,
         run_set_id: isRunSet ? id : null,
         size_parameter: (args["size-parameter"] as string | undefined) ?? null,

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { parse, TomlError } from "smol-toml";
 import * as v from "valibot";
 import { type FlameoxError, workspaceInvalid } from "../domain/errors.ts";
-import { environmentNamePattern } from "./project-config-schema.ts";
+import { environmentNamePattern } from "./schema-primitives.ts";
 import { formatFieldPath } from "./project-config.ts";
 
 export const workspacePolicyPath = ".diagnostics/config.toml";

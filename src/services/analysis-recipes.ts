@@ -4,7 +4,7 @@
  */
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import type { AnalysisService } from "./analysis-service.ts";
-import type { ComparisonService } from "./comparison-service.ts";
+import type { ScalingService } from "./scaling-service.ts";
 import { pinEvidenceScope } from "./evidence-scope.ts";
 import type { ExecutionAnalysisService } from "./execution-analysis-service.ts";
 import type { FailureAnalysisService } from "./failure-analysis-service.ts";
@@ -39,7 +39,7 @@ export type RecipeServices = {
   execution: ExecutionAnalysisService;
   traces: TraceAnalysisService;
   failures: FailureAnalysisService;
-  comparisons: ComparisonService;
+  scaling: ScalingService;
 };
 
 export type RequestField = Exclude<keyof MaterializeAnalysisRequest, "recipe">;
@@ -218,7 +218,7 @@ export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
       fields: ["experiment_id", "run_set_id", "size_parameter", "limit"],
       requires: ["experiment_id", "run_set_id"],
       async run(services, request, progress) {
-        const result = await services.comparisons.scaling(
+        const result = await services.scaling.analyze(
           {
             experiment_id: request.experiment_id ?? null,
             run_set_id: request.run_set_id ?? null,

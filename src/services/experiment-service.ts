@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { ExperimentConfig, Scalar } from "../config/project-config-schema.ts";
+import type { ExperimentConfig, Scalar, WorkloadConfig } from "../config/project-config-schema.ts";
 import { resolveWorkloadInvocation, scalarText } from "../config/workload-template.ts";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
@@ -69,6 +69,48 @@ function statisticsOf(experiment: ExperimentConfig, seed: number): ExperimentSta
   };
 }
 
+/**
+ * The realized order, refused when parameters override a factor, when nothing is left after the
+ * exclusions, or when it exceeds max_trials; every distinct combination must render a valid command.
+ */
+function realizeValidDesign(
+  experiment: ExperimentConfig,
+  workload: WorkloadConfig,
+  parameters: Record<string, Scalar>,
+  factors: Record<string, Scalar[]>,
+  treatment: string,
+): PlannedTrial[] {
+  const touched = Object.keys(parameters).filter((name) => Object.hasOwn(factors, name));
+  if (touched.length > 0) {
+    throw planRefused(
+      "experiment",
+      `parameters may not override the experiment's factors (${touched.join(", ")}); the design sets them per trial.`,
+      {
+        details: { parameters: touched },
+        remediation: ["Pass only non-factor workload parameters, or change the factors in flameox.toml."],
+      },
+    );
+  }
+  const trials = realizeOrder(experiment, factors, treatment, experiment.random_seed);
+  if (trials.length === 0)
+    throw planRefused("experiment", "The experiment's design has no trials (every combination is excluded).", {
+      remediation: ["Loosen the exclude rules in flameox.toml."],
+    });
+  if (trials.length > experiment.max_trials)
+    throw planRefused("experiment", `The design has ${trials.length} trials, above max_trials = ${experiment.max_trials}.`, {
+      details: { trials: trials.length, max_trials: experiment.max_trials },
+      remediation: ["Lower blocks or factor levels, or raise max_trials."],
+    });
+  const seen = new Set<string>();
+  for (const trial of trials) {
+    const key = canonicalJson(trial.factors);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    resolveWorkloadInvocation(workload, { ...parameters, ...trial.factors });
+  }
+  return trials;
+}
+
 /** plan_experiment, run_experiment, get_experiment and the trial listings. */
 export class ExperimentService {
   constructor(
@@ -122,34 +164,7 @@ export class ExperimentService {
     this.checkLinks(request);
     const { experiment, workload, workloadDefinitionId, experimentDefinitionId } = await this.resolveExperiment(request.experiment_name);
     const { factors, treatment } = effectiveFactors(request.experiment_name, experiment, Object.hasOwn(workload.parameters, "variant"));
-    const touched = Object.keys(request.parameters).filter((name) => Object.hasOwn(factors, name));
-    if (touched.length > 0) {
-      throw planRefused(
-        "experiment",
-        `parameters may not override the experiment's factors (${touched.join(", ")}); the design sets them per trial.`,
-        {
-          details: { parameters: touched },
-          remediation: ["Pass only non-factor workload parameters, or change the factors in flameox.toml."],
-        },
-      );
-    }
-    const trials = realizeOrder(experiment, factors, treatment, experiment.random_seed);
-    if (trials.length === 0)
-      throw planRefused("experiment", "The experiment's design has no trials (every combination is excluded).", {
-        remediation: ["Loosen the exclude rules in flameox.toml."],
-      });
-    if (trials.length > experiment.max_trials)
-      throw planRefused("experiment", `The design has ${trials.length} trials, above max_trials = ${experiment.max_trials}.`, {
-        details: { trials: trials.length, max_trials: experiment.max_trials },
-        remediation: ["Lower blocks or factor levels, or raise max_trials."],
-      });
-    const seen = new Set<string>();
-    for (const trial of trials) {
-      const key = canonicalJson(trial.factors);
-      if (seen.has(key)) continue;
-      seen.add(key);
-      resolveWorkloadInvocation(workload, { ...request.parameters, ...trial.factors });
-    }
+    const trials = realizeValidDesign(experiment, workload, request.parameters, factors, treatment);
     // One real capture plan proves the adapter, executables and permissions before any trial runs.
     const probe = await this.captures.plan({
       workload_name: experiment.workload,

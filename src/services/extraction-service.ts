@@ -46,13 +46,13 @@ export class ExtractionService {
     return runArtifactFiles(this.workspace.state().database, runId);
   }
 
-  /** Finds the run's artifacts of the tool's kind, extracts each into a bundle, and publishes them in one transaction. */
-  async extract(tool: ExtractionTool, request: { run_id: string; artifact_id?: string | null }): Promise<ExtractionResult> {
+  /**
+   * The artifact asked for (it must be this run's), else every artifact of the run the tool reads,
+   * each object once; none is an error naming the kind to import.
+   */
+  private choose(tool: ExtractionTool, request: { run_id: string; artifact_id?: string | null }): Registration[] {
     const spec = extractionSpecs[tool];
     const workspace = this.workspace.open();
-    const database = workspace.state.database;
-    const run = readRun(database, request.run_id);
-    if (!run) throw runNotFound(request.run_id);
     const registrations = this.registrations(request.run_id);
     let chosen: Registration[];
     if (request.artifact_id) {
@@ -67,10 +67,10 @@ export class ExtractionService {
       }
       chosen = [match];
     } else {
-      chosen = registrations.filter((registration) => spec.accepts(registration, workspace.path(registration.stored_path)));
+      const accepted = registrations.filter((registration) => spec.accepts(registration, workspace.path(registration.stored_path)));
       // One object registered twice in the run is extracted once.
-      chosen = chosen.filter(
-        (registration, index) => chosen.findIndex((other) => other.artifact_id === registration.artifact_id) === index,
+      chosen = accepted.filter(
+        (registration, index) => accepted.findIndex((other) => other.artifact_id === registration.artifact_id) === index,
       );
     }
     if (chosen.length === 0) {
@@ -84,6 +84,17 @@ export class ExtractionService {
         },
       );
     }
+    return chosen;
+  }
+
+  /** Finds the run's artifacts of the tool's kind, extracts each into a bundle, and publishes them in one transaction. */
+  async extract(tool: ExtractionTool, request: { run_id: string; artifact_id?: string | null }): Promise<ExtractionResult> {
+    const spec = extractionSpecs[tool];
+    const workspace = this.workspace.open();
+    const database = workspace.state.database;
+    const run = readRun(database, request.run_id);
+    if (!run) throw runNotFound(request.run_id);
+    const chosen = this.choose(tool, request);
     const scratch = workspace.path("staging", `extract-${crypto.randomUUID()}`);
     const bundles: PreparedBundle[] = [];
     const superseded: string[] = [];

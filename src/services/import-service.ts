@@ -5,9 +5,10 @@ import { executionRefused, FlameoxError, invalidInput, retold, sensitiveArtifact
 import { detectProfileFormat, type ProfileFormat } from "../adapters/formats/detect.ts";
 import { extractProfile } from "../adapters/formats/extract-profile.ts";
 import { storeArtifactFile, type StoredArtifact } from "../store/artifact-store.ts";
-import { advanceCorpus } from "../store/corpus.ts";
+import { advanceCorpus, type CorpusHead } from "../store/corpus.ts";
 import { blankManifest, insertRun } from "../store/run-store.ts";
-import { artifactReference, registerArtifact } from "../store/artifact-registry.ts";
+import { artifactReference, type RegistrationInput, registerArtifact } from "../store/artifact-registry.ts";
+import type { Workspace } from "../store/workspace.ts";
 import { prepareBundle, type PreparedBundle } from "./evidence-publisher.ts";
 import { artifactResourceUri, runResourceUri } from "../domain/resource-uris.ts";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
@@ -105,22 +106,7 @@ export class ImportService {
 
   async importArtifact(request: ImportRequest): Promise<ImportReceipt> {
     const workspace = this.workspace.open();
-    if (request.kind !== null && !(artifactKinds as readonly string[]).includes(request.kind)) {
-      throw invalidInput(
-        `Unknown artifact kind '${request.kind}'.`,
-        [{ field: "kind", message: `Input should be one of ${artifactKinds.join(", ")}`, type: "literal_error" }],
-        {
-          remediation: [
-            "Use kind='execution_trace' for Chrome and Torch traces and 'sample_profile' for profiles, or omit kind to detect it.",
-          ],
-        },
-      );
-    }
-    if (request.kind && sensitiveFloor.has(request.kind) && request.sensitivity !== "sensitive") {
-      throw sensitiveArtifactRefused(`Artifacts of kind ${request.kind} must be imported with sensitivity 'sensitive'.`, {
-        remediation: ["Repeat the import with sensitivity='sensitive'."],
-      });
-    }
+    checkImportKind(request);
     const source = this.resolveImportPath(request.path, request.source_root);
     const policy = loadWorkspacePolicy(workspace.root);
     const detected = await detectProfileFormat(source);
@@ -148,31 +134,18 @@ export class ImportService {
           },
         );
       }
-      const createdAt = new Date().toISOString();
-      const corpus = workspace.state.write(() => {
-        const database = workspace.state.database;
-        const manifest = blankManifest(runId, "import", createdAt);
-        manifest.capture_status = "registered";
-        manifest.limitations = limitations;
-        const registration = {
-          runId,
-          artifact: stored,
-          displayName: basename(source),
-          kind,
-          role: "imported",
-          mediaType: request.media_type,
-          sensitivity: request.sensitivity,
-          producer,
-          producerVersion,
-          format: isProfile ? detected.format : null,
-        };
-        const registrationId = `reg-${crypto.randomUUID()}`;
-        manifest.artifacts = [artifactReference(registration, registrationId)];
-        insertRun(database, manifest, "import");
-        registerArtifact(database, registration, registrationId);
-        const head = advanceCorpus(database, workspace.id, `import ${runId}`);
-        bundle?.register(head);
-        return head;
+      const corpus = publishImport(workspace, bundle, {
+        runId,
+        artifact: stored,
+        displayName: basename(source),
+        kind,
+        role: "imported",
+        mediaType: request.media_type,
+        sensitivity: request.sensitivity,
+        producer,
+        producerVersion,
+        format: isProfile ? detected.format : null,
+        limitations,
       });
       return {
         schema_version: 1,
@@ -232,6 +205,47 @@ export function extractToolFor(kind: string): string | null {
     default:
       return null;
   }
+}
+
+/** The kind, when given, must be a known artifact kind, and kinds with a sensitivity floor must be imported as sensitive. */
+function checkImportKind(request: ImportRequest): void {
+  if (request.kind !== null && !(artifactKinds as readonly string[]).includes(request.kind)) {
+    throw invalidInput(
+      `Unknown artifact kind '${request.kind}'.`,
+      [{ field: "kind", message: `Input should be one of ${artifactKinds.join(", ")}`, type: "literal_error" }],
+      {
+        remediation: [
+          "Use kind='execution_trace' for Chrome and Torch traces and 'sample_profile' for profiles, or omit kind to detect it.",
+        ],
+      },
+    );
+  }
+  if (request.kind && sensitiveFloor.has(request.kind) && request.sensitivity !== "sensitive") {
+    throw sensitiveArtifactRefused(`Artifacts of kind ${request.kind} must be imported with sensitivity 'sensitive'.`, {
+      remediation: ["Repeat the import with sensitivity='sensitive'."],
+    });
+  }
+}
+
+/** One transaction: the import run (already registered), its artifact registration, the corpus commit, the bundle. */
+function publishImport(
+  workspace: Workspace,
+  bundle: PreparedBundle | null,
+  registration: RegistrationInput & { limitations: string[] },
+): CorpusHead {
+  return workspace.state.write(() => {
+    const database = workspace.state.database;
+    const manifest = blankManifest(registration.runId, "import", new Date().toISOString());
+    manifest.capture_status = "registered";
+    manifest.limitations = registration.limitations;
+    const registrationId = `reg-${crypto.randomUUID()}`;
+    manifest.artifacts = [artifactReference(registration, registrationId)];
+    insertRun(database, manifest, "import");
+    registerArtifact(database, registration, registrationId);
+    const head = advanceCorpus(database, workspace.id, `import ${registration.runId}`);
+    bundle?.register(head);
+    return head;
+  });
 }
 
 /** Agents see the name they imported, never the workspace's internal storage path. */

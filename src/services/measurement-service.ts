@@ -19,41 +19,31 @@ export type MeasurementQueryResult = {
   evidence: EvidenceStatus;
 };
 
+type MeasurementRequest = {
+  run_id: string | null;
+  artifact_id: string | null;
+  name_prefix: string | null;
+  include_warmups: boolean;
+  limit: number;
+  cursor: string | null;
+};
+
+/** Which extractor turns a run's artifacts into measurements, by the kinds it registered. */
+function measurementExtractor(kinds: string[]): string | null {
+  if (kinds.includes("benchmark_samples")) return "extract_pyperf";
+  if (kinds.includes("test_execution")) return "extract_pytest";
+  if (kinds.includes("python_startup")) return "extract_python_startup";
+  return null;
+}
+
 /** query_measurements: measurement rows by run, artifact and name prefix, keyset-paged. */
 export class MeasurementService {
   constructor(private readonly workspace: WorkspaceHandle) {}
 
-  async query(request: {
-    run_id: string | null;
-    artifact_id: string | null;
-    name_prefix: string | null;
-    include_warmups: boolean;
-    limit: number;
-    cursor: string | null;
-  }): Promise<MeasurementQueryResult> {
+  async query(request: MeasurementRequest): Promise<MeasurementQueryResult> {
     const limit = limitWithin(request.limit, maximumRows(this.workspace));
-    const database = this.workspace.open().state.database;
-    let scope: EvidenceScope;
-    if (request.artifact_id) {
-      if (!request.artifact_id.startsWith("sha256:")) throw artifactNotFound(request.artifact_id);
-      scope = pinEvidenceScope(this.workspace, request.artifact_id);
-      if (request.run_id)
-        scope = { ...scope, bundles: scope.bundles.filter((bundle) => bundle.run_id === request.run_id), runIds: [request.run_id] };
-    } else if (request.run_id) {
-      scope = pinEvidenceScope(this.workspace, request.run_id);
-    } else {
-      const head = corpusHead(database);
-      const bundles = currentBundles(database, { maxSequence: head.sequence });
-      scope = {
-        kind: "run",
-        id: "*",
-        runIds: [...new Set(bundles.map((bundle) => bundle.run_id))],
-        bundles,
-        snapshot: digestOf(bundles.map((bundle) => bundle.bundle_id)),
-        corpusCommitId: head.commit_id,
-      };
-    }
-    scope = { ...scope, bundles: scope.bundles.filter((bundle) => (bundle.tables.measurements ?? 0) > 0) };
+    const pinned = this.scope(request);
+    const scope = { ...pinned, bundles: pinned.bundles.filter((bundle) => (bundle.tables.measurements ?? 0) > 0) };
     const filters = {
       run_id: request.run_id,
       artifact_id: request.artifact_id,
@@ -72,47 +62,6 @@ export class MeasurementService {
     );
     const seen = (after?.seen ?? 0) + page.rows.length;
     const truncated = seen < page.total;
-    let evidence: EvidenceStatus;
-    if (page.total > 0) evidence = available("Measurements from extracted evidence.");
-    else if (scope.bundles.length === 0 && request.run_id) {
-      const kinds = registrationsOf(this.workspace, [request.run_id]).map((registration) => registration.kind);
-      const extractTool = kinds.includes("benchmark_samples")
-        ? "extract_pyperf"
-        : kinds.includes("test_execution")
-          ? "extract_pytest"
-          : kinds.includes("python_startup")
-            ? "extract_python_startup"
-            : null;
-      evidence = extractTool
-        ? {
-            status: "unavailable",
-            reason: "The run's artifacts have not been extracted into measurements.",
-            next_tool: extractTool,
-            next_arguments: { run_id: request.run_id },
-          }
-        : {
-            status: "unavailable",
-            reason: "The run has no measurement evidence.",
-            next_tool: "get_run",
-            next_arguments: { run_id: request.run_id },
-          };
-    } else
-      evidence = {
-        status: "empty",
-        reason: request.name_prefix
-          ? `No measurement name starts with '${request.name_prefix}'${request.include_warmups ? "" : " (warm-ups excluded)"}.`
-          : "No measurements match.",
-        next_tool: null,
-        next_arguments: null,
-      };
-    if (evidence.status === "unavailable" && evidence.next_tool?.startsWith("extract_")) {
-      throw needsExtraction(
-        evidence.next_tool,
-        request.run_id!,
-        `Run ${request.run_id} has artifacts that are not extracted into measurements yet.`,
-        { remediation: [`Call ${evidence.next_tool} with run_id='${request.run_id}', then query again.`] },
-      );
-    }
     return {
       schema_version: 1,
       corpus_commit_id: scope.corpusCommitId,
@@ -122,7 +71,65 @@ export class MeasurementService {
       returned: page.rows.length,
       truncated,
       next_cursor: truncated && page.lastKey ? cursors.encode({ key: page.lastKey, seen }, scope.snapshot) : null,
-      evidence,
+      evidence: this.evidence(request, page.total, scope.bundles.length),
+    };
+  }
+
+  /** An artifact (optionally within one run), one run, or every current bundle when neither is named. */
+  private scope(request: MeasurementRequest): EvidenceScope {
+    if (request.artifact_id) {
+      if (!request.artifact_id.startsWith("sha256:")) throw artifactNotFound(request.artifact_id);
+      const scope = pinEvidenceScope(this.workspace, request.artifact_id);
+      return request.run_id
+        ? { ...scope, bundles: scope.bundles.filter((bundle) => bundle.run_id === request.run_id), runIds: [request.run_id] }
+        : scope;
+    }
+    if (request.run_id) return pinEvidenceScope(this.workspace, request.run_id);
+    const database = this.workspace.state().database;
+    const head = corpusHead(database);
+    const bundles = currentBundles(database, { maxSequence: head.sequence });
+    return {
+      kind: "run",
+      id: "*",
+      runIds: [...new Set(bundles.map((bundle) => bundle.run_id))],
+      bundles,
+      snapshot: digestOf(bundles.map((bundle) => bundle.bundle_id)),
+      corpusCommitId: head.commit_id,
+    };
+  }
+
+  /**
+   * Rows found; or a run whose artifacts are not extracted yet (an error naming the extractor); or a
+   * run with no measurement evidence at all; or simply no matching name.
+   */
+  private evidence(request: MeasurementRequest, total: number, bundles: number): EvidenceStatus {
+    if (total > 0) return available("Measurements from extracted evidence.");
+    if (bundles === 0 && request.run_id) {
+      const extractTool = measurementExtractor(registrationsOf(this.workspace, [request.run_id]).map((registration) => registration.kind));
+      if (extractTool) {
+        throw needsExtraction(
+          extractTool,
+          request.run_id,
+          `Run ${request.run_id} has artifacts that are not extracted into measurements yet.`,
+          {
+            remediation: [`Call ${extractTool} with run_id='${request.run_id}', then query again.`],
+          },
+        );
+      }
+      return {
+        status: "unavailable",
+        reason: "The run has no measurement evidence.",
+        next_tool: "get_run",
+        next_arguments: { run_id: request.run_id },
+      };
+    }
+    return {
+      status: "empty",
+      reason: request.name_prefix
+        ? `No measurement name starts with '${request.name_prefix}'${request.include_warmups ? "" : " (warm-ups excluded)"}.`
+        : "No measurements match.",
+      next_tool: null,
+      next_arguments: null,
     };
   }
 }

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, renameSync } from "node:fs";
 import { bootId, processLiveness } from "../exec/identity.ts";
 import { processesWithEnvironment } from "../exec/environment-scan.ts";
-import { runMarkerVariable } from "./capture-service.ts";
+import { runMarkerVariable } from "./capture-plan.ts";
 import { advanceCorpus } from "../store/corpus.ts";
 import { openRunManifests, reviseRun, type RunManifest } from "../store/run-store.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";

@@ -1,21 +1,6 @@
-/**
- * Pictures of stored evidence: the self-contained HTML report, the bounded SVG flame graph, the
- * standard export files, and the plan naming which viewer opens what. Stacks are merged in DuckDB
- * (one row per distinct path) before any of them reach JavaScript, so a million samples cost what
- * their few thousand distinct stacks cost.
- */
-import { existsSync, lstatSync } from "node:fs";
-import { basename, delimiter, dirname, join, resolve } from "node:path";
 import { digestOf } from "../domain/canonical-json.ts";
-import {
-  capabilityUnavailable,
-  comparisonInvalid,
-  executionRefused,
-  type FlameoxError,
-  invalidArguments,
-  invalidInput,
-} from "../domain/errors.ts";
-import type { FrameRow, StackRow, StackUnit } from "../domain/evidence.ts";
+import { capabilityUnavailable, comparisonInvalid, type FlameoxError, invalidArguments } from "../domain/errors.ts";
+import type { FrameRow, StackUnit } from "../domain/evidence.ts";
 import { chooseUnit, stackUnits, type UnitSummary } from "../analysis/hotspots.ts";
 import {
   loadFrames,
@@ -36,11 +21,13 @@ import type { EvidenceView } from "../store/evidence-query.ts";
 import type { BundleRecord } from "../store/evidence-registry.ts";
 import { writeFileAtomically } from "../store/atomic-file.ts";
 import { pinEvidenceScope, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
+import { checkOutputPath } from "./output-path.ts";
+import { type ExportFormat, type ViewerEntry, type ViewerPlan, viewerPlanFor } from "./viewer-plans.ts";
 import type { RunSetStore } from "../store/run-set-store.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
-export const exportFormats = ["speedscope", "pprof", "collapsed", "chrome"] as const;
-export type ExportFormat = (typeof exportFormats)[number];
+export const exportFormats = ["speedscope", "pprof", "collapsed", "chrome"] as const satisfies readonly ExportFormat[];
+export type { ExportFormat };
 
 /** One or several runs, artifacts or run sets whose evidence is pooled. */
 export type EvidenceSelection = {
@@ -89,28 +76,7 @@ export type ExportResult = {
   source: "stacks" | "trace_events";
 };
 
-export type ViewerEntry = {
-  viewer: "report" | "speedscope" | "pprof" | "perfetto" | "firefox_profiler";
-  name: string;
-  format: "html" | ExportFormat;
-  /** argv that writes the file the viewer opens; run it from the project root. */
-  prepare_command: string[];
-  output: string;
-  /** argv that opens the file where a local viewer is installed, else null (open it by hand). */
-  open_command: string[] | null;
-  installed: boolean;
-  how_to_open: string;
-};
-
-export type ViewerPlan = {
-  schema_version: 1;
-  run_or_artifact: string;
-  run_ids: string[];
-  evidence: { stacks: boolean; trace_events: boolean; units: StackUnit[] };
-  report_command: string[];
-  viewers: ViewerEntry[];
-  notes: string[];
-};
+export type { ViewerEntry, ViewerPlan };
 
 const stackExtractors = new Set(["profile", "py-spy", "perf", "memray"]);
 
@@ -131,57 +97,39 @@ export function splitTargets(values: Iterable<string>): string[] {
   return ids;
 }
 
-/** Refuses to replace anything but a regular file, and a folder that does not exist. */
-export function checkOutputPath(path: string, subject: string): string {
-  const absolute = resolve(path);
-  if (absolute.includes("\u0000"))
-    throw invalidArguments(subject, [{ field: "output", message: "contains a NUL byte", type: "value_error" }]);
-  if (!existsSync(dirname(absolute)) || !lstatSync(dirname(absolute)).isDirectory()) {
-    throw invalidInput(
-      `The folder of the output file does not exist: ${dirname(absolute)}.`,
-      [{ field: "output", message: "folder does not exist", type: "value_error" }],
-      { remediation: ["Create the folder first, or name an output file in an existing folder."] },
-    );
+type ReportEvidence = Awaited<ReturnType<typeof loadReportEvidence>>;
+
+/** Everything the report draws: stacks in one unit (regrouped), bounded trace events, slowest tests, top allocators. */
+async function loadReportEvidence(view: EvidenceView, requestedUnit: StackUnit | null, groupBy: "function" | "line") {
+  const units = await stackUnits(view);
+  const unit = chooseUnit(units, requestedUnit);
+  if (requestedUnit !== null && unit === null && units.length > 0) {
+    throw invalidArguments("report", [
+      {
+        field: "unit",
+        message: `no stacks in ${requestedUnit}; available: ${units.map((entry) => entry.unit).join(", ")}`,
+        type: "value_error",
+      },
+    ]);
   }
-  if (existsSync(absolute) || isDanglingLink(absolute)) {
-    const stat = lstatSync(absolute);
-    if (!stat.isFile()) {
-      throw executionRefused(
-        `${absolute} exists and is not a regular file (${stat.isDirectory() ? "a folder" : stat.isSymbolicLink() ? "a symbolic link" : "a special file"}); it is not overwritten.`,
-        { details: { output: absolute }, remediation: ["Name a new file, or an existing regular file to replace."] },
-      );
-    }
-  }
-  return absolute;
+  const lineStacks = unit ? await loadMergedStacks(view, { unit, byThread: false }) : [];
+  const { frames, stacks } = regroup(lineStacks.length > 0 ? await loadFrames(view) : new Map<string, FrameRow>(), lineStacks, groupBy);
+  const traceEvents = await loadTraceEvents(view);
+  const slowest = await loadSlowestTests(view);
+  const allocators = units.some((entry) => entry.unit === "bytes") ? await loadTopAllocators(view) : [];
+  return { unit, units, stacks, frames, traceEvents, slowest, allocators };
 }
 
-function isDanglingLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
-
-function onPath(command: string): string | null {
-  for (const folder of (process.env.PATH ?? "").split(delimiter)) {
-    if (!folder) continue;
-    const candidate = join(folder, command);
-    try {
-      if (lstatSync(candidate).isFile() || lstatSync(candidate).isSymbolicLink()) return candidate;
-    } catch {
-      // Not in this folder.
-    }
-  }
-  return null;
-}
-
-/** A file name from an id: no colons or slashes, short enough for any file system. */
-function fileStem(id: string): string {
-  return id
-    .replace(/^sha256:/, "")
-    .replace(/[^A-Za-z0-9._-]+/g, "_")
-    .slice(0, 40);
+/** The report's sections in page order, by what the evidence holds. */
+function reportSections(loaded: ReportEvidence, hasProfile: boolean, hasBaseline: boolean): string[] {
+  const sections: string[] = [];
+  if (hasProfile) sections.push("flame_graph");
+  if (hasProfile && hasBaseline) sections.push("differential_flame_graph");
+  if (loaded.traceEvents.length > 0) sections.push("timeline");
+  if (hasProfile) sections.push("top_functions");
+  if (loaded.slowest.length > 0) sections.push("slowest_tests");
+  if (loaded.allocators.length > 0) sections.push("top_allocators");
+  return sections;
 }
 
 export class ReportService {
@@ -264,51 +212,13 @@ export class ReportService {
     const groupBy = request.group_by ?? "function";
     const candidate = this.select(request.targets);
     const baseline = request.baseline && request.baseline.length > 0 ? this.select(request.baseline) : null;
-    const loaded = await this.withSelection(candidate, async (view) => {
-      const units = await stackUnits(view);
-      const unit = chooseUnit(units, request.unit);
-      if (request.unit !== null && unit === null && units.length > 0) {
-        throw invalidArguments("report", [
-          {
-            field: "unit",
-            message: `no stacks in ${request.unit}; available: ${units.map((entry) => entry.unit).join(", ")}`,
-            type: "value_error",
-          },
-        ]);
-      }
-      const lineStacks = unit ? await loadMergedStacks(view, { unit, byThread: false }) : [];
-      const { frames, stacks } = regroup(lineStacks.length > 0 ? await loadFrames(view) : new Map<string, FrameRow>(), lineStacks, groupBy);
-      const traceEvents = await loadTraceEvents(view);
-      const slowest = await loadSlowestTests(view);
-      const allocators = units.some((entry) => entry.unit === "bytes") ? await loadTopAllocators(view) : [];
-      return { unit, units, stacks, frames, traceEvents, slowest, allocators };
-    });
-    let baselineStacks: { frames: Map<string, FrameRow>; stacks: StackRow[] } | null = null;
-    if (baseline && loaded.unit) {
-      const unit = loaded.unit;
-      baselineStacks = await this.withSelection(baseline, async (view) => {
-        const stacks = await loadMergedStacks(view, { unit, byThread: false });
-        if (stacks.length === 0) {
-          const units = await stackUnits(view);
-          throw comparisonInvalid(
-            `The baseline ${baseline.label} has no stacks in ${unit}${units.length > 0 ? ` (it has ${units.map((entry) => entry.unit).join(", ")})` : ""}; a differential flame graph needs both sides in one unit.`,
-            { remediation: ["Pick a baseline profiled the same way, or pass --unit with a unit both sides have."] },
-          );
-        }
-        return regroup(await loadFrames(view), stacks, groupBy);
-      });
-    }
+    const loaded = await this.withSelection(candidate, (view) => loadReportEvidence(view, request.unit, groupBy));
+    const baselineStacks = baseline && loaded.unit ? await this.loadBaseline(baseline, loaded.unit, groupBy) : null;
     const nothing =
       loaded.stacks.length === 0 && loaded.traceEvents.length === 0 && loaded.slowest.length === 0 && loaded.allocators.length === 0;
     if (nothing) throw this.noStacks(candidate, "a report");
     const profile = loaded.stacks.length > 0 ? { frames: loaded.frames, stacks: loaded.stacks } : undefined;
-    const sections: string[] = [];
-    if (profile) sections.push("flame_graph");
-    if (profile && baselineStacks) sections.push("differential_flame_graph");
-    if (loaded.traceEvents.length > 0) sections.push("timeline");
-    if (profile) sections.push("top_functions");
-    if (loaded.slowest.length > 0) sections.push("slowest_tests");
-    if (loaded.allocators.length > 0) sections.push("top_allocators");
+    const sections = reportSections(loaded, profile !== undefined, baselineStacks !== null);
     const html = renderReport({
       title: request.title ?? `flameox report · ${candidate.label}`,
       subtitle: [
@@ -341,6 +251,21 @@ export class ReportService {
         total_weight: loaded.stacks.reduce((sum, stack) => sum + stack.weight, 0),
       },
     };
+  }
+
+  /** The baseline's stacks in the candidate's unit, for the differential flame graph; none in that unit is an error. */
+  private loadBaseline(baseline: EvidenceSelection, unit: StackUnit, groupBy: "function" | "line") {
+    return this.withSelection(baseline, async (view) => {
+      const stacks = await loadMergedStacks(view, { unit, byThread: false });
+      if (stacks.length === 0) {
+        const units = await stackUnits(view);
+        throw comparisonInvalid(
+          `The baseline ${baseline.label} has no stacks in ${unit}${units.length > 0 ? ` (it has ${units.map((entry) => entry.unit).join(", ")})` : ""}; a differential flame graph needs both sides in one unit.`,
+          { remediation: ["Pick a baseline profiled the same way, or pass --unit with a unit both sides have."] },
+        );
+      }
+      return regroup(await loadFrames(view), stacks, groupBy);
+    });
   }
 
   /** The bounded static SVG flame graph of a run's (or artifact's) stacks. */
@@ -436,99 +361,6 @@ export class ReportService {
     const stacks = hasStacks(selection.bundles);
     const traces = hasTraceEvents(selection.bundles);
     const units: UnitSummary[] = stacks ? await this.withSelection(selection, (view) => stackUnits(view)) : [];
-    const stem = fileStem(runOrArtifact);
-    const id = runOrArtifact;
-    const reportOutput = `flameox-${stem}-report.html`;
-    const browser = onPath("xdg-open") ?? onPath("open");
-    const viewers: ViewerEntry[] = [];
-    const entry = (value: ViewerEntry) => viewers.push(value);
-    const report: ViewerEntry = {
-      viewer: "report",
-      name: "flameox report (self-contained HTML, any browser, offline)",
-      format: "html",
-      prepare_command: ["flameox", "report", id, "--output", reportOutput],
-      output: reportOutput,
-      open_command: browser ? [basename(browser), reportOutput] : null,
-      installed: browser !== null,
-      how_to_open: "Open the HTML file in any browser; it needs no network.",
-    };
-    if (stacks || traces) entry(report);
-    const onlyBytes = units.length > 0 && units.every((unit) => unit.unit === "bytes");
-    if (stacks) {
-      const speedscope = onPath("speedscope");
-      entry({
-        viewer: "speedscope",
-        name: "speedscope",
-        format: "speedscope",
-        prepare_command: ["flameox", "export", id, "--format", "speedscope", "--output", `flameox-${stem}.speedscope.json`],
-        output: `flameox-${stem}.speedscope.json`,
-        open_command: speedscope ? ["speedscope", `flameox-${stem}.speedscope.json`] : null,
-        installed: speedscope !== null,
-        how_to_open:
-          "Run `speedscope FILE` where the speedscope CLI is installed, or load the file into the speedscope web app (it stays in the browser).",
-      });
-      const pprof = onPath("pprof");
-      const go = onPath("go");
-      entry({
-        viewer: "pprof",
-        name: "pprof",
-        format: "pprof",
-        prepare_command: ["flameox", "export", id, "--format", "pprof", "--output", `flameox-${stem}.pb.gz`],
-        output: `flameox-${stem}.pb.gz`,
-        open_command: pprof
-          ? ["pprof", "-http=127.0.0.1:0", `flameox-${stem}.pb.gz`]
-          : go
-            ? ["go", "tool", "pprof", "-http=127.0.0.1:0", `flameox-${stem}.pb.gz`]
-            : null,
-        installed: pprof !== null || go !== null,
-        how_to_open: "Run `pprof -http=127.0.0.1:0 FILE` (or `go tool pprof -http=127.0.0.1:0 FILE`).",
-      });
-    }
-    if (traces || (stacks && !onlyBytes)) {
-      const output = `flameox-${stem}.trace.json`;
-      const prepare = ["flameox", "export", id, "--format", "chrome", "--output", output];
-      const source = traces
-        ? "the recorded trace events"
-        : "a flame chart synthesized from the stacks (durations are weights, not wall-clock times)";
-      entry({
-        viewer: "perfetto",
-        name: "Perfetto UI",
-        format: "chrome",
-        prepare_command: prepare,
-        output,
-        open_command: null,
-        installed: false,
-        how_to_open: `Open the Perfetto UI in a browser and load the file (Open trace file); it shows ${source}.`,
-      });
-      entry({
-        viewer: "firefox_profiler",
-        name: "Firefox Profiler",
-        format: "chrome",
-        prepare_command: prepare,
-        output,
-        open_command: null,
-        installed: false,
-        how_to_open: `Open the Firefox Profiler in a browser and load the file (Load a profile from file); it shows ${source}.`,
-      });
-    }
-    const notes: string[] = [];
-    if (!stacks && !traces)
-      notes.push(
-        "No stack samples or trace events are stored for this run or artifact; capture with py-spy or perf, or import a profile, first.",
-      );
-    if (traces && stacks)
-      notes.push(
-        "The chrome export writes the recorded trace events; pass --unit to export a flame chart synthesized from the stacks instead.",
-      );
-    notes.push("Commands write files relative to the current folder; nothing is launched unless you run `flameox open ID --launch`.");
-    return {
-      schema_version: 1,
-      run_or_artifact: runOrArtifact,
-      run_ids: selection.runIds,
-      evidence: { stacks, trace_events: traces, units: units.map((unit) => unit.unit) },
-      report_command: report.prepare_command,
-      viewers,
-      notes,
-    };
+    return viewerPlanFor(runOrArtifact, selection.runIds, { stacks, traces, units: units.map((unit) => unit.unit) });
   }
 }

@@ -10,6 +10,7 @@ import type { Workspace, WorkspaceLocation } from "../store/workspace.ts";
 import { AnalysisRecordService } from "./analysis-record-service.ts";
 import { AnalysisService } from "./analysis-service.ts";
 import { CapabilityService } from "./capability-service.ts";
+import { CaptureRunner } from "./capture-runner.ts";
 import { CaptureService, type ConsumedPlan } from "./capture-service.ts";
 import { CatalogService } from "./catalog-service.ts";
 import { ComparisonService } from "./comparison-service.ts";
@@ -29,6 +30,7 @@ import { RecoveryService } from "./recovery-service.ts";
 import { ReportService } from "./report-service.ts";
 import { RunService } from "./run-service.ts";
 import { RunSetService } from "./run-set-service.ts";
+import { ScalingService } from "./scaling-service.ts";
 import { TraceAnalysisService } from "./trace-analysis-service.ts";
 import { TrialRunner } from "./trial-runner.ts";
 import { WorkloadService } from "./workload-service.ts";
@@ -68,6 +70,7 @@ export class Services {
   readonly runSets: RunSetService;
   readonly investigations: InvestigationService;
   readonly comparisons: ComparisonService;
+  readonly scaling: ScalingService;
   readonly experiments: ExperimentService;
   readonly analysisRecords: AnalysisRecordService;
   readonly reports: ReportService;
@@ -91,7 +94,7 @@ export class Services {
     this.capabilities = new CapabilityService(workspace);
     this.runs = new RunService(workspace);
     this.imports = new ImportService(workspace);
-    this.captures = new CaptureService(workspace, this.workloads, this.capabilities, capturePlans);
+    this.captures = new CaptureService(workspace, this.workloads, this.capabilities, capturePlans, new CaptureRunner(workspace));
     this.detachedCaptures = new DetachedCaptureService(workspace, this.captures, capturePlans, new DetachedCaptureStore(state));
     this.extraction = new ExtractionService(workspace);
 
@@ -106,6 +109,7 @@ export class Services {
     this.runSets = new RunSetService(workspace, runSetStore, experimentStore);
     this.investigations = new InvestigationService(workspace, investigationStore, evidenceRecords);
     this.comparisons = new ComparisonService(workspace, this.runSets, experimentStore, evidenceRecords);
+    this.scaling = new ScalingService(workspace, this.runSets, experimentStore);
     const trials = new TrialRunner(workspace, this.captures, new OracleRunner(workspace));
     const execution = new ExperimentExecution(workspace, experimentStore, trials, this.runSets, this.comparisons);
     this.experiments = new ExperimentService(
@@ -125,7 +129,7 @@ export class Services {
         execution: this.executionAnalysis,
         traces: this.traceAnalysis,
         failures: this.failureAnalysis,
-        comparisons: this.comparisons,
+        scaling: this.scaling,
       },
       evidenceRecords,
     );

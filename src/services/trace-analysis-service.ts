@@ -14,6 +14,7 @@ import { traceWindow, traceWindowEventsThrough, type TraceWindowEvent, type Trac
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import { available, type EvidenceStatus, maximumRows, missingEvidence, queryCursors, registrationsOf, scopeRun } from "./evidence-needs.ts";
 import { type EvidenceScope, limitWithin, pinEvidenceScope, withEvidence } from "./evidence-scope.ts";
+import type { RunManifest } from "../store/run-store.ts";
 
 export type PyTorchAnalysisResult = {
   schema_version: 1;
@@ -59,6 +60,57 @@ export type TraceWindowResult = {
   evidence: EvidenceStatus;
 };
 
+/** Trace events that are not torch.profiler's: analyze_pytorch cannot read them, so the caller needs another trace. */
+function notTorch(runOrArtifact: string, categories: { category: string | null }[]) {
+  return comparisonInvalid(
+    `${runOrArtifact} holds trace events, but none from torch.profiler (categories: ${categories
+      .slice(0, 6)
+      .map((entry) => entry.category ?? "none")
+      .join(", ")}).`,
+    {
+      details: { next_tool: "import_artifact", required_kind: "execution_trace", required_producer: "torch.profiler" },
+      remediation: [
+        "Import a torch.profiler Chrome trace with import_artifact(kind='execution_trace', producer='torch.profiler'), or capture with the torch.profiler adapter.",
+      ],
+      next: { tool: "import_artifact", arguments: { kind: "execution_trace", producer: "torch.profiler" } },
+    },
+  );
+}
+
+/** Which parts of a launch analysis are missing, and whether the trace shows any accelerator activity at all. */
+function launchEvidence(
+  summary: AcceleratorSummary,
+  phase: string | null,
+  run: RunManifest | null,
+): { partial: string[]; nothing: boolean; evidence: EvidenceStatus } {
+  const partial: string[] = [];
+  if (summary.kernels === 0) partial.push("no_kernels");
+  if (summary.runtime_launches + summary.graph_launches === 0) partial.push("no_runtime_launches");
+  if (summary.kernels > 0 && summary.correlation_coverage === 0) partial.push("correlation_missing");
+  else if (summary.correlation_coverage !== null && summary.correlation_coverage < 1) partial.push("correlation_partial");
+  const nothing = summary.kernels === 0 && summary.runtime_launches + summary.graph_launches === 0 && summary.memory_copies === 0;
+  const evidence: EvidenceStatus = nothing
+    ? {
+        status: "empty",
+        reason: phase
+          ? `No accelerator activity inside phase '${phase}'.`
+          : "The trace holds no accelerator activity (CPU-only trace: no runtime launches, kernels or copies).",
+        next_tool: run?.workload_name ? "plan_capture" : null,
+        next_arguments: run?.workload_name
+          ? {
+              workload_name: run.workload_name,
+              adapter: "torch.profiler",
+              parameters: run.parameters,
+              adapter_options: { activities: ["cpu", "cuda"] },
+            }
+          : null,
+      }
+    : partial.length > 0
+      ? { status: "partial", reason: `Partial: ${partial.join(", ")}.`, next_tool: null, next_arguments: null }
+      : available("Runtime and graph launches, kernels, per-stream idle gaps and host→device correlation.");
+  return { partial, nothing, evidence };
+}
+
 /** Trace-event analyses: PyTorch operators (analyze_pytorch), accelerator launches (analyze_accelerator_launches) and time windows (get_trace_window). */
 export class TraceAnalysisService {
   constructor(private readonly workspace: WorkspaceHandle) {}
@@ -88,45 +140,8 @@ export class TraceAnalysisService {
       const split = await torchTimeSplit(view, page.selfTotal);
       return { kind: "ok" as const, page, allocations, split };
     });
-    const run = scopeRun(this.workspace, scope);
-    if (outcome.kind === "unextracted") {
-      const traces = registrationsOf(this.workspace, run ? [run.run_id] : []).filter(
-        (registration) => registration.kind === "execution_trace",
-      );
-      if (run && traces.length > 0) {
-        throw needsExtraction(
-          "extract_perfetto",
-          run.run_id,
-          `The execution trace of run ${run.run_id} has not been normalized into trace events yet.`,
-          {
-            artifactId: traces[0]!.artifact_id,
-            remediation: [`Call extract_perfetto with run_id='${run.run_id}', then repeat analyze_pytorch.`],
-          },
-        );
-      }
-      throw missingEvidence(this.workspace, scope, {
-        what: "a torch.profiler trace",
-        kinds: ["execution_trace"],
-        extractTool: "extract_perfetto",
-        adapter: "torch.profiler",
-        importKind: "execution_trace",
-      });
-    }
-    if (outcome.kind === "not_torch") {
-      throw comparisonInvalid(
-        `${request.run_or_artifact} holds trace events, but none from torch.profiler (categories: ${outcome.categories
-          .slice(0, 6)
-          .map((entry) => entry.category ?? "none")
-          .join(", ")}).`,
-        {
-          details: { next_tool: "import_artifact", required_kind: "execution_trace", required_producer: "torch.profiler" },
-          remediation: [
-            "Import a torch.profiler Chrome trace with import_artifact(kind='execution_trace', producer='torch.profiler'), or capture with the torch.profiler adapter.",
-          ],
-          next: { tool: "import_artifact", arguments: { kind: "execution_trace", producer: "torch.profiler" } },
-        },
-      );
-    }
+    if (outcome.kind === "unextracted") throw this.unextractedTrace(scope);
+    if (outcome.kind === "not_torch") throw notTorch(request.run_or_artifact, outcome.categories);
     const { page, allocations, split } = outcome;
     const truncated = offset + page.operators.length < page.total;
     return {
@@ -151,6 +166,32 @@ export class TraceAnalysisService {
             }
           : available(`Operators from ${page.total} distinct cpu_op names; self time excludes child operators.`),
     };
+  }
+
+  /** An execution trace that is registered but not extracted names extract_perfetto; otherwise capture or import one. */
+  private unextractedTrace(scope: EvidenceScope) {
+    const run = scopeRun(this.workspace, scope);
+    const traces = registrationsOf(this.workspace, run ? [run.run_id] : []).filter(
+      (registration) => registration.kind === "execution_trace",
+    );
+    if (run && traces.length > 0) {
+      return needsExtraction(
+        "extract_perfetto",
+        run.run_id,
+        `The execution trace of run ${run.run_id} has not been normalized into trace events yet.`,
+        {
+          artifactId: traces[0]!.artifact_id,
+          remediation: [`Call extract_perfetto with run_id='${run.run_id}', then repeat analyze_pytorch.`],
+        },
+      );
+    }
+    return missingEvidence(this.workspace, scope, {
+      what: "a torch.profiler trace",
+      kinds: ["execution_trace"],
+      extractTool: "extract_perfetto",
+      adapter: "torch.profiler",
+      importKind: "execution_trace",
+    });
   }
 
   async acceleratorLaunches(request: {
@@ -193,31 +234,7 @@ export class TraceAnalysisService {
       if (!comparison) throw missingEvidence(this.workspace, comparisonScope, need);
     }
     const { summary, page } = base;
-    const partial: string[] = [];
-    if (summary.kernels === 0) partial.push("no_kernels");
-    if (summary.runtime_launches + summary.graph_launches === 0) partial.push("no_runtime_launches");
-    if (summary.kernels > 0 && summary.correlation_coverage === 0) partial.push("correlation_missing");
-    else if (summary.correlation_coverage !== null && summary.correlation_coverage < 1) partial.push("correlation_partial");
-    const nothing = summary.kernels === 0 && summary.runtime_launches + summary.graph_launches === 0 && summary.memory_copies === 0;
-    const evidence: EvidenceStatus = nothing
-      ? {
-          status: "empty",
-          reason: request.phase
-            ? `No accelerator activity inside phase '${request.phase}'.`
-            : "The trace holds no accelerator activity (CPU-only trace: no runtime launches, kernels or copies).",
-          next_tool: run?.workload_name ? "plan_capture" : null,
-          next_arguments: run?.workload_name
-            ? {
-                workload_name: run.workload_name,
-                adapter: "torch.profiler",
-                parameters: run.parameters,
-                adapter_options: { activities: ["cpu", "cuda"] },
-              }
-            : null,
-        }
-      : partial.length > 0
-        ? { status: "partial", reason: `Partial: ${partial.join(", ")}.`, next_tool: null, next_arguments: null }
-        : available("Runtime and graph launches, kernels, per-stream idle gaps and host→device correlation.");
+    const { partial, nothing, evidence } = launchEvidence(summary, request.phase, run);
     return {
       schema_version: 1,
       run_or_artifact: request.run_or_artifact,

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import * as v from "valibot";
-import { ExperimentConfigSchema } from "../../../src/config/project-config-schema.ts";
+import { ExperimentConfigSchema } from "../../../src/config/experiment-config-schema.ts";
 import { realizeOrder } from "../../../src/analysis/experiment-design.ts";
 import { parseOracleReceipt } from "../../../src/analysis/oracle-receipt.ts";
 
