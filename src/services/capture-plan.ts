@@ -128,12 +128,7 @@ export function capturePlanView(plan: {
     adapter: intent.adapter,
     adapter_options: intent.adapter_options,
     parameters: intent.parameters,
-    command: {
-      argv: intent.argv,
-      cwd: projectRelative(plan.projectRoot, intent.cwd),
-      timeout_seconds: intent.timeout_seconds,
-      environment_names: Object.keys(intent.environment).sort(),
-    },
+    command: commandView(intent, plan.projectRoot),
     collector_argv: intent.collector_argv.map((argument) => argument.replace(plan.workspaceRoot, ".diagnostics")),
     expected_artifact_kinds: plan.artifactKinds,
     expected_overhead: intent.expected_overhead,
@@ -150,6 +145,16 @@ export function capturePlanView(plan: {
     created_at: plan.createdAt.toISOString(),
     expires_at: new Date(plan.expiresAtMs).toISOString(),
     next_tool: "execute_capture_plan",
+  };
+}
+
+/** The command as a plan and a run manifest show it: argv, project-relative cwd, timeout, environment names. */
+export function commandView(intent: ConsumedPlan, projectRoot: string): CapturePlan["command"] {
+  return {
+    argv: intent.argv,
+    cwd: projectRelative(projectRoot, intent.cwd),
+    timeout_seconds: intent.timeout_seconds,
+    environment_names: Object.keys(intent.environment).sort(),
   };
 }
 

@@ -11,7 +11,7 @@ import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import {
   type CaptureReceipt,
   type ConsumedPlan,
-  projectRelative,
+  commandView,
   runMarkerVariable,
   trustedLocalLimitation,
   trustedLocalWarning,
@@ -82,12 +82,7 @@ export class CaptureRunner {
       adapter: intent.adapter,
       adapter_options: intent.adapter_options,
       parameters: intent.parameters,
-      command: {
-        argv: intent.argv,
-        cwd: projectRelative(workspace.projectRoot, intent.cwd),
-        timeout_seconds: intent.timeout_seconds,
-        environment_names: Object.keys(intent.environment).sort(),
-      },
+      command: commandView(intent, workspace.projectRoot),
       lease: { pid: process.pid, process_start_time: processStartTime(process.pid), boot_id: bootId() },
       limitations: [trustedLocalWarning],
       limitation_details: [trustedLocalLimitation],
@@ -96,26 +91,34 @@ export class CaptureRunner {
     return manifest.revision;
   }
 
+  /** The run's next revision, written on its own; returns the new revision number. */
+  private revise(
+    workspace: Workspace,
+    runId: string,
+    revision: number,
+    change: (current: RunManifest) => RunManifest,
+    reason: string,
+  ): number {
+    return workspace.state.write(() => reviseRun(workspace.state.database, runId, revision, change, reason).revision);
+  }
+
   private async identify(workspace: Workspace, intent: ConsumedPlan, revision: number): Promise<number> {
     const [source, environment] = await Promise.all([
       sourceIdentity(workspace.projectRoot).catch(() => null),
       environmentIdentity({ interpreter: intent.workload_executable }).catch(() => null),
     ]);
-    return workspace.state.write(
-      () =>
-        reviseRun(
-          workspace.state.database,
-          intent.run_id,
-          revision,
-          (current) => ({
-            ...current,
-            source_state_id: source?.source_state_id ?? null,
-            environment_id: environment?.environment_id ?? null,
-            source: source as unknown as Record<string, unknown> | null,
-            environment: environment as unknown as Record<string, unknown> | null,
-          }),
-          "identity collected",
-        ).revision,
+    return this.revise(
+      workspace,
+      intent.run_id,
+      revision,
+      (current) => ({
+        ...current,
+        source_state_id: source?.source_state_id ?? null,
+        environment_id: environment?.environment_id ?? null,
+        source: source as unknown as Record<string, unknown> | null,
+        environment: environment as unknown as Record<string, unknown> | null,
+      }),
+      "identity collected",
     );
   }
 
@@ -145,19 +148,16 @@ export class CaptureRunner {
         inheritEnvironment: inheritedEnvironment(policy),
         onStarted: (info) =>
           onRevision((revision) =>
-            workspace.state.write(
-              () =>
-                reviseRun(
-                  workspace.state.database,
-                  intent.run_id,
-                  revision,
-                  (current) => ({
-                    ...current,
-                    started_at: info.started_at,
-                    process: { pid: info.pid, process_start_time: info.process_start_time, boot_id: info.boot_id },
-                  }),
-                  "process started",
-                ).revision,
+            this.revise(
+              workspace,
+              intent.run_id,
+              revision,
+              (current) => ({
+                ...current,
+                started_at: info.started_at,
+                process: { pid: info.pid, process_start_time: info.process_start_time, boot_id: info.boot_id },
+              }),
+              "process started",
             ),
           ),
       },

@@ -24,6 +24,7 @@ import { extractPythonStartup } from "../adapters/python-startup/python-startup-
 import { executableDigest } from "../exec/executable.ts";
 import { brokerCommandRunner } from "./command-runner.ts";
 import { capabilityUnavailable } from "../domain/errors.ts";
+import type { RunArtifactFile } from "../store/artifact-registry.ts";
 import type { RunManifest } from "../store/run-store.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
@@ -40,15 +41,8 @@ export const extractionTools = [
 ] as const;
 export type ExtractionTool = (typeof extractionTools)[number];
 
-export type Registration = {
-  artifact_id: string;
-  kind: string;
-  format: string | null;
-  producer: string | null;
-  display_name: string;
-  role: string;
-  stored_path: string;
-};
+/** A run's registered artifact as the extractors see it. */
+export type Registration = RunArtifactFile;
 
 type ToolContext = { workspace: WorkspaceHandle; run: RunManifest; path: string; registration: Registration; scratch: string };
 
