@@ -27,7 +27,7 @@ export async function run(): Promise<Record<string, unknown>> {
     let best = "";
     for (let index = 0; index <= calls; index += 1) {
       const started = performance.now();
-      const result = await services.comparisons.scaling({ run_set_id: runSet });
+      const result = await services.scaling.analyze({ run_set_id: runSet });
       times.push(performance.now() - started);
       best = `${result.series[0]?.fit.best_model ?? "none"}${result.series[0]?.fit.distinguishable ? "" : " (indistinguishable)"}`;
     }

@@ -14,7 +14,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Services } from "../../src/services/services.ts";
-import { artifactReference, registerArtifact } from "../../src/services/artifact-registration.ts";
+import { artifactReference, registerArtifact } from "../../src/store/artifact-registry.ts";
 import { storeArtifactFile } from "../../src/store/artifact-store.ts";
 import { advanceCorpus } from "../../src/store/corpus.ts";
 import { loadDuckdb } from "../../src/store/duckdb.ts";

@@ -16,7 +16,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { FlameoxError } from "../domain/errors.ts";
+import { capabilityUnavailable } from "../domain/errors.ts";
 import { runProcess } from "../exec/broker.ts";
 import { resolveExecutable } from "../exec/executable.ts";
 import type {
@@ -109,15 +109,15 @@ export function probeRunner(): CommandRunner {
 /** A probe that says no becomes CAPABILITY_UNAVAILABLE naming the exact remedy and how to re-check. */
 export function requireAvailable(adapter: string, result: ProbeResult): void {
   if (result.status === "available") return;
-  throw new FlameoxError({
-    code: "CAPABILITY_UNAVAILABLE",
-    message: `${adapter} is ${result.status.replaceAll("_", " ")} for this workload${result.details.python ? ` (interpreter ${String(result.details.python)})` : ""}.`,
-    details: { adapter, status: result.status, next_tool: "list_capabilities", ...result.details },
-    remediation:
-      result.remediation.length > 0 ? result.remediation : [`Install ${adapter} for the workload's interpreter, then plan again.`],
-    nextTool: "list_capabilities",
-    nextArguments: { mode: "active_refresh", adapter },
-  });
+  throw capabilityUnavailable(
+    `${adapter} is ${result.status.replaceAll("_", " ")} for this workload${result.details.python ? ` (interpreter ${String(result.details.python)})` : ""}.`,
+    {
+      details: { adapter, status: result.status, next_tool: "list_capabilities", ...result.details },
+      remediation:
+        result.remediation.length > 0 ? result.remediation : [`Install ${adapter} for the workload's interpreter, then plan again.`],
+      next: { tool: "list_capabilities", arguments: { mode: "active_refresh", adapter } },
+    },
+  );
 }
 
 /**

@@ -66,44 +66,68 @@ function short(value: string | null): string {
   return value.length > 23 ? `${value.slice(0, 19)}…${value.slice(-4)}` : value;
 }
 
+type Eligible = { baseline: MemberFacts[]; candidate: MemberFacts[] };
+
 /** Applies the rule above to the eligible (included, succeeded) members of each side. */
-export function compatibilityMismatches(
-  sides: { baseline: MemberFacts[]; candidate: MemberFacts[] },
-  failed: { baseline: number; candidate: number },
-): Mismatch[] {
-  const mismatches: Mismatch[] = [];
+export function compatibilityMismatches(sides: Eligible, failed: { baseline: number; candidate: number }): Mismatch[] {
   const eligible = {
     baseline: sides.baseline.filter((member) => member.included && !isFailedOutcome(member.outcome)),
     candidate: sides.candidate.filter((member) => member.included && !isFailedOutcome(member.outcome)),
   };
   const all = [...eligible.baseline, ...eligible.candidate];
-  const definitions = distinct(all.map((member) => member.workload_definition_id));
-  if (definitions.length > 1) {
-    const baselineIds = distinct(eligible.baseline.map((member) => member.workload_definition_id))
-      .map(short)
-      .join(", ");
-    const candidateIds = distinct(eligible.candidate.map((member) => member.workload_definition_id))
-      .map(short)
-      .join(", ");
+  const mismatches: Mismatch[] = [
+    ...definitionMismatches(eligible),
+    ...environmentMismatches(eligible),
+    ...sourceMismatches(eligible),
+    ...collectorMismatches(all),
+    ...validationMismatches(all),
+  ];
+  const differing = differingObservations(eligible.baseline, eligible.candidate);
+  if (differing.length > 0) {
     mismatches.push({
-      code: "workload_definition_mismatch",
+      code: "oracle_outputs_differ",
       severity: "invalidating",
-      message: `The runs measured different workload definitions (baseline ${baselineIds}; candidate ${candidateIds}): a ratio of two different programs' costs says nothing about a change. Compare runs of one workload definition.`,
+      message: `Cross-treatment oracle receipts disagree between baseline and candidate on ${differing.length} case(s) (${differing.slice(0, 5).join(", ")}): the treatments did not compute the same result.`,
     });
   }
-  const environments = {
-    baseline: distinct(eligible.baseline.map((member) => member.environment_id)),
-    candidate: distinct(eligible.candidate.map((member) => member.environment_id)),
-  };
-  if (all.some((member) => member.environment_id === null)) {
+  if (failed.baseline + failed.candidate > 0) {
+    mismatches.push({
+      code: "failed_trials",
+      severity: "exploratory",
+      message: `${failed.baseline} baseline and ${failed.candidate} candidate trial(s)/run(s) failed or timed out; they are counted, not measured, and the survivors may be a biased sample.`,
+    });
+  }
+  return mismatches;
+}
+
+function definitionMismatches(eligible: Eligible): Mismatch[] {
+  const all = [...eligible.baseline, ...eligible.candidate];
+  if (distinct(all.map((member) => member.workload_definition_id)).length <= 1) return [];
+  const ids = (members: MemberFacts[]) =>
+    distinct(members.map((member) => member.workload_definition_id))
+      .map(short)
+      .join(", ");
+  return [
+    {
+      code: "workload_definition_mismatch",
+      severity: "invalidating",
+      message: `The runs measured different workload definitions (baseline ${ids(eligible.baseline)}; candidate ${ids(eligible.candidate)}): a ratio of two different programs' costs says nothing about a change. Compare runs of one workload definition.`,
+    },
+  ];
+}
+
+function environmentMismatches(eligible: Eligible): Mismatch[] {
+  const mismatches: Mismatch[] = [];
+  if ([...eligible.baseline, ...eligible.candidate].some((member) => member.environment_id === null)) {
     mismatches.push({
       code: "environment_unknown",
       severity: "exploratory",
       message: "Some runs have no environment identity, so a machine or interpreter difference cannot be ruled out.",
     });
   }
-  const knownBaseline = environments.baseline.filter((id) => id !== null);
-  const knownCandidate = environments.candidate.filter((id) => id !== null);
+  const known = (members: MemberFacts[]) => distinct(members.map((member) => member.environment_id)).filter((id) => id !== null);
+  const knownBaseline = known(eligible.baseline);
+  const knownCandidate = known(eligible.candidate);
   if (knownBaseline.length > 0 && knownCandidate.length > 0 && !knownBaseline.some((id) => knownCandidate.includes(id))) {
     mismatches.push({
       code: "environment_mismatch",
@@ -117,6 +141,11 @@ export function compatibilityMismatches(
       message: "A side's runs come from more than one environment identity.",
     });
   }
+  return mismatches;
+}
+
+function sourceMismatches(eligible: Eligible): Mismatch[] {
+  const mismatches: Mismatch[] = [];
   for (const side of ["baseline", "candidate"] as const) {
     const sources = distinct(eligible[side].map((member) => member.source_state_id));
     const known = sources.filter((id) => id !== null);
@@ -131,16 +160,25 @@ export function compatibilityMismatches(
       mismatches.push({ code: "source_unknown", severity: "exploratory", message: `Some ${side} runs have no source identity.` });
     }
   }
+  return mismatches;
+}
+
+function collectorMismatches(all: MemberFacts[]): Mismatch[] {
   const collectors = distinct(all.map((member) => `${member.adapter ?? "(import)"} ${member.adapter_options_digest}`));
-  if (collectors.length > 1) {
-    mismatches.push({
+  if (collectors.length <= 1) return [];
+  return [
+    {
       code: "collector_mismatch",
       severity: "invalidating",
       message: `The runs were collected with different adapters or adapter options (${distinct(all.map((member) => member.adapter))
         .map((adapter) => adapter ?? "(import)")
         .join(", ")}): collector overhead differs, so their costs are not comparable.`,
-    });
-  }
+    },
+  ];
+}
+
+function validationMismatches(all: MemberFacts[]): Mismatch[] {
+  const mismatches: Mismatch[] = [];
   const failedValidation = all.filter((member) => member.validation_status === "failed");
   if (failedValidation.length > 0) {
     mismatches.push({
@@ -158,21 +196,6 @@ export function compatibilityMismatches(
       code: "validation_incomplete",
       severity: "exploratory",
       message: `${incomplete.length} included run(s) have an inconclusive or unsupported oracle result.`,
-    });
-  }
-  const differing = differingObservations(eligible.baseline, eligible.candidate);
-  if (differing.length > 0) {
-    mismatches.push({
-      code: "oracle_outputs_differ",
-      severity: "invalidating",
-      message: `Cross-treatment oracle receipts disagree between baseline and candidate on ${differing.length} case(s) (${differing.slice(0, 5).join(", ")}): the treatments did not compute the same result.`,
-    });
-  }
-  if (failed.baseline + failed.candidate > 0) {
-    mismatches.push({
-      code: "failed_trials",
-      severity: "exploratory",
-      message: `${failed.baseline} baseline and ${failed.candidate} candidate trial(s)/run(s) failed or timed out; they are counted, not measured, and the survivors may be a biased sample.`,
     });
   }
   return mismatches;

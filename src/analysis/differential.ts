@@ -85,19 +85,13 @@ export async function stackUnitOf(evidence: EvidenceQuery, runIds: readonly stri
   return null;
 }
 
-export async function differentialHotspots(
-  evidence: EvidenceQuery,
-  baseline: readonly string[],
-  candidate: readonly string[],
-  limit: number,
-): Promise<DifferentialHotspots> {
-  const chosen = await stackUnitsPerRun(evidence, baseline, candidate);
-  if (chosen === null)
-    return { unit: null, baseline_runs_with_stacks: 0, candidate_runs_with_stacks: 0, functions_compared: 0, gained: [], lost: [] };
-  const distinctUnits = [...new Set(chosen.units.values())].sort();
-  const unit = distinctUnits.length === 1 ? distinctUnits[0]! : `time (${distinctUnits.join(", ")})`;
-  const runUnits = [...chosen.units].map(([runId, runUnit]) => `(${sqlString(runId)}, ${sqlString(runUnit)})`).join(", ");
-  const sql = `
+/**
+ * Shares per function and side: each run's self and total weight of a function over the run's total
+ * (in the run's own unit), averaged over the side's runs, so every run counts equally.
+ */
+function differentialSql(units: Map<string, string>, baseline: readonly string[], candidate: readonly string[]): string {
+  const runUnits = [...units].map(([runId, runUnit]) => `(${sqlString(runId)}, ${sqlString(runUnit)})`).join(", ");
+  return `
     WITH fmap AS (
       SELECT frame_key, ${functionIdentity} AS frame_id, any_value(function) AS function, any_value(file) AS file, min(line) AS line FROM frames GROUP BY frame_key, frame_id
     ),
@@ -132,27 +126,42 @@ export async function differentialHotspots(
     LEFT JOIN (SELECT * FROM per_side WHERE side = 'b') b ON b.frame_id = i.frame_id
     LEFT JOIN (SELECT * FROM per_side WHERE side = 'c') c ON c.frame_id = i.frame_id
     WHERE b.frame_id IS NOT NULL OR c.frame_id IS NOT NULL`;
-  const rows = await evidence.rows<Record<string, unknown>>(sql);
-  const entries: DifferentialHotspot[] = rows.map((row) => {
-    const baselineSelf = toNumber(row.b_self);
-    const candidateSelf = toNumber(row.c_self);
-    const baselineTotal = toNumber(row.b_total);
-    const candidateTotal = toNumber(row.c_total);
-    const change = candidateSelf - baselineSelf;
-    return {
-      frame_id: String(row.frame_id),
-      function: String(row.function ?? "<unknown>"),
-      file: (row.file as string | null) ?? null,
-      line: toNullableNumber(row.line),
-      baseline_self_share: baselineSelf,
-      candidate_self_share: candidateSelf,
-      self_share_change: change,
-      baseline_total_share: baselineTotal,
-      candidate_total_share: candidateTotal,
-      total_share_change: candidateTotal - baselineTotal,
-      direction: baselineTotal === 0 ? "new" : candidateTotal === 0 ? "vanished" : change >= 0 ? "gained" : "lost",
-    };
-  });
+}
+
+function differentialEntry(row: Record<string, unknown>): DifferentialHotspot {
+  const baselineSelf = toNumber(row.b_self);
+  const candidateSelf = toNumber(row.c_self);
+  const baselineTotal = toNumber(row.b_total);
+  const candidateTotal = toNumber(row.c_total);
+  const change = candidateSelf - baselineSelf;
+  return {
+    frame_id: String(row.frame_id),
+    function: String(row.function ?? "<unknown>"),
+    file: (row.file as string | null) ?? null,
+    line: toNullableNumber(row.line),
+    baseline_self_share: baselineSelf,
+    candidate_self_share: candidateSelf,
+    self_share_change: change,
+    baseline_total_share: baselineTotal,
+    candidate_total_share: candidateTotal,
+    total_share_change: candidateTotal - baselineTotal,
+    direction: baselineTotal === 0 ? "new" : candidateTotal === 0 ? "vanished" : change >= 0 ? "gained" : "lost",
+  };
+}
+
+export async function differentialHotspots(
+  evidence: EvidenceQuery,
+  baseline: readonly string[],
+  candidate: readonly string[],
+  limit: number,
+): Promise<DifferentialHotspots> {
+  const chosen = await stackUnitsPerRun(evidence, baseline, candidate);
+  if (chosen === null)
+    return { unit: null, baseline_runs_with_stacks: 0, candidate_runs_with_stacks: 0, functions_compared: 0, gained: [], lost: [] };
+  const distinctUnits = [...new Set(chosen.units.values())].sort();
+  const unit = distinctUnits.length === 1 ? distinctUnits[0]! : `time (${distinctUnits.join(", ")})`;
+  const rows = await evidence.rows<Record<string, unknown>>(differentialSql(chosen.units, baseline, candidate));
+  const entries = rows.map(differentialEntry);
   const byChange = (left: DifferentialHotspot, right: DifferentialHotspot) =>
     Math.abs(right.self_share_change) - Math.abs(left.self_share_change) ||
     Math.abs(right.total_share_change) - Math.abs(left.total_share_change) ||

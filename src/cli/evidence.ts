@@ -1,6 +1,6 @@
 import { defineCommand, type CommandDef } from "citty";
-import { FlameoxError } from "../domain/errors.ts";
-import type { EvidenceRefType } from "../services/evidence-analysis-service.ts";
+import { invalidInput } from "../domain/errors.ts";
+import type { EvidenceRefType } from "../services/evidence-service.ts";
 import { cliOptions, cliServices } from "./context.ts";
 import { emit, renderTable } from "./output.ts";
 import { parseLimit } from "./structured-input.ts";
@@ -12,12 +12,13 @@ function text(value: unknown): string | null {
 function integer(value: unknown, field: string): number {
   const number = Number(value);
   if (!Number.isInteger(number) || number < 0) {
-    throw new FlameoxError({
-      code: "INVALID_ARGUMENTS",
-      message: `${field} must be a non-negative integer.`,
-      details: { fields: [{ field, message: "must be a non-negative integer", type: "int_type" }] },
-      remediation: [`Pass --${field.replace("_", "-")} as nanoseconds.`],
-    });
+    throw invalidInput(
+      `${field} must be a non-negative integer.`,
+      [{ field, message: "must be a non-negative integer", type: "int_type" }],
+      {
+        remediation: [`Pass --${field.replace("_", "-")} as nanoseconds.`],
+      },
+    );
   }
   return number;
 }
@@ -33,7 +34,7 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
       limit: { type: "string", description: "1..1000 (default 20)." },
     },
     async run({ args }) {
-      const result = await cliServices().evidenceAnalysis.memory({
+      const result = await cliServices().memoryAnalysis.analyze({
         run_or_artifact: String(args.run_or_artifact),
         limit: parseLimit(args.limit, 20),
       });
@@ -64,7 +65,7 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
       "compare-to": { type: "string", alias: "compare", description: "A second run or artifact id." },
     },
     async run({ args }) {
-      const result = await cliServices().evidenceAnalysis.execution({
+      const result = await cliServices().executionAnalysis.analyze({
         run_or_artifact: String(args.run_or_artifact),
         limit: parseLimit(args.limit, 50),
         comparison_run_or_artifact: text(args["compare-to"]),
@@ -95,7 +96,7 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
       cursor: { type: "string", description: "Cursor from a previous page." },
     },
     async run({ args }) {
-      const result = await cliServices().evidenceAnalysis.pytorch({
+      const result = await cliServices().traceAnalysis.pytorch({
         run_or_artifact: String(args.run_or_artifact),
         limit: parseLimit(args.limit, 20),
         order_by: args["order-by"] === "total" ? "total" : "self",
@@ -131,7 +132,7 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
       phase: { type: "string", description: "Only inside this phase annotation." },
     },
     async run({ args }) {
-      const result = await cliServices().evidenceAnalysis.acceleratorLaunches({
+      const result = await cliServices().traceAnalysis.acceleratorLaunches({
         run_or_artifact: String(args.run_or_artifact),
         limit: parseLimit(args.limit, 20),
         comparison_run_or_artifact: text(args["compare-to"]),
@@ -162,7 +163,7 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
       adapter: { type: "string", description: "Only runs of this adapter." },
     },
     async run({ args }) {
-      const result = await cliServices().evidenceAnalysis.failures({
+      const result = await cliServices().failureAnalysis.analyze({
         limit: parseLimit(args.limit, 20),
         filter: { workload_name: text(args.workload), adapter: text(args.adapter) },
       });
@@ -194,7 +195,7 @@ export const traceCommand = defineCommand({
         cursor: { type: "string", description: "Cursor from a previous page." },
       },
       async run({ args }) {
-        const result = await cliServices().evidenceAnalysis.traceWindow({
+        const result = await cliServices().traceAnalysis.window({
           artifact_id: String(args.artifact_id),
           start_ns: integer(args["start-ns"], "start_ns"),
           end_ns: integer(args["end-ns"], "end_ns"),
@@ -232,7 +233,7 @@ export const measurementsCommand = defineCommand({
         cursor: { type: "string", description: "Cursor from a previous page." },
       },
       async run({ args }) {
-        const result = await cliServices().evidenceAnalysis.queryMeasurements({
+        const result = await cliServices().measurements.query({
           run_id: text(args["run-id"]),
           artifact_id: text(args["artifact-id"]),
           name_prefix: text(args["name-prefix"]),
@@ -275,7 +276,7 @@ export const evidenceLookupCommand = defineCommand({
         ref_id: { type: "positional", required: true, description: "Its id." },
       },
       async run({ args }) {
-        const result = cliServices().evidenceAnalysis.getEvidence({
+        const result = cliServices().evidence.get({
           ref_type: String(args.ref_type) as EvidenceRefType,
           ref_id: String(args.ref_id),
         });
@@ -308,7 +309,7 @@ export const evidenceLookupCommand = defineCommand({
                 .map((item) => item.trim())
                 .filter(Boolean)
             : null;
-        const result = await cliServices().evidenceAnalysis.summarize({
+        const result = await cliServices().evidence.summarize({
           baseline_run_id: text(args.baseline),
           candidate_run_id: text(args.candidate),
           run_ids: list(args.run),

@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { FlameoxError } from "../domain/errors.ts";
+import { invalidRequest } from "../domain/errors.ts";
 import { exportFormats, type ExportFormat } from "../services/report-service.ts";
 import { cliOptions, cliServices } from "./context.ts";
 import { emit } from "./output.ts";
@@ -23,9 +23,7 @@ export const exportCommand = defineCommand({
   async run({ args }) {
     const format = String(args.format ?? "");
     if (!(exportFormats as readonly string[]).includes(format)) {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: `--format must be one of ${exportFormats.join(", ")}${format ? `, not '${format}'` : ""}.`,
+      throw invalidRequest(`--format must be one of ${exportFormats.join(", ")}${format ? `, not '${format}'` : ""}.`, {
         remediation: ["Pass --format speedscope, pprof, collapsed or chrome."],
       });
     }

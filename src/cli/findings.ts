@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import * as v from "valibot";
-import { assessments, evidenceReferenceTypes, evidenceRelations, lifecycles, type Assessment } from "../services/investigation-service.ts";
+import { assessments, evidenceReferenceTypes, evidenceRelations, lifecycles, type Assessment } from "../domain/investigation.ts";
 import { cliOptions, cliServices } from "./context.ts";
 import { parseCliRequest } from "./investigations.ts";
 import { emit, renderKeyValues, renderTable } from "./output.ts";

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import * as v from "valibot";
 import { invalidArguments } from "../domain/errors.ts";
-import { assessments, lifecycles } from "../services/investigation-service.ts";
+import { assessments, lifecycles } from "../domain/investigation.ts";
 import { cliOptions, cliServices } from "./context.ts";
 import { emit, renderKeyValues, renderTable } from "./output.ts";
 import { parseLimit, parseStructuredInput } from "./structured-input.ts";

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { defineCommand } from "citty";
-import { FlameoxError } from "../domain/errors.ts";
+import { capabilityUnavailable, executionRefused, processFailed } from "../domain/errors.ts";
 import type { ViewerEntry, ViewerPlan } from "../services/report-service.ts";
 import { cliOptions, cliServices } from "./context.ts";
 import { emit } from "./output.ts";
@@ -42,9 +42,7 @@ export const openCommand = defineCommand({
   async run({ args }) {
     const options = cliOptions();
     if (args.launch && options.json) {
-      throw new FlameoxError({
-        code: "EXECUTION_REFUSED",
-        message: "flameox open never launches a viewer with --json.",
+      throw executionRefused("flameox open never launches a viewer with --json.", {
         remediation: ["Drop --json to launch, or drop --launch to get the plan as JSON."],
       });
     }
@@ -59,16 +57,17 @@ export const openCommand = defineCommand({
       ? plan.viewers.find((entry) => entry.viewer === wanted)
       : plan.viewers.find((entry) => entry.open_command !== null);
     if (!viewer?.open_command) {
-      throw new FlameoxError({
-        code: "CAPABILITY_UNAVAILABLE",
-        message: wanted
+      throw capabilityUnavailable(
+        wanted
           ? `No launchable viewer '${wanted}' for ${plan.run_or_artifact}.`
           : `No installed viewer can be launched for ${plan.run_or_artifact}.`,
-        details: { viewers: plan.viewers.map((entry) => entry.viewer) },
-        remediation: viewer
-          ? [viewer.how_to_open, `Prepare the file with: ${viewer.prepare_command.join(" ")}`]
-          : ["Run flameox open without --launch to see the viewers and their commands."],
-      });
+        {
+          details: { viewers: plan.viewers.map((entry) => entry.viewer) },
+          remediation: viewer
+            ? [viewer.how_to_open, `Prepare the file with: ${viewer.prepare_command.join(" ")}`]
+            : ["Run flameox open without --launch to see the viewers and their commands."],
+        },
+      );
     }
     const output = resolve(String(args.output ?? viewer.output));
     if (viewer.format === "html") {
@@ -81,13 +80,7 @@ export const openCommand = defineCommand({
     await new Promise<void>((done, fail) => {
       child.once("spawn", () => done());
       child.once("error", (error) =>
-        fail(
-          new FlameoxError({
-            code: "PROCESS_FAILED",
-            message: `Could not start ${argv[0]}: ${error.message}`,
-            remediation: [viewer.how_to_open],
-          }),
-        ),
+        fail(processFailed(`Could not start ${argv[0]}: ${error.message}`, { remediation: [viewer.how_to_open] })),
       );
     });
     child.unref();

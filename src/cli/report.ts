@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { FlameoxError } from "../domain/errors.ts";
+import { invalidRequest } from "../domain/errors.ts";
 import type { StackUnit } from "../domain/evidence.ts";
 import { splitTargets } from "../services/report-service.ts";
 import { cliOptions, cliServices } from "./context.ts";
@@ -8,9 +8,7 @@ import { emit } from "./output.ts";
 export function unitArgument(value: unknown): StackUnit | null {
   if (value === undefined || value === null || value === "") return null;
   if (value === "ns" || value === "samples" || value === "bytes") return value;
-  throw new FlameoxError({
-    code: "INVALID_ARGUMENTS",
-    message: `--unit must be ns, samples or bytes, not '${String(value)}'.`,
+  throw invalidRequest(`--unit must be ns, samples or bytes, not '${String(value)}'.`, {
     remediation: ["Pass --unit ns, samples or bytes, or leave it out."],
   });
 }
@@ -24,9 +22,7 @@ export function listArgument(value: unknown): string[] {
 export function requireOutput(value: unknown, command: string): string {
   const [output] = listArgument(value).slice(-1);
   if (!output)
-    throw new FlameoxError({
-      code: "INVALID_ARGUMENTS",
-      message: `${command} needs --output FILE.`,
+    throw invalidRequest(`${command} needs --output FILE.`, {
       remediation: [
         `Pass --output FILE, e.g. flameox ${command} RUN_ID --output ${command === "report" ? "report.html" : "profile.speedscope.json"}.`,
       ],
@@ -37,9 +33,7 @@ export function requireOutput(value: unknown, command: string): string {
 function groupByArgument(value: unknown): "function" | "line" {
   if (value === undefined || value === null || value === "" || value === "function") return "function";
   if (value === "line") return "line";
-  throw new FlameoxError({
-    code: "INVALID_ARGUMENTS",
-    message: `--group-by must be function or line, not '${String(value)}'.`,
+  throw invalidRequest(`--group-by must be function or line, not '${String(value)}'.`, {
     remediation: ["Pass --group-by function or --group-by line."],
   });
 }

@@ -1,11 +1,12 @@
 import { readFileSync } from "node:fs";
 import { defineCommand, type CommandDef } from "citty";
-import { FlameoxError } from "../domain/errors.ts";
+import { invalidRequest } from "../domain/errors.ts";
 import { cliOptions, cliServices } from "./context.ts";
 import { cliLog } from "./log.ts";
 import { emit, renderKeyValues, renderTable } from "./output.ts";
 import { parseStructuredInput } from "./structured-input.ts";
-import type { ComparisonResult, CompareRunSetsRequest, ScalingResult } from "../services/comparison-service.ts";
+import type { ComparisonResult, CompareRunSetsRequest } from "../services/comparison-service.ts";
+import type { ScalingResult } from "../services/scaling-service.ts";
 
 export const runSetsCommand = defineCommand({
   meta: { name: "run-sets", description: "Frozen cohorts of runs for comparisons and scaling." },
@@ -77,9 +78,7 @@ function jsonArray(value: string, option: string): unknown[] {
   } catch {
     // Reported below with the option's name.
   }
-  throw new FlameoxError({
-    code: "INVALID_ARGUMENTS",
-    message: `Structured input is invalid for ${option}: expected a JSON array.`,
+  throw invalidRequest(`Structured input is invalid for ${option}: expected a JSON array.`, {
     remediation: [`Pass ${option} as a JSON array or @file.json.`],
   });
 }
@@ -87,23 +86,14 @@ function jsonArray(value: string, option: string): unknown[] {
 function numberOption(value: unknown, option: string): number | null {
   if (value === undefined || value === null || value === "") return null;
   const parsed = Number(value);
-  if (!Number.isFinite(parsed))
-    throw new FlameoxError({
-      code: "INVALID_ARGUMENTS",
-      message: `${option} must be a number.`,
-      remediation: [`Pass ${option} as a number.`],
-    });
+  if (!Number.isFinite(parsed)) throw invalidRequest(`${option} must be a number.`, { remediation: [`Pass ${option} as a number.`] });
   return parsed;
 }
 
 function compareRequest(args: Record<string, unknown>): CompareRunSetsRequest {
   const polarity = args.polarity as string | undefined;
   if (polarity && !["lower_is_better", "higher_is_better", "neutral"].includes(polarity)) {
-    throw new FlameoxError({
-      code: "INVALID_ARGUMENTS",
-      message: "--polarity must be lower_is_better, higher_is_better or neutral.",
-      remediation: ["Pass a valid --polarity."],
-    });
+    throw invalidRequest("--polarity must be lower_is_better, higher_is_better or neutral.", { remediation: ["Pass a valid --polarity."] });
   }
   return {
     baseline: String(args.baseline),
@@ -202,7 +192,7 @@ export const comparisonAnalyzeCommands: Record<string, CommandDef> = {
     async run({ args }) {
       const id = String(args.experiment_or_run_set);
       const isRunSet = id.startsWith("sha256:");
-      const result = await cliServices().comparisons.scaling({
+      const result = await cliServices().scaling.analyze({
         experiment_id: isRunSet ? null : id,
         run_set_id: isRunSet ? id : null,
         size_parameter: (args["size-parameter"] as string | undefined) ?? null,

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { FlameoxError } from "../domain/errors.ts";
+import { invalidRequest } from "../domain/errors.ts";
 
 /** JSON text or `@path/to/file.json`; anything else is a usage error naming the option. */
 export function parseStructuredInput(value: string | undefined, option: string): Record<string, unknown> {
@@ -9,9 +9,7 @@ export function parseStructuredInput(value: string | undefined, option: string):
     try {
       text = readFileSync(value.slice(1), "utf8");
     } catch {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: `Structured input is invalid: cannot read ${value.slice(1)} for ${option}.`,
+      throw invalidRequest(`Structured input is invalid: cannot read ${value.slice(1)} for ${option}.`, {
         remediation: [`Pass ${option} as JSON text or @file.json.`],
       });
     }
@@ -20,16 +18,12 @@ export function parseStructuredInput(value: string | undefined, option: string):
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new FlameoxError({
-      code: "INVALID_ARGUMENTS",
-      message: `Structured input is invalid for ${option}: ${error instanceof Error ? error.message : String(error)}`,
+    throw invalidRequest(`Structured input is invalid for ${option}: ${error instanceof Error ? error.message : String(error)}`, {
       remediation: [`Pass ${option} as a JSON object, e.g. ${option} '{"size": 10}'.`],
     });
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw new FlameoxError({
-      code: "INVALID_ARGUMENTS",
-      message: `Structured input is invalid for ${option}: expected a JSON object.`,
+    throw invalidRequest(`Structured input is invalid for ${option}: expected a JSON object.`, {
       remediation: [`Pass ${option} as a JSON object.`],
     });
   }
@@ -40,9 +34,7 @@ export function parseLimit(value: unknown, fallback: number, maximum = 1000): nu
   if (value === undefined || value === null || value === "") return fallback;
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 1 || parsed > maximum) {
-    throw new FlameoxError({
-      code: "INVALID_ARGUMENTS",
-      message: `--limit must be an integer between 1 and ${maximum}.`,
+    throw invalidRequest(`--limit must be an integer between 1 and ${maximum}.`, {
       remediation: [`Pass --limit between 1 and ${maximum}.`],
     });
   }

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { cliOptions, cliServices, cliServicesForInit } from "./context.ts";
 import { emit, renderKeyValues, renderTable } from "./output.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { invalidRequest } from "../domain/errors.ts";
 
 export const initCommand = defineCommand({
   meta: { name: "init", description: "Create the .diagnostics workspace for a project (additive, idempotent; never installs anything)." },
@@ -88,5 +88,5 @@ export const validateCommand = defineCommand({
 export class NegativeResult extends Error {}
 
 export function refuseWith(message: string, remedy: string): never {
-  throw new FlameoxError({ code: "INVALID_ARGUMENTS", message, remediation: [remedy] });
+  throw invalidRequest(message, { remediation: [remedy] });
 }

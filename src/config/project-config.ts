@@ -9,13 +9,13 @@ import * as v from "valibot";
 import { digestOf, sha256Hex } from "../domain/canonical-json.ts";
 import { invalidArguments } from "../domain/errors.ts";
 import {
-  ConfigurationNameSchema,
   ProjectConfigSchema,
   WorkloadConfigSchema,
   type ProjectConfig,
   type WorkloadConfig,
   type WorkloadConfigInput,
 } from "./project-config-schema.ts";
+import { ConfigurationNameSchema } from "./schema-primitives.ts";
 import { scanTemplate, workloadTemplateFields } from "./workload-template.ts";
 
 export const projectConfigFileName = "flameox.toml";

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { open, readFile, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { executionRefused, type FlameoxError, invalidConfiguration, staleInput } from "../domain/errors.ts";
 import type { ProjectConfig, WorkloadConfig, WorkloadConfigInput } from "./project-config-schema.ts";
 import { workloadDefaults } from "./project-config-schema.ts";
 import {
@@ -101,13 +101,12 @@ function appendTable(currentText: string | null, name: string, definition: Workl
 }
 
 function notSurgicallyEditable(name: string, reason: string): FlameoxError {
-  return new FlameoxError({
-    code: "EXECUTION_REFUSED",
-    message: `Workload '${name}' cannot be edited in place: ${reason}`,
+  return executionRefused(`Workload '${name}' cannot be edited in place: ${reason}`, {
     details: { name, config_path: projectConfigFileName, next_tool: "workload_configuration_status" },
     remediation: [
       `Write workload '${name}' as a [workloads.${name}] table (no inline table or dotted keys elsewhere), or edit flameox.toml by hand.`,
     ],
+    next: { tool: "workload_configuration_status", arguments: {} },
   });
 }
 
@@ -141,13 +140,13 @@ function verifyCandidate(
   if (!parsed.ok) {
     const diagnostic = parsed.diagnostics[0] ?? "invalid configuration";
     if (repairing) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: `Project workload configuration is invalid: ${repairing.diagnostics[0] ?? diagnostic}`,
+      const original = repairing.diagnostics[0] ?? diagnostic;
+      throw invalidConfiguration(`Project workload configuration is invalid: ${original}`, {
+        repairable: false,
+        diagnostic: original,
         details: {
-          invalid_configuration: true,
           config_path: projectConfigFileName,
-          diagnostic: (repairing.diagnostics[0] ?? diagnostic).slice(0, 500),
+          diagnostic: original.slice(0, 500),
           diagnostics: repairing.diagnostics,
           candidate_diagnostics: parsed.diagnostics,
         },
@@ -155,16 +154,9 @@ function verifyCandidate(
       });
     }
     if (parsed.stage === "syntax") throw notSurgicallyEditable(name, `the edited file would not parse (${diagnostic}).`);
-    throw new FlameoxError({
-      code: "WORKSPACE_INVALID",
-      message: `Project workload configuration is invalid: ${diagnostic}`,
-      details: {
-        invalid_configuration: true,
-        next_tool: "configure_workload",
-        config_path: projectConfigFileName,
-        diagnostic: diagnostic.slice(0, 500),
-        diagnostics: parsed.diagnostics,
-      },
+    throw invalidConfiguration(`Project workload configuration is invalid: ${diagnostic}`, {
+      repairable: true,
+      details: { config_path: projectConfigFileName, diagnostic: diagnostic.slice(0, 500), diagnostics: parsed.diagnostics },
       remediation: ["Change the workload definition so the whole project configuration validates; nothing was written."],
     });
   }
@@ -179,20 +171,21 @@ function verifyCandidate(
 }
 
 function staleConfiguration(currentId: string | null, expected: string | null): FlameoxError {
-  return new FlameoxError({
-    code: "REVISION_CONFLICT",
-    message:
-      expected === null
-        ? "Replacing a workload needs expected_configuration_id, the current configuration_id from workload_configuration_status."
-        : `flameox.toml changed: expected configuration ${expected}, found ${currentId ?? "no file"}.`,
-    details: {
-      configuration_id: currentId,
-      expected_configuration_id: expected,
-      config_path: projectConfigFileName,
-      next_tool: "workload_configuration_status",
+  return staleInput(
+    expected === null
+      ? "Replacing a workload needs expected_configuration_id, the current configuration_id from workload_configuration_status."
+      : `flameox.toml changed: expected configuration ${expected}, found ${currentId ?? "no file"}.`,
+    {
+      details: {
+        configuration_id: currentId,
+        expected_configuration_id: expected,
+        config_path: projectConfigFileName,
+        next_tool: "workload_configuration_status",
+      },
+      remediation: ["Call workload_configuration_status, review the current configuration, and retry with its configuration_id."],
+      fresh: { tool: "workload_configuration_status", arguments: {} },
     },
-    remediation: ["Call workload_configuration_status, review the current configuration, and retry with its configuration_id."],
-  });
+  );
 }
 
 /**
@@ -219,12 +212,9 @@ export function planWorkloadEdit(request: WorkloadEditRequest): WorkloadEditPlan
 
   if (request.operation === "replace") {
     if (current !== null && !current.ok) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: `Project workload configuration is invalid: ${current.diagnostics[0] ?? "invalid configuration"}`,
+      throw invalidConfiguration(`Project workload configuration is invalid: ${current.diagnostics[0] ?? "invalid configuration"}`, {
+        repairable: true,
         details: {
-          invalid_configuration: true,
-          next_tool: "configure_workload",
           config_path: projectConfigFileName,
           diagnostic: (current.diagnostics[0] ?? "").slice(0, 500),
           diagnostics: current.diagnostics,
@@ -234,11 +224,10 @@ export function planWorkloadEdit(request: WorkloadEditRequest): WorkloadEditPlan
     }
     const existing = current?.ok ? current.config.workloads[name] : undefined;
     if (current === null || !current.ok || existing === undefined) {
-      throw new FlameoxError({
-        code: "REVISION_CONFLICT",
-        message: `Workload '${name}' is not declared, so it cannot be replaced.`,
+      throw staleInput(`Workload '${name}' is not declared, so it cannot be replaced.`, {
         details: { name, configuration_id: currentId, config_path: projectConfigFileName, next_tool: "configure_workload" },
         remediation: [`Use operation "create" to declare workload '${name}'.`],
+        fresh: { tool: "configure_workload" },
       });
     }
     if (expected !== currentId) throw staleConfiguration(currentId, expected);
@@ -252,9 +241,7 @@ export function planWorkloadEdit(request: WorkloadEditRequest): WorkloadEditPlan
     const existing = current.config.workloads[name];
     if (existing !== undefined) {
       if (canonicalJson(existing) === canonicalJson(definition)) return result("unchanged", currentText!, current.config);
-      throw new FlameoxError({
-        code: "EXECUTION_REFUSED",
-        message: `Workload '${name}' already exists with a different definition; create never overwrites.`,
+      throw executionRefused(`Workload '${name}' already exists with a different definition; create never overwrites.`, {
         details: {
           name,
           configuration_id: currentId,
@@ -263,6 +250,7 @@ export function planWorkloadEdit(request: WorkloadEditRequest): WorkloadEditPlan
           next_tool: "workload_configuration_status",
         },
         remediation: [`Inspect the current configuration, then use operation "replace" with its configuration_id to change '${name}'.`],
+        next: { tool: "workload_configuration_status", arguments: {} },
       });
     }
   }
@@ -317,9 +305,7 @@ export async function writeProjectConfigAtomically(
     }
     const currentDigest = await currentBytesDigest(target);
     if (currentDigest !== expectedCurrentBytesDigest) {
-      throw new FlameoxError({
-        code: "REVISION_CONFLICT",
-        message: "flameox.toml changed while the edit was being prepared; nothing was written.",
+      throw staleInput("flameox.toml changed while the edit was being prepared; nothing was written.", {
         details: {
           configuration_id: currentDigest,
           expected_configuration_id: expectedCurrentBytesDigest,
@@ -327,6 +313,7 @@ export async function writeProjectConfigAtomically(
           next_tool: "workload_configuration_status",
         },
         remediation: ["Call workload_configuration_status and retry with the current configuration_id."],
+        fresh: { tool: "workload_configuration_status", arguments: {} },
       });
     }
     await rename(temporary, target);

@@ -3,7 +3,7 @@
  * braces, and nothing else is special. There is deliberately no shell here: argv is handed to the
  * process broker as an array, so shell expansion forms are refused instead of silently passed on.
  */
-import { FlameoxError } from "../domain/errors.ts";
+import { executionRefused, invalidConfiguration, planRefused } from "../domain/errors.ts";
 
 export type Scalar = string | number | boolean;
 
@@ -87,11 +87,7 @@ export function scalarText(value: Scalar): string {
 export function renderTemplate(template: string, values: Record<string, Scalar>): string {
   const scan = scanTemplate(template);
   if (!scan.ok) {
-    throw new FlameoxError({
-      code: "WORKSPACE_INVALID",
-      message: `Template "${template.slice(0, 200)}" ${scan.message}.`,
-      details: { invalid_configuration: true, next_tool: "configure_workload" },
-    });
+    throw invalidConfiguration(`Template "${template.slice(0, 200)}" ${scan.message}.`, { repairable: true });
   }
   let out = "";
   for (const part of scan.parts) {
@@ -101,10 +97,9 @@ export function renderTemplate(template: string, values: Record<string, Scalar>)
     }
     const value = values[part.name];
     if (value === undefined) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: `Template field is not a declared parameter: ${part.name}`,
-        details: { invalid_configuration: true, next_tool: "configure_workload", parameter: part.name },
+      throw invalidConfiguration(`Template field is not a declared parameter: ${part.name}`, {
+        repairable: true,
+        details: { parameter: part.name },
       });
     }
     out += scalarText(value);
@@ -195,34 +190,31 @@ export function resolveWorkloadInvocation(
     .sort();
   if (unknown.length > 0) {
     const first = unknown[0]!;
-    throw new FlameoxError({
-      code: "INVALID_CAPTURE_PLAN",
-      message: `Unknown workload parameters: ${unknown.join(", ")}. Declared parameters: ${declared.length > 0 ? declared.join(", ") : "(none)"}.`,
-      details: { parameter: first, parameters: unknown, allowed: declared, received: overrides[first] },
-      remediation: ["Use only parameters declared in the workload's [parameters] table."],
-      nextTool: "get_declared_workflow",
-    });
+    throw planRefused(
+      "capture",
+      `Unknown workload parameters: ${unknown.join(", ")}. Declared parameters: ${declared.length > 0 ? declared.join(", ") : "(none)"}.`,
+      {
+        details: { parameter: first, parameters: unknown, allowed: declared, received: overrides[first] },
+        remediation: ["Use only parameters declared in the workload's [parameters] table."],
+        next: { tool: "get_declared_workflow" },
+      },
+    );
   }
   const parameters: Record<string, Scalar> = {};
   for (const name of declared) {
     const choices = workload.parameters[name]!;
     if (choices.length === 0) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: `Workload parameter ${name} declares no choices.`,
-        details: { invalid_configuration: true, next_tool: "configure_workload", parameter: name },
-      });
+      throw invalidConfiguration(`Workload parameter ${name} declares no choices.`, { repairable: true, details: { parameter: name } });
     }
     if (Object.hasOwn(overrides, name)) {
       const received = overrides[name];
       const match = matchChoice(choices, received);
       if (!match.found) {
-        throw new FlameoxError({
-          code: "INVALID_CAPTURE_PLAN",
-          message: `Parameter ${name} does not allow ${JSON.stringify(received) ?? String(received)}; allowed: ${choices.map((c) => JSON.stringify(c)).join(", ")}.`,
-          details: { parameter: name, allowed: [...choices], received },
-          remediation: [`Pick one of the declared choices for ${name}.`],
-        });
+        throw planRefused(
+          "capture",
+          `Parameter ${name} does not allow ${JSON.stringify(received) ?? String(received)}; allowed: ${choices.map((c) => JSON.stringify(c)).join(", ")}.`,
+          { details: { parameter: name, allowed: [...choices], received }, remediation: [`Pick one of the declared choices for ${name}.`] },
+        );
       }
       parameters[name] = match.value;
     } else {
@@ -232,18 +224,15 @@ export function resolveWorkloadInvocation(
   const argv = workload.argv.map((item) => renderTemplate(item, parameters));
   argv.forEach((item, position) => {
     if (item.length === 0 || item.length > 32768 || item.includes("\0")) {
-      throw new FlameoxError({
-        code: "INVALID_CAPTURE_PLAN",
-        message: `Rendered argv.${position} must be 1..32768 characters without NUL.`,
+      throw planRefused("capture", `Rendered argv.${position} must be 1..32768 characters without NUL.`, {
         details: { field: `argv.${position}`, parameters },
+        remediation: ["Choose parameter values whose rendered arguments are 1..32768 characters without NUL."],
       });
     }
   });
   const cwd = renderTemplate(workload.cwd, parameters);
   if (!isContainedRelativePath(cwd)) {
-    throw new FlameoxError({
-      code: "EXECUTION_REFUSED",
-      message: `The rendered working directory "${cwd.slice(0, 200)}" leaves the project root.`,
+    throw executionRefused(`The rendered working directory "${cwd.slice(0, 200)}" leaves the project root.`, {
       details: { field: "cwd", cwd, parameters },
       remediation: ["Declare a project-relative cwd whose parameter choices stay inside the project."],
     });

@@ -3,11 +3,13 @@
  * environment allowlist additions. Strict like flameox.toml: an unknown key is a refusal naming it,
  * because a misspelt limit silently falling back to its default would be worse than an error.
  */
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { parse, TomlError } from "smol-toml";
 import * as v from "valibot";
-import { FlameoxError } from "../domain/errors.ts";
-import { environmentNamePattern } from "./project-config-schema.ts";
+import { type FlameoxError, workspaceInvalid } from "../domain/errors.ts";
+import { environmentNamePattern } from "./schema-primitives.ts";
 import { formatFieldPath } from "./project-config.ts";
 
 export const workspacePolicyPath = ".diagnostics/config.toml";
@@ -83,9 +85,7 @@ export const WorkspacePolicySchema = v.pipe(
 export type WorkspacePolicy = v.InferOutput<typeof WorkspacePolicySchema>;
 
 function invalidPolicy(message: string, details: Record<string, unknown>): FlameoxError {
-  return new FlameoxError({
-    code: "WORKSPACE_INVALID",
-    message: `Workspace policy ${workspacePolicyPath} is invalid: ${message}`,
+  return workspaceInvalid(`Workspace policy ${workspacePolicyPath} is invalid: ${message}`, {
     details: { invalid_policy: true, config_path: workspacePolicyPath, ...details },
     remediation: [`Fix ${workspacePolicyPath} (or delete it to use the defaults), then retry.`],
   });
@@ -128,6 +128,28 @@ export async function readWorkspacePolicy(configPath: string): Promise<Workspace
     throw invalidPolicy("the file is not valid UTF-8", {});
   }
   return parseWorkspacePolicy(text);
+}
+
+/**
+ * The effective policy of the workspace at `workspaceRoot`. Initialization always writes the file, so
+ * a missing or unreadable one is a damaged workspace (unlike readWorkspacePolicy's defaults).
+ */
+export function loadWorkspacePolicy(workspaceRoot: string): WorkspacePolicy {
+  let text: string;
+  try {
+    text = readFileSync(join(workspaceRoot, "config.toml"), "utf8");
+  } catch (error) {
+    throw workspaceInvalid(`The workspace policy ${workspacePolicyPath} cannot be read.`, {
+      remediation: ["Run flameox init to restore the default policy file."],
+      cause: error,
+    });
+  }
+  return parseWorkspacePolicy(text);
+}
+
+/** The environment names every workload process inherits: a fixed base plus the policy's additions. */
+export function inheritedEnvironment(policy: WorkspacePolicy): string[] {
+  return ["PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR", "TERM", "USER", "LOGNAME", ...policy.environment.allowlist_additions];
 }
 
 /** The commented default policy written by initialization. Parsing it yields the defaults. */

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { canonicalJson } from "./canonical-json.ts";
-import { FlameoxError } from "./errors.ts";
+import { staleCursor } from "./errors.ts";
 
 /**
  * Keyset cursors bound to the exact query (its digest) and the pinned snapshot, HMAC'd with a
@@ -16,12 +16,7 @@ export function encodeCursor(secret: string, payload: CursorPayload): string {
 
 export function decodeCursor(secret: string, cursor: string, expected: { scope: string; snapshot: string | number }): unknown {
   const [body, mac] = cursor.split(".");
-  const stale = (reason: string) =>
-    new FlameoxError({
-      code: "STALE_CURSOR",
-      message: `The cursor cannot be used for this request: ${reason}.`,
-      remediation: ["Repeat the request without a cursor to start from the first page."],
-    });
+  const stale = staleCursor;
   if (!body || !mac) throw stale("it is malformed");
   const expectedMac = createHmac("sha256", secret).update(body).digest("base64url").slice(0, 32);
   if (expectedMac.length !== mac.length || !timingSafeEqual(Buffer.from(expectedMac), Buffer.from(mac)))

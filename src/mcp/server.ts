@@ -145,8 +145,7 @@ export async function serveStdio(services: Services, families: readonly ToolFami
   process.stdin.on("end", () => void server.close());
   await closed;
   // Detached captures belong to this process: cancel them and wait until their runs are recorded.
-  const { shutdownServices } = await import("../services/shutdown.ts");
-  await shutdownServices(services);
+  await services.shutdown();
 }
 
 /** Every unknown top-level field at once, sorted, so an agent fixes them in one retry. */

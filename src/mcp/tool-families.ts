@@ -1,5 +1,5 @@
 /**
- * Tool families: one per tool file in tools/, the unit `mcp serve --tools FAMILY,…` exposes, for
+ * Tool families: one per tool file in tools/ (the evidence analyses' six files form one), the unit `mcp serve --tools FAMILY,…` exposes, for
  * hosts that cap or warn on the number of tools (Cursor, Windsurf). This is the one mapping; the
  * registry's order (tools/list order) is the families' order.
  */
@@ -9,7 +9,12 @@ import { analysisTools } from "./tools/analysis.ts";
 import { captureTools } from "./tools/capture.ts";
 import { comparisonTools } from "./tools/comparisons.ts";
 import { discoveryTools } from "./tools/discovery.ts";
-import { evidenceAnalysisTools } from "./tools/evidence-analysis.ts";
+import { evidenceTools } from "./tools/evidence.ts";
+import { executionTools } from "./tools/execution.ts";
+import { failureTools } from "./tools/failures.ts";
+import { measurementTools } from "./tools/measurements.ts";
+import { memoryTools } from "./tools/memory.ts";
+import { traceTools } from "./tools/traces.ts";
 import { experimentTools } from "./tools/experiments.ts";
 import { extractionTools } from "./tools/extraction.ts";
 import { investigationTools } from "./tools/investigations.ts";
@@ -23,7 +28,8 @@ export const toolFamilies = {
   capture: captureTools,
   runs: runTools,
   analysis: analysisTools,
-  evidence: evidenceAnalysisTools,
+  // The evidence analyses beyond hotspots: one family, so a tool-limited host selects them together.
+  evidence: [...memoryTools, ...executionTools, ...traceTools, ...failureTools, ...measurementTools, ...evidenceTools],
   viewers: viewerTools,
   experiments: experimentTools,
   comparisons: comparisonTools,

@@ -1,232 +1,20 @@
 import { digestOf } from "../domain/canonical-json.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { type FlameoxError, invalidInput } from "../domain/errors.ts";
 import { corpusHead } from "../store/corpus.ts";
-import { bestEffortProgress, type ProgressReporter } from "./capture-service.ts";
-import type { EvidenceReceipt } from "./comparison-service.ts";
-import { pinEvidenceScope } from "./evidence-scope.ts";
-import type { Services } from "./services.ts";
+import { bestEffortProgress, type ProgressReporter } from "./progress.ts";
+import type { EvidenceReceipt } from "../store/evidence-record-store.ts";
+import type { EvidenceRecordStore } from "../store/evidence-record-store.ts";
+import {
+  type AnalysisRecipeName,
+  analysisRecipeNames,
+  analysisRecipes,
+  type MaterializeAnalysisRequest,
+  type Recipe,
+  type RecipeServices,
+  type RequestField,
+} from "./analysis-recipes.ts";
 
-export const analysisRecipeNames = ["accelerator_launches", "execution", "failures", "hotspots", "memory", "pytorch", "scaling"] as const;
-export type AnalysisRecipeName = (typeof analysisRecipeNames)[number];
-
-export type MaterializeAnalysisRequest = {
-  recipe: string;
-  /** The run or artifact analysed (every recipe except scaling and failures). */
-  input_id?: string | null;
-  /** A second run or artifact to compare with (execution, accelerator_launches). */
-  comparison_input_id?: string | null;
-  experiment_id?: string | null;
-  /** flameox addition for scaling: a frozen run set instead of an experiment. */
-  run_set_id?: string | null;
-  /** flameox addition for scaling: the numeric size factor. */
-  size_parameter?: string | null;
-  limit?: number | null;
-  /** A flameox.phase or user annotation name (accelerator_launches). */
-  phase?: string | null;
-};
-
-type RequestField = Exclude<keyof MaterializeAnalysisRequest, "recipe">;
-type Outcome = { result: Record<string, unknown>; corpus_commit_id: string; inputs: Record<string, unknown> };
-
-type Recipe = {
-  version: string;
-  /** Which request fields the recipe takes; anything else is refused so the record states its exact inputs. */
-  fields: RequestField[];
-  /** Fields of which at least one must be given. */
-  requires: RequestField[];
-  run(services: Services, request: MaterializeAnalysisRequest, progress?: ProgressReporter): Promise<Outcome>;
-};
-
-/**
- * Runs a read-only analysis over pinned inputs and states which evidence bundles it read. The scope is
- * pinned again when the corpus moved between pinning and the query, so the bundles listed are exactly
- * those current at the result's corpus commit.
- */
-async function overPinnedInputs<Result extends { corpus_commit_id: string }>(
-  services: Services,
-  ids: { input_id: string; comparison_input_id: string | null },
-  query: () => Promise<Result>,
-): Promise<{ result: Result; bundle_ids: { input: string[]; comparison: string[] | null } }> {
-  for (let attempt = 0; ; attempt += 1) {
-    const input = pinEvidenceScope(services, ids.input_id);
-    const comparison = ids.comparison_input_id ? pinEvidenceScope(services, ids.comparison_input_id) : null;
-    const result = await query();
-    if (result.corpus_commit_id === input.corpusCommitId || attempt === 2) {
-      return {
-        result,
-        bundle_ids: {
-          input: input.bundles.map((bundle) => bundle.bundle_id),
-          comparison: comparison ? comparison.bundles.map((bundle) => bundle.bundle_id) : null,
-        },
-      };
-    }
-  }
-}
-
-function asRecord(result: unknown): Record<string, unknown> {
-  return result as Record<string, unknown>;
-}
-
-/**
- * The recipes over one run or artifact differ only in their tool's query, its default limit and any
- * fixed arguments they record; the pinning and the recorded inputs (in this key order, since the
- * analysis id digests them) are the same.
- */
-function singleInputRecipe<Result extends { corpus_commit_id: string }>(
-  version: string,
-  defaultLimit: number,
-  query: (services: Services, inputId: string, limit: number) => Promise<Result>,
-  fixedInputs: Record<string, unknown> = {},
-): Recipe {
-  return {
-    version,
-    fields: ["input_id", "limit"],
-    requires: ["input_id"],
-    async run(services, request) {
-      const inputId = request.input_id!;
-      const limit = request.limit ?? defaultLimit;
-      const { result, bundle_ids } = await overPinnedInputs(services, { input_id: inputId, comparison_input_id: null }, () =>
-        query(services, inputId, limit),
-      );
-      return {
-        result: asRecord(result),
-        corpus_commit_id: result.corpus_commit_id,
-        inputs: { input_id: inputId, limit, ...fixedInputs, bundle_ids: bundle_ids.input },
-      };
-    },
-  };
-}
-
-/** The curated recipes record_analysis may persist: each runs exactly the service method of its read-only tool. */
-export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
-  [
-    "hotspots",
-    singleInputRecipe("analyze_hotspots.v1", 20, (services, inputId, limit) =>
-      services.analysis.hotspots({
-        run_or_artifact: inputId,
-        limit,
-        group_by: "function",
-        order_by: "self",
-        unit: null,
-        thread: null,
-        per_thread: false,
-        cursor: null,
-      }),
-    ),
-  ],
-  [
-    "memory",
-    singleInputRecipe("analyze_memory.v1", 20, (services, inputId, limit) =>
-      services.evidenceAnalysis.memory({ run_or_artifact: inputId, limit }),
-    ),
-  ],
-  [
-    "execution",
-    {
-      version: "analyze_execution.v1",
-      fields: ["input_id", "comparison_input_id", "limit"],
-      requires: ["input_id"],
-      async run(services, request) {
-        const ids = { input_id: request.input_id!, comparison_input_id: request.comparison_input_id ?? null };
-        const limit = request.limit ?? 50;
-        const { result, bundle_ids } = await overPinnedInputs(services, ids, () =>
-          services.evidenceAnalysis.execution({
-            run_or_artifact: ids.input_id,
-            limit,
-            comparison_run_or_artifact: ids.comparison_input_id,
-          }),
-        );
-        return {
-          result: asRecord(result),
-          corpus_commit_id: result.corpus_commit_id,
-          inputs: { ...ids, limit, bundle_ids: bundle_ids.input, comparison_bundle_ids: bundle_ids.comparison },
-        };
-      },
-    },
-  ],
-  [
-    "pytorch",
-    singleInputRecipe(
-      "analyze_pytorch.v1",
-      20,
-      (services, inputId, limit) => services.evidenceAnalysis.pytorch({ run_or_artifact: inputId, limit, order_by: "self", cursor: null }),
-      { order_by: "self" },
-    ),
-  ],
-  [
-    "accelerator_launches",
-    {
-      version: "analyze_accelerator_launches.v1",
-      fields: ["input_id", "comparison_input_id", "phase", "limit"],
-      requires: ["input_id"],
-      async run(services, request) {
-        const ids = { input_id: request.input_id!, comparison_input_id: request.comparison_input_id ?? null };
-        const limit = request.limit ?? 20;
-        const phase = request.phase ?? null;
-        const { result, bundle_ids } = await overPinnedInputs(services, ids, () =>
-          services.evidenceAnalysis.acceleratorLaunches({
-            run_or_artifact: ids.input_id,
-            limit,
-            comparison_run_or_artifact: ids.comparison_input_id,
-            phase,
-          }),
-        );
-        return {
-          result: asRecord(result),
-          corpus_commit_id: result.corpus_commit_id,
-          inputs: { ...ids, phase, limit, bundle_ids: bundle_ids.input, comparison_bundle_ids: bundle_ids.comparison },
-        };
-      },
-    },
-  ],
-  [
-    "failures",
-    {
-      version: "analyze_failures.v1",
-      fields: ["limit"],
-      requires: [],
-      async run(services, request) {
-        const limit = request.limit ?? 20;
-        const result = await services.evidenceAnalysis.failures({ limit, filter: null });
-        return {
-          result: asRecord(result),
-          corpus_commit_id: result.corpus_commit_id,
-          inputs: { limit, filter: null, runs_examined: result.runs_examined },
-        };
-      },
-    },
-  ],
-  [
-    "scaling",
-    {
-      version: "analyze_scaling.v1",
-      fields: ["experiment_id", "run_set_id", "size_parameter", "limit"],
-      requires: ["experiment_id", "run_set_id"],
-      async run(services, request, progress) {
-        const result = await services.comparisons.scaling(
-          {
-            experiment_id: request.experiment_id ?? null,
-            run_set_id: request.run_set_id ?? null,
-            size_parameter: request.size_parameter ?? null,
-            hotspot_limit: request.limit ?? 10,
-          },
-          progress,
-        );
-        return {
-          result: asRecord(result),
-          corpus_commit_id: result.corpus_commit_id,
-          inputs: {
-            experiment_id: request.experiment_id ?? null,
-            run_set_id: request.run_set_id ?? null,
-            size_parameter: result.size_parameter,
-            metric: result.metric,
-            limit: request.limit ?? 10,
-          },
-        };
-      },
-    },
-  ],
-]);
+export { analysisRecipeNames, type MaterializeAnalysisRequest };
 
 /** Why a field does not belong to a recipe, in the contract's terms. */
 function unusedFieldReason(field: RequestField, recipe: AnalysisRecipeName): string {
@@ -242,27 +30,25 @@ function unusedFieldReason(field: RequestField, recipe: AnalysisRecipeName): str
 }
 
 function invalidRequest(recipe: string, problems: { field: string; message: string; type: string }[], remediation: string): FlameoxError {
-  return new FlameoxError({
-    code: "INVALID_ARGUMENTS",
-    message: `Invalid ${recipe} analysis request: ${problems.map((problem) => `${problem.field} (${problem.message})`).join("; ")}.`,
-    details: { fields: problems },
-    remediation: [remediation],
-  });
+  return invalidInput(
+    `Invalid ${recipe} analysis request: ${problems.map((problem) => `${problem.field} (${problem.message})`).join("; ")}.`,
+    problems,
+    { remediation: [remediation] },
+  );
 }
 
 /** MaterializeAnalysisRequest's rules: scaling ⇒ experiment; failures ⇒ no input; others ⇒ input_id; comparison and phase only where used. */
 export function validateAnalysisRequest(request: MaterializeAnalysisRequest): { name: AnalysisRecipeName; recipe: Recipe } {
   const recipe = analysisRecipes.get(request.recipe as AnalysisRecipeName);
   if (!recipe) {
-    throw new FlameoxError({
-      code: "INVALID_ARGUMENTS",
-      message: `Unknown analysis recipe '${request.recipe}'; recordable recipes: ${analysisRecipeNames.join(", ")}.`,
-      details: {
-        fields: [{ field: "recipe", message: `must be one of ${analysisRecipeNames.join(", ")}`, type: "value_error" }],
-        recipes: [...analysisRecipeNames],
+    throw invalidInput(
+      `Unknown analysis recipe '${request.recipe}'; recordable recipes: ${analysisRecipeNames.join(", ")}.`,
+      [{ field: "recipe", message: `must be one of ${analysisRecipeNames.join(", ")}`, type: "value_error" }],
+      {
+        details: { recipes: [...analysisRecipeNames] },
+        remediation: [`Use one of: ${analysisRecipeNames.join(", ")}. Comparisons are recorded with record_comparison.`],
       },
-      remediation: [`Use one of: ${analysisRecipeNames.join(", ")}. Comparisons are recorded with record_comparison.`],
-    });
+    );
   }
   const name = request.recipe as AnalysisRecipeName;
   const given = (Object.keys(request) as (keyof MaterializeAnalysisRequest)[]).filter(
@@ -305,18 +91,28 @@ export function validateAnalysisRequest(request: MaterializeAnalysisRequest): { 
 
 /** record_analysis: runs a curated read-only recipe and persists it with inputs, snapshot and result digest. */
 export class AnalysisRecordService {
-  constructor(private readonly services: Services) {}
+  constructor(
+    private readonly recipes: RecipeServices,
+    private readonly evidenceRecords: EvidenceRecordStore,
+  ) {}
 
   async record(request: MaterializeAnalysisRequest, progress?: ProgressReporter): Promise<EvidenceReceipt> {
     const { recipe } = validateAnalysisRequest(request);
     const report = bestEffortProgress(progress, 3);
     await report(0, "Analysis snapshot pinned");
-    const before = corpusHead(this.services.workspace().state.database).commit_id;
-    const { result, corpus_commit_id, inputs } = await recipe.run(this.services, request);
+    const before = corpusHead(this.recipes.workspace.state().database).commit_id;
+    const { result, corpus_commit_id, inputs } = await recipe.run(this.recipes, request);
     await report(1, "Analysis query complete");
     await report(2, "Publishing analysis provenance");
     const analysisId = digestOf({ recipe: recipe.version, inputs, corpus_commit_id: corpus_commit_id || before });
-    const receipt = this.services.comparisons.persist("analysis", analysisId, recipe.version, inputs, corpus_commit_id || before, result);
+    const receipt = this.evidenceRecords.record({
+      refType: "analysis",
+      refId: analysisId,
+      recipe: recipe.version,
+      inputs,
+      corpusCommitId: corpus_commit_id || before,
+      result,
+    });
     await report(3, "Analysis publication complete");
     return receipt;
   }

@@ -1,6 +1,6 @@
 import { digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { capabilityUnavailable, invalidInput } from "../domain/errors.ts";
 import type { StackUnit } from "../domain/evidence.ts";
 import {
   chooseUnit,
@@ -18,8 +18,9 @@ import {
 } from "../analysis/hotspots.ts";
 import { readRun } from "../store/run-store.ts";
 import { limitWithin, pinEvidenceScope, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
-import { loadPolicy } from "./workspace-service.ts";
-import type { Services } from "./services.ts";
+import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
+import { flameGraphResourceUri } from "../domain/resource-uris.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 /** Extractors whose bundles are stack evidence even when the profile held no samples. */
 const stackExtractors = new Set(["profile", "py-spy", "perf", "memray"]);
@@ -95,19 +96,19 @@ export type StackExamplesResult = {
 };
 
 export class AnalysisService {
-  constructor(private readonly services: Services) {}
+  constructor(private readonly workspace: WorkspaceHandle) {}
 
   private maximumRows(): number {
-    return loadPolicy(this.services.workspace()).limits.max_row_limit;
+    return loadWorkspacePolicy(this.workspace.open().root).limits.max_row_limit;
   }
 
   /** Pins the evidence, checks the limit and decodes the cursor, which binds the exact query and bundle set. */
   private pinPage(query: string, request: { run_or_artifact: string; limit: number; cursor: string | null }) {
     const limit = limitWithin(request.limit, this.maximumRows());
-    const scope = pinEvidenceScope(this.services, request.run_or_artifact);
+    const scope = pinEvidenceScope(this.workspace, request.run_or_artifact);
     this.requireStacks(scope);
     const scopeDigest = digestOf({ query, ...request, cursor: null, limit });
-    const secret = this.services.workspace().cursorSecret();
+    const secret = this.workspace.open().cursorSecret();
     const offset = request.cursor ? (decodeCursor(secret, request.cursor, { scope: scopeDigest, snapshot: scope.snapshot }) as number) : 0;
     const nextCursor = (position: number) => encodeCursor(secret, { scope: scopeDigest, snapshot: scope.snapshot, position });
     return { limit, scope, offset, nextCursor };
@@ -116,25 +117,22 @@ export class AnalysisService {
   /** No stack evidence is a typed answer naming how to get it, never an empty success. */
   private requireStacks(scope: EvidenceScope): void {
     if (scope.bundles.some((bundle) => bundle.tables.stacks !== undefined || stackExtractors.has(bundle.extractor))) return;
-    const run = scope.kind === "run" ? readRun(this.services.workspace().state.database, scope.id) : null;
+    const run = scope.kind === "run" ? readRun(this.workspace.open().state.database, scope.id) : null;
     const nextArguments = run?.workload_name ? { workload_name: run.workload_name, adapter: "py-spy", parameters: run.parameters } : null;
-    throw new FlameoxError({
-      code: "CAPABILITY_UNAVAILABLE",
-      message: `${scope.kind === "run" ? "Run" : "Artifact"} ${scope.id} has no stack samples to rank.`,
+    throw capabilityUnavailable(`${scope.kind === "run" ? "Run" : "Artifact"} ${scope.id} has no stack samples to rank.`, {
       details: { next_tool: nextArguments ? "plan_capture" : "import_artifact", run_or_artifact: scope.id, adapter: run?.adapter ?? null },
       remediation: [
         nextArguments
           ? "Capture the workload with a sampling adapter (py-spy or perf): call plan_capture with the arguments in recovery."
           : "Import a profile (speedscope, collapsed, pprof, .cpuprofile, Chrome trace) with import_artifact.",
       ],
-      nextTool: nextArguments ? "plan_capture" : "import_artifact",
-      nextArguments,
+      next: nextArguments ? { tool: "plan_capture", arguments: nextArguments } : { tool: "import_artifact" },
     });
   }
 
   async hotspots(request: HotspotRequest): Promise<HotspotResult> {
     const { limit, scope, offset, nextCursor } = this.pinPage("analyze_hotspots", request);
-    return withEvidence(this.services, scope, async (view) => {
+    return withEvidence(this.workspace, scope, async (view) => {
       const units = await stackUnits(view);
       const unit = chooseUnit(units, request.unit);
       const base = {
@@ -146,7 +144,7 @@ export class AnalysisService {
         units_available: units,
         thread: request.thread,
         per_thread: request.per_thread,
-        flamegraph_uri: scope.kind === "run" ? `flameox://runs/${encodeURIComponent(scope.id)}/flamegraph.svg` : null,
+        flamegraph_uri: scope.kind === "run" ? flameGraphResourceUri(scope.id) : null,
       };
       if (!unit) {
         const requestedMissing = request.unit !== null && units.length > 0;
@@ -216,7 +214,7 @@ export class AnalysisService {
     direction: "callers" | "callees",
   ): Promise<CallEdgeResult> {
     const { limit, scope, offset, nextCursor } = this.pinPage(`get_frame_${direction}`, request);
-    return withEvidence(this.services, scope, async (view) => {
+    return withEvidence(this.workspace, scope, async (view) => {
       const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
       const result = await queryCallEdges(
         view,
@@ -254,7 +252,7 @@ export class AnalysisService {
     thread: string | null;
   }): Promise<StackExamplesResult> {
     const { limit, scope, offset, nextCursor } = this.pinPage("get_stack_examples", request);
-    return withEvidence(this.services, scope, async (view) => {
+    return withEvidence(this.workspace, scope, async (view) => {
       const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
       const result = await queryStackExamples(
         view,
@@ -289,23 +287,23 @@ export class AnalysisService {
   ) {
     const frame = await resolveFrame(view, frameId);
     if (!frame) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: `Frame ${frameId} does not occur in ${runOrArtifact}.`,
-        details: { next_tool: "analyze_hotspots", frame_id: frameId },
-        remediation: ["Take frame_id values from analyze_hotspots for the same run or artifact."],
-        nextTool: "analyze_hotspots",
-        nextArguments: { run_or_artifact: runOrArtifact, limit: 20 },
-      });
+      throw invalidInput(
+        `Frame ${frameId} does not occur in ${runOrArtifact}.`,
+        [{ field: "frame_id", message: "does not occur in this run or artifact", type: "value_error" }],
+        {
+          details: { next_tool: "analyze_hotspots", frame_id: frameId },
+          remediation: ["Take frame_id values from analyze_hotspots for the same run or artifact."],
+          next: { tool: "analyze_hotspots", arguments: { run_or_artifact: runOrArtifact, limit: 20 } },
+        },
+      );
     }
     const unit = chooseUnit(await stackUnits(view), requestedUnit);
     if (!unit) {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: `No stacks in unit ${requestedUnit ?? "(any)"} for ${runOrArtifact}.`,
-        details: { fields: [{ field: "unit", message: "No stacks in this unit.", type: "value_error" }] },
-        remediation: ["Omit unit, or pass one listed in analyze_hotspots' units_available."],
-      });
+      throw invalidInput(
+        `No stacks in unit ${requestedUnit ?? "(any)"} for ${runOrArtifact}.`,
+        [{ field: "unit", message: "No stacks in this unit.", type: "value_error" }],
+        { remediation: ["Omit unit, or pass one listed in analyze_hotspots' units_available."] },
+      );
     }
     return { frame, unit };
   }

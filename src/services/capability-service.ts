@@ -3,11 +3,11 @@ import { bootId } from "../exec/identity.ts";
 import { writeFileAtomically } from "../store/atomic-file.ts";
 import { delimiter, join } from "node:path";
 import { adapterDescriptor, adapterDescriptors, type AdapterDescriptor } from "../adapters/registry.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { capabilityUnavailable, type FlameoxError } from "../domain/errors.ts";
 import { captureAdapters } from "../adapters/capture-adapters.ts";
 import { hasProbe } from "../adapters/capture-adapter.ts";
 import { probeRunner } from "../adapters/adapter-support.ts";
-import type { Services } from "./services.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export type CapabilityMode = "passive" | "active_cached" | "active_refresh";
 
@@ -58,7 +58,7 @@ export type CapabilityList = {
 const activeCache = new Map<string, CapabilityReport>();
 
 export class CapabilityService {
-  constructor(private readonly services: Services) {}
+  constructor(private readonly workspace: WorkspaceHandle) {}
 
   async list(request: { mode: CapabilityMode; adapter: string | null }): Promise<CapabilityList> {
     let descriptors = adapterDescriptors;
@@ -170,7 +170,7 @@ export class CapabilityService {
   }
 
   private probeCachePath(): string | null {
-    return this.services.hasWorkspace() ? this.services.workspace().path("tools", "capability-probes.json") : null;
+    return this.workspace.exists() ? this.workspace.open().path("tools", "capability-probes.json") : null;
   }
 }
 
@@ -189,12 +189,9 @@ function executableIdentity(path: string | null): string | null {
 }
 
 export function unknownAdapter(name: string): FlameoxError {
-  return new FlameoxError({
-    code: "CAPABILITY_UNAVAILABLE",
-    message: `Unknown adapter '${name}'.`,
+  return capabilityUnavailable(`Unknown adapter '${name}'.`, {
     details: { adapter: name, allowed_adapters: adapterDescriptors.map((descriptor) => descriptor.name) },
     remediation: [`Choose one of: ${adapterDescriptors.map((descriptor) => descriptor.name).join(", ")}.`],
-    nextTool: "list_capabilities",
   });
 }
 

@@ -1,9 +1,9 @@
-import { FlameoxError } from "../domain/errors.ts";
+import { workspaceInvalid } from "../domain/errors.ts";
 import { readCatalogState, rebuildCatalog } from "../store/catalog.ts";
 import { corpusHead } from "../store/corpus.ts";
 import { currentBundles } from "../store/evidence-registry.ts";
 import { withWorkspaceLock } from "../store/workspace-lock.ts";
-import type { Services } from "./services.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export type CatalogStatus = {
   schema_version: 1;
@@ -19,10 +19,10 @@ export type CatalogStatus = {
 
 /** The derived DuckDB catalog: rebuilding it changes nothing but catalog.duckdb. */
 export class CatalogService {
-  constructor(private readonly services: Services) {}
+  constructor(private readonly workspace: WorkspaceHandle) {}
 
   async status(): Promise<CatalogStatus> {
-    const workspace = this.services.workspace();
+    const workspace = this.workspace.open();
     const head = corpusHead(workspace.state.database);
     const state = await readCatalogState(workspace);
     return {
@@ -39,7 +39,7 @@ export class CatalogService {
   }
 
   async rebuild(): Promise<CatalogStatus & { views: Record<string, number> }> {
-    const workspace = this.services.workspace();
+    const workspace = this.workspace.open();
     const views = await withWorkspaceLock(workspace, async () => {
       const head = corpusHead(workspace.state.database);
       const bundles = currentBundles(workspace.state.database, { maxSequence: head.sequence });
@@ -52,9 +52,7 @@ export class CatalogService {
   async validate(): Promise<CatalogStatus> {
     const status = await this.status();
     if (!status.exists) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: "The workspace has no catalog.duckdb yet.",
+      throw workspaceInvalid("The workspace has no catalog.duckdb yet.", {
         remediation: ["Run flameox catalog rebuild; it changes only the derived catalog."],
       });
     }

@@ -1,8 +1,11 @@
-import { FlameoxError, toFlameoxError } from "../domain/errors.ts";
+import { capabilityUnavailable, type FlameoxError, planRefused, runNotFound, toFlameoxError } from "../domain/errors.ts";
+import { runResourceUri } from "../domain/resource-uris.ts";
 import { processLiveness } from "../exec/identity.ts";
-import { readRun, runNotFound } from "../store/run-store.ts";
-import { planTokenDigest } from "./capture-service.ts";
-import type { Services } from "./services.ts";
+import { readRun } from "../store/run-store.ts";
+import type { CaptureService, ConsumedPlan } from "./capture-service.ts";
+import type { DetachedCaptureStore } from "../store/detached-capture-store.ts";
+import type { PlanTokenStore } from "../store/plan-tokens.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export type DetachedCaptureStatus = {
   schema_version: 1;
@@ -36,34 +39,28 @@ const operations = new Map<string, Operation>();
  * plan is refused, so a retried start never runs a workload twice.
  */
 export class DetachedCaptureService {
-  constructor(private readonly services: Services) {}
+  constructor(
+    private readonly workspace: WorkspaceHandle,
+    private readonly captures: CaptureService,
+    private readonly plans: PlanTokenStore<"capture", ConsumedPlan>,
+    private readonly detached: DetachedCaptureStore,
+  ) {}
 
   async start(request: { plan_id: string; idempotency_key: string }): Promise<DetachedCaptureStatus> {
-    const workspace = this.services.workspace();
-    const database = workspace.state.database;
-    const planDigest = planTokenDigest(request.plan_id);
-    const existing = database
-      .query<{ plan_id: string; run_id: string }, [string]>("SELECT plan_id, run_id FROM detached_captures WHERE idempotency_key = ?")
-      .get(request.idempotency_key);
+    const planDigest = this.plans.digest(request.plan_id);
+    const existing = this.detached.find(request.idempotency_key);
     if (existing) {
       if (existing.plan_id !== planDigest) {
-        throw new FlameoxError({
-          code: "INVALID_CAPTURE_PLAN",
-          message: "This idempotency key already started a capture of a different plan.",
+        throw planRefused("capture", "This idempotency key already started a capture of a different plan.", {
           details: { idempotency_key: request.idempotency_key, run_id: existing.run_id },
           remediation: ["Use a new idempotency key for a new plan, or call get_detached_capture for the existing run."],
-          nextTool: "get_detached_capture",
-          nextArguments: { run_id: existing.run_id },
+          next: { tool: "get_detached_capture", arguments: { run_id: existing.run_id } },
         });
       }
       return this.status(existing.run_id);
     }
-    const intent = await this.services.captures.consumeAndRecheck(request.plan_id);
-    workspace.state.write(() => {
-      database
-        .query("INSERT INTO detached_captures (idempotency_key, plan_id, run_id, created_at) VALUES (?, ?, ?, ?)")
-        .run(request.idempotency_key, planDigest, intent.run_id, new Date().toISOString());
-    });
+    const intent = await this.captures.consumeAndRecheck(request.plan_id);
+    this.detached.insert(request.idempotency_key, { plan_id: planDigest, run_id: intent.run_id }, new Date().toISOString());
     const operation: Operation = {
       runId: intent.run_id,
       controller: new AbortController(),
@@ -71,7 +68,7 @@ export class DetachedCaptureService {
       done: Promise.resolve(),
       failure: null,
     };
-    operation.done = this.services.captures
+    operation.done = this.captures
       .executeIntent(intent, {
         signal: operation.controller.signal,
         progress: (completed, total, message) => {
@@ -91,7 +88,7 @@ export class DetachedCaptureService {
   }
 
   status(runId: string): DetachedCaptureStatus {
-    const run = readRun(this.services.workspace().state.database, runId);
+    const run = readRun(this.workspace.open().state.database, runId);
     const operation = operations.get(runId);
     if (!run && !operation) throw runNotFound(runId);
     const execution = run?.execution_status ?? null;
@@ -102,8 +99,7 @@ export class DetachedCaptureService {
     else if (operation) state = "running";
     else
       state = run.lease && processLiveness(run.lease.pid, run.lease.process_start_time) === "alive" ? "running" : "unmanaged_after_restart";
-    const failure =
-      operation?.failure ?? (run?.failure ? new FlameoxError({ code: run.failure.code as never, message: run.failure.message }) : null);
+    const failure: { code: string; message: string } | null = operation?.failure ?? run?.failure ?? null;
     return {
       schema_version: 1,
       run_id: runId,
@@ -115,7 +111,7 @@ export class DetachedCaptureService {
       progress: operation ? [...operation.progress] : [],
       failure_code: failure?.code ?? null,
       failure_message: failure?.message ?? null,
-      resource_uri: `flameox://runs/${encodeURIComponent(runId)}`,
+      resource_uri: runResourceUri(runId),
       next_tool: state === "terminal" ? "get_run" : state === "unmanaged_after_restart" ? "list_runs" : "get_detached_capture",
     };
   }
@@ -126,12 +122,11 @@ export class DetachedCaptureService {
     if (current.state === "terminal") return current;
     const operation = operations.get(runId);
     if (!operation) {
-      throw new FlameoxError({
-        code: "CAPABILITY_UNAVAILABLE",
-        message: `Detached capture ${runId} is not owned by this server process.`,
+      throw capabilityUnavailable(`Detached capture ${runId} is not owned by this server process.`, {
         runId,
         details: { run_id: runId, state: current.state },
         remediation: ["Only the server that started a detached capture can cancel it; after a restart run `flameox recover` to close it."],
+        next: { tool: "get_detached_capture", arguments: { run_id: runId } },
       });
     }
     operation.controller.abort();

@@ -1,11 +1,11 @@
 import { digestOf } from "../domain/canonical-json.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { artifactNotFound, queryBudgetExceeded, runNotFound } from "../domain/errors.ts";
 import { corpusHead } from "../store/corpus.ts";
 import { EvidenceView } from "../store/evidence-query.ts";
 import { currentBundles, type BundleRecord } from "../store/evidence-registry.ts";
-import { readRun, runNotFound } from "../store/run-store.ts";
-import { artifactNotFound } from "./run-service.ts";
-import type { Services } from "./services.ts";
+import { readRun } from "../store/run-store.ts";
+import { artifactExists } from "../store/artifact-registry.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export type EvidenceScope = {
   kind: "run" | "artifact";
@@ -21,12 +21,11 @@ export type EvidenceScope = {
  * Pins the evidence for `run_or_artifact` at the current corpus head: a run id selects the run's
  * current bundles, a `sha256:` id selects the artifact's bundles across runs.
  */
-export function pinEvidenceScope(services: Services, runOrArtifact: string): EvidenceScope {
-  const database = services.workspace().state.database;
+export function pinEvidenceScope(workspace: WorkspaceHandle, runOrArtifact: string): EvidenceScope {
+  const database = workspace.state().database;
   const head = corpusHead(database);
   if (runOrArtifact.startsWith("sha256:")) {
-    const exists = database.query("SELECT 1 FROM artifacts WHERE artifact_id = ?").get(runOrArtifact);
-    if (!exists) throw artifactNotFound(runOrArtifact);
+    if (!artifactExists(database, runOrArtifact)) throw artifactNotFound(runOrArtifact);
     const bundles = currentBundles(database, { artifactId: runOrArtifact, maxSequence: head.sequence });
     return {
       kind: "artifact",
@@ -49,9 +48,13 @@ export function pinEvidenceScope(services: Services, runOrArtifact: string): Evi
   };
 }
 
-export async function withEvidence<T>(services: Services, scope: EvidenceScope, body: (view: EvidenceView) => Promise<T>): Promise<T> {
+export async function withEvidence<T>(
+  workspace: WorkspaceHandle,
+  scope: EvidenceScope,
+  body: (view: EvidenceView) => Promise<T>,
+): Promise<T> {
   const view = await EvidenceView.open(
-    services.workspace(),
+    workspace.open(),
     scope.bundles.map((bundle) => bundle.bundle_id),
   );
   try {
@@ -63,12 +66,7 @@ export async function withEvidence<T>(services: Services, scope: EvidenceScope, 
 
 export function limitWithin(limit: number, maximum: number): number {
   if (!Number.isInteger(limit) || limit < 1 || limit > maximum) {
-    throw new FlameoxError({
-      code: "QUERY_BUDGET_EXCEEDED",
-      message: `limit must be between 1 and ${maximum}.`,
-      details: { limit, max_row_limit: maximum },
-      remediation: [`Pass a limit between 1 and ${maximum} and page with the cursor.`],
-    });
+    throw queryBudgetExceeded(limit, maximum);
   }
   return limit;
 }

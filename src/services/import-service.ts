@@ -1,17 +1,18 @@
 import { existsSync, lstatSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, isAbsolute, relative, resolve, sep } from "node:path";
-import { FlameoxError } from "../domain/errors.ts";
+import { executionRefused, FlameoxError, invalidInput, retold, sensitiveArtifactRefused } from "../domain/errors.ts";
 import { detectProfileFormat, type ProfileFormat } from "../adapters/formats/detect.ts";
 import { extractProfile } from "../adapters/formats/extract-profile.ts";
 import { storeArtifactFile, type StoredArtifact } from "../store/artifact-store.ts";
-import { advanceCorpus } from "../store/corpus.ts";
+import { advanceCorpus, type CorpusHead } from "../store/corpus.ts";
 import { blankManifest, insertRun } from "../store/run-store.ts";
-import { artifactReference, registerArtifact } from "./artifact-registration.ts";
+import { artifactReference, type RegistrationInput, registerArtifact } from "../store/artifact-registry.ts";
+import type { Workspace } from "../store/workspace.ts";
 import { prepareBundle, type PreparedBundle } from "./evidence-publisher.ts";
-import { artifactResourceUri, runResourceUri } from "./run-service.ts";
-import { loadPolicy } from "./workspace-service.ts";
-import type { Services } from "./services.ts";
+import { artifactResourceUri, runResourceUri } from "../domain/resource-uris.ts";
+import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export const artifactKinds = [
   "execution_trace",
@@ -66,19 +67,18 @@ export type ImportReceipt = {
 const profileFormats: ProfileFormat[] = ["speedscope", "collapsed", "py_spy_raw", "v8_cpuprofile", "pprof", "chrome_trace"];
 
 export class ImportService {
-  constructor(private readonly services: Services) {}
+  constructor(private readonly workspace: WorkspaceHandle) {}
 
   /** Resolves an import path inside its root, refusing NUL bytes, escapes and non-regular files. */
   resolveImportPath(path: string, sourceRoot: "project" | "temp"): string {
     const refuse = (message: string, remedy: string) =>
-      new FlameoxError({
-        code: "EXECUTION_REFUSED",
-        message,
+      executionRefused(message, {
         details: { next_tool: "import_artifact", source_root: sourceRoot },
         remediation: [remedy],
+        next: { tool: "import_artifact" },
       });
     if (path.includes("\u0000")) throw refuse("The import path contains a NUL byte.", "Pass a path without NUL bytes.");
-    const root = realpathSync(sourceRoot === "project" ? this.services.projectRoot : tmpdir());
+    const root = realpathSync(sourceRoot === "project" ? this.workspace.projectRoot : tmpdir());
     const candidate = isAbsolute(path) ? resolve(path) : resolve(root, path);
     if (!existsSync(candidate))
       throw refuse(
@@ -105,26 +105,10 @@ export class ImportService {
   }
 
   async importArtifact(request: ImportRequest): Promise<ImportReceipt> {
-    const workspace = this.services.workspace();
-    if (request.kind !== null && !(artifactKinds as readonly string[]).includes(request.kind)) {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: `Unknown artifact kind '${request.kind}'.`,
-        details: { fields: [{ field: "kind", message: `Input should be one of ${artifactKinds.join(", ")}`, type: "literal_error" }] },
-        remediation: [
-          "Use kind='execution_trace' for Chrome and Torch traces and 'sample_profile' for profiles, or omit kind to detect it.",
-        ],
-      });
-    }
-    if (request.kind && sensitiveFloor.has(request.kind) && request.sensitivity !== "sensitive") {
-      throw new FlameoxError({
-        code: "SENSITIVE_ARTIFACT_REFUSED",
-        message: `Artifacts of kind ${request.kind} must be imported with sensitivity 'sensitive'.`,
-        remediation: ["Repeat the import with sensitivity='sensitive'."],
-      });
-    }
+    const workspace = this.workspace.open();
+    checkImportKind(request);
     const source = this.resolveImportPath(request.path, request.source_root);
-    const policy = loadPolicy(workspace);
+    const policy = loadWorkspacePolicy(workspace.root);
     const detected = await detectProfileFormat(source);
     const isProfile = profileFormats.includes(detected.format);
     const kind: string =
@@ -143,38 +127,25 @@ export class ImportService {
           { runId, artifactId: stored.artifact_id, extractor: "profile", extractorVersion: "1" },
           async (sink) => {
             const result = await extractProfile(workspace.path(stored.stored_path), sink, {
-              projectRoot: this.services.projectRoot,
+              projectRoot: this.workspace.projectRoot,
               format: detected.format as Exclude<ProfileFormat, "unknown">,
             });
             limitations = result.limitations;
           },
         );
       }
-      const createdAt = new Date().toISOString();
-      const corpus = workspace.state.write(() => {
-        const database = workspace.state.database;
-        const manifest = blankManifest(runId, "import", createdAt);
-        manifest.capture_status = "registered";
-        manifest.limitations = limitations;
-        const registration = {
-          runId,
-          artifact: stored,
-          displayName: basename(source),
-          kind,
-          role: "imported",
-          mediaType: request.media_type,
-          sensitivity: request.sensitivity,
-          producer,
-          producerVersion,
-          format: isProfile ? detected.format : null,
-        };
-        const registrationId = `reg-${crypto.randomUUID()}`;
-        manifest.artifacts = [artifactReference(registration, registrationId)];
-        insertRun(database, manifest, "import");
-        registerArtifact(database, registration, registrationId);
-        const head = advanceCorpus(database, workspace.id, `import ${runId}`);
-        bundle?.register(head);
-        return head;
+      const corpus = publishImport(workspace, bundle, {
+        runId,
+        artifact: stored,
+        displayName: basename(source),
+        kind,
+        role: "imported",
+        mediaType: request.media_type,
+        sensitivity: request.sensitivity,
+        producer,
+        producerVersion,
+        format: isProfile ? detected.format : null,
+        limitations,
       });
       return {
         schema_version: 1,
@@ -236,21 +207,55 @@ export function extractToolFor(kind: string): string | null {
   }
 }
 
+/** The kind, when given, must be a known artifact kind, and kinds with a sensitivity floor must be imported as sensitive. */
+function checkImportKind(request: ImportRequest): void {
+  if (request.kind !== null && !(artifactKinds as readonly string[]).includes(request.kind)) {
+    throw invalidInput(
+      `Unknown artifact kind '${request.kind}'.`,
+      [{ field: "kind", message: `Input should be one of ${artifactKinds.join(", ")}`, type: "literal_error" }],
+      {
+        remediation: [
+          "Use kind='execution_trace' for Chrome and Torch traces and 'sample_profile' for profiles, or omit kind to detect it.",
+        ],
+      },
+    );
+  }
+  if (request.kind && sensitiveFloor.has(request.kind) && request.sensitivity !== "sensitive") {
+    throw sensitiveArtifactRefused(`Artifacts of kind ${request.kind} must be imported with sensitivity 'sensitive'.`, {
+      remediation: ["Repeat the import with sensitivity='sensitive'."],
+    });
+  }
+}
+
+/** One transaction: the import run (already registered), its artifact registration, the corpus commit, the bundle. */
+function publishImport(
+  workspace: Workspace,
+  bundle: PreparedBundle | null,
+  registration: RegistrationInput & { limitations: string[] },
+): CorpusHead {
+  return workspace.state.write(() => {
+    const database = workspace.state.database;
+    const manifest = blankManifest(registration.runId, "import", new Date().toISOString());
+    manifest.capture_status = "registered";
+    manifest.limitations = registration.limitations;
+    const registrationId = `reg-${crypto.randomUUID()}`;
+    manifest.artifacts = [artifactReference(registration, registrationId)];
+    insertRun(database, manifest, "import");
+    registerArtifact(database, registration, registrationId);
+    const head = advanceCorpus(database, workspace.id, `import ${registration.runId}`);
+    bundle?.register(head);
+    return head;
+  });
+}
+
 /** Agents see the name they imported, never the workspace's internal storage path. */
 function withoutStorePath(error: unknown, storedPath: string, displayName: string): unknown {
   if (!(error instanceof FlameoxError) || !error.message.includes(storedPath)) return error;
-  return new FlameoxError({
-    code: error.code,
+  return retold(error, {
     message: error.message.replaceAll(storedPath, displayName),
     details: JSON.parse(JSON.stringify(error.details).replaceAll(JSON.stringify(storedPath).slice(1, -1), displayName)) as Record<
       string,
       unknown
     >,
-    remediation: error.remediation,
-    retryable: error.retryable,
-    runId: error.runId,
-    nextTool: error.nextTool,
-    nextArguments: error.nextArguments,
-    cause: error,
   });
 }

@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, renameSync } from "node:fs";
 import { bootId, processLiveness } from "../exec/identity.ts";
 import { processesWithEnvironment } from "../exec/environment-scan.ts";
-import { runMarkerVariable } from "./capture-service.ts";
+import { runMarkerVariable } from "./capture-plan.ts";
 import { advanceCorpus } from "../store/corpus.ts";
-import { reviseRun, type RunManifest } from "../store/run-store.ts";
-import type { Services } from "./services.ts";
+import { openRunManifests, reviseRun, type RunManifest } from "../store/run-store.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export type RecoveredRun = {
   run_id: string;
@@ -26,7 +26,7 @@ export type RecoveryResult = { schema_version: 1; recovered: RecoveredRun[]; sti
  * recorded as cancelled by crash recovery. Nothing unfinished ever becomes visible evidence.
  */
 export class RecoveryService {
-  constructor(private readonly services: Services) {}
+  constructor(private readonly workspace: WorkspaceHandle) {}
 
   staleRunIds(): string[] {
     return this.openRuns()
@@ -35,17 +35,11 @@ export class RecoveryService {
   }
 
   private openRuns(): RunManifest[] {
-    const database = this.services.workspace().state.database;
-    return database
-      .query<{ manifest: string }, []>(
-        "SELECT manifest FROM runs WHERE execution_status IN ('planned', 'running') OR capture_status = 'running'",
-      )
-      .all()
-      .map((row) => JSON.parse(row.manifest) as RunManifest);
+    return openRunManifests(this.workspace.state().database);
   }
 
   async recover(): Promise<RecoveryResult> {
-    const workspace = this.services.workspace();
+    const workspace = this.workspace.open();
     const recovered: RecoveredRun[] = [];
     const stillRunning: string[] = [];
     let corpusCommitId: string | null = null;

@@ -1,19 +1,18 @@
-/**
- * Pictures of stored evidence: the self-contained HTML report, the bounded SVG flame graph, the
- * standard export files, and the plan naming which viewer opens what. Stacks are merged in DuckDB
- * (one row per distinct path) before any of them reach JavaScript, so a million samples cost what
- * their few thousand distinct stacks cost.
- */
-import { existsSync, lstatSync } from "node:fs";
-import { basename, delimiter, dirname, join, resolve } from "node:path";
 import { digestOf } from "../domain/canonical-json.ts";
-import { FlameoxError, invalidArguments } from "../domain/errors.ts";
-import type { FrameRow, StackRow, StackUnit, TraceEventRow } from "../domain/evidence.ts";
+import { capabilityUnavailable, comparisonInvalid, type FlameoxError, invalidArguments } from "../domain/errors.ts";
+import type { FrameRow, StackUnit } from "../domain/evidence.ts";
 import { chooseUnit, stackUnits, type UnitSummary } from "../analysis/hotspots.ts";
-import { sqlString, toNumber, toNullableNumber, traceEventFromRow } from "../analysis/evidence-query.ts";
+import {
+  loadFrames,
+  loadMergedStacks,
+  loadSlowestTests,
+  loadTopAllocators,
+  loadTraceEvents,
+  regroup,
+} from "../analysis/report-evidence.ts";
 import { buildCallTree } from "../analysis/flamegraph/tree.ts";
 import { renderFlameGraphSvg } from "../analysis/flamegraph/svg.ts";
-import { renderReport, type SlowTest, type TopAllocator } from "../analysis/report/html.ts";
+import { renderReport } from "../analysis/report/html.ts";
 import { writeSpeedscope } from "../adapters/export/speedscope.ts";
 import { writeCollapsed } from "../adapters/export/collapsed.ts";
 import { writeChromeTrace } from "../adapters/export/chrome-trace.ts";
@@ -22,10 +21,13 @@ import type { EvidenceView } from "../store/evidence-query.ts";
 import type { BundleRecord } from "../store/evidence-registry.ts";
 import { writeFileAtomically } from "../store/atomic-file.ts";
 import { pinEvidenceScope, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
-import type { Services } from "./services.ts";
+import { checkOutputPath } from "./output-path.ts";
+import { type ExportFormat, type ViewerEntry, type ViewerPlan, viewerPlanFor } from "./viewer-plans.ts";
+import type { RunSetStore } from "../store/run-set-store.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
-export const exportFormats = ["speedscope", "pprof", "collapsed", "chrome"] as const;
-export type ExportFormat = (typeof exportFormats)[number];
+export const exportFormats = ["speedscope", "pprof", "collapsed", "chrome"] as const satisfies readonly ExportFormat[];
+export type { ExportFormat };
 
 /** One or several runs, artifacts or run sets whose evidence is pooled. */
 export type EvidenceSelection = {
@@ -74,28 +76,7 @@ export type ExportResult = {
   source: "stacks" | "trace_events";
 };
 
-export type ViewerEntry = {
-  viewer: "report" | "speedscope" | "pprof" | "perfetto" | "firefox_profiler";
-  name: string;
-  format: "html" | ExportFormat;
-  /** argv that writes the file the viewer opens; run it from the project root. */
-  prepare_command: string[];
-  output: string;
-  /** argv that opens the file where a local viewer is installed, else null (open it by hand). */
-  open_command: string[] | null;
-  installed: boolean;
-  how_to_open: string;
-};
-
-export type ViewerPlan = {
-  schema_version: 1;
-  run_or_artifact: string;
-  run_ids: string[];
-  evidence: { stacks: boolean; trace_events: boolean; units: StackUnit[] };
-  report_command: string[];
-  viewers: ViewerEntry[];
-  notes: string[];
-};
+export type { ViewerEntry, ViewerPlan };
 
 const stackExtractors = new Set(["profile", "py-spy", "perf", "memray"]);
 
@@ -116,68 +97,50 @@ export function splitTargets(values: Iterable<string>): string[] {
   return ids;
 }
 
-/** Refuses to replace anything but a regular file, and a folder that does not exist. */
-export function checkOutputPath(path: string, subject: string): string {
-  const absolute = resolve(path);
-  if (absolute.includes("\u0000"))
-    throw invalidArguments(subject, [{ field: "output", message: "contains a NUL byte", type: "value_error" }]);
-  if (!existsSync(dirname(absolute)) || !lstatSync(dirname(absolute)).isDirectory()) {
-    throw new FlameoxError({
-      code: "INVALID_ARGUMENTS",
-      message: `The folder of the output file does not exist: ${dirname(absolute)}.`,
-      details: { fields: [{ field: "output", message: "folder does not exist", type: "value_error" }] },
-      remediation: ["Create the folder first, or name an output file in an existing folder."],
-    });
+type ReportEvidence = Awaited<ReturnType<typeof loadReportEvidence>>;
+
+/** Everything the report draws: stacks in one unit (regrouped), bounded trace events, slowest tests, top allocators. */
+async function loadReportEvidence(view: EvidenceView, requestedUnit: StackUnit | null, groupBy: "function" | "line") {
+  const units = await stackUnits(view);
+  const unit = chooseUnit(units, requestedUnit);
+  if (requestedUnit !== null && unit === null && units.length > 0) {
+    throw invalidArguments("report", [
+      {
+        field: "unit",
+        message: `no stacks in ${requestedUnit}; available: ${units.map((entry) => entry.unit).join(", ")}`,
+        type: "value_error",
+      },
+    ]);
   }
-  if (existsSync(absolute) || isDanglingLink(absolute)) {
-    const stat = lstatSync(absolute);
-    if (!stat.isFile()) {
-      throw new FlameoxError({
-        code: "EXECUTION_REFUSED",
-        message: `${absolute} exists and is not a regular file (${stat.isDirectory() ? "a folder" : stat.isSymbolicLink() ? "a symbolic link" : "a special file"}); it is not overwritten.`,
-        details: { output: absolute },
-        remediation: ["Name a new file, or an existing regular file to replace."],
-      });
-    }
-  }
-  return absolute;
+  const lineStacks = unit ? await loadMergedStacks(view, { unit, byThread: false }) : [];
+  const { frames, stacks } = regroup(lineStacks.length > 0 ? await loadFrames(view) : new Map<string, FrameRow>(), lineStacks, groupBy);
+  const traceEvents = await loadTraceEvents(view);
+  const slowest = await loadSlowestTests(view);
+  const allocators = units.some((entry) => entry.unit === "bytes") ? await loadTopAllocators(view) : [];
+  return { unit, units, stacks, frames, traceEvents, slowest, allocators };
 }
 
-function isDanglingLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
-
-function onPath(command: string): string | null {
-  for (const folder of (process.env.PATH ?? "").split(delimiter)) {
-    if (!folder) continue;
-    const candidate = join(folder, command);
-    try {
-      if (lstatSync(candidate).isFile() || lstatSync(candidate).isSymbolicLink()) return candidate;
-    } catch {
-      // Not in this folder.
-    }
-  }
-  return null;
-}
-
-/** A file name from an id: no colons or slashes, short enough for any file system. */
-function fileStem(id: string): string {
-  return id
-    .replace(/^sha256:/, "")
-    .replace(/[^A-Za-z0-9._-]+/g, "_")
-    .slice(0, 40);
+/** The report's sections in page order, by what the evidence holds. */
+function reportSections(loaded: ReportEvidence, hasProfile: boolean, hasBaseline: boolean): string[] {
+  const sections: string[] = [];
+  if (hasProfile) sections.push("flame_graph");
+  if (hasProfile && hasBaseline) sections.push("differential_flame_graph");
+  if (loaded.traceEvents.length > 0) sections.push("timeline");
+  if (hasProfile) sections.push("top_functions");
+  if (loaded.slowest.length > 0) sections.push("slowest_tests");
+  if (loaded.allocators.length > 0) sections.push("top_allocators");
+  return sections;
 }
 
 export class ReportService {
-  constructor(private readonly services: Services) {}
+  constructor(
+    private readonly workspace: WorkspaceHandle,
+    private readonly runSets: RunSetStore,
+  ) {}
 
   /**
-   * Pins the evidence of every target at the current corpus head and pools their bundles. A run set
-   * (when that service exists) contributes its frozen runs.
+   * Pins the evidence of every target at the current corpus head and pools their bundles. A frozen run set
+   * contributes its included runs.
    */
   select(targets: string[]): EvidenceSelection {
     if (targets.length === 0)
@@ -185,8 +148,8 @@ export class ReportService {
     const scopes: EvidenceScope[] = [];
     for (const target of targets) {
       const runSetRuns = this.runSetMembers(target);
-      if (runSetRuns) for (const runId of runSetRuns) scopes.push(pinEvidenceScope(this.services, runId));
-      else scopes.push(pinEvidenceScope(this.services, target));
+      if (runSetRuns) for (const runId of runSetRuns) scopes.push(pinEvidenceScope(this.workspace, runId));
+      else scopes.push(pinEvidenceScope(this.workspace, target));
     }
     const bundles = new Map<string, BundleRecord>();
     for (const scope of scopes) for (const bundle of scope.bundles) bundles.set(bundle.bundle_id, bundle);
@@ -200,23 +163,16 @@ export class ReportService {
     };
   }
 
-  /**
-   * Included run ids of a frozen run set, or null when `id` is not one. Run sets come from
-   * `services.runSets` when that service is wired in; looked up structurally so this file does not
-   * depend on its module.
-   */
+  /** Included run ids of a frozen run set, or null when `id` is not one. */
   private runSetMembers(id: string): string[] | null {
     if (id.startsWith("sha256:")) return null;
-    const runSets = (this.services as unknown as { runSets?: { find?: (runSetId: string) => unknown } }).runSets;
-    if (!runSets || typeof runSets.find !== "function") return null;
-    const record = runSets.find(id) as { members?: Array<{ run_id: string; included?: boolean }> } | null;
-    if (!record || !Array.isArray(record.members)) return null;
-    const included = record.members.filter((member) => member.included !== false).map((member) => member.run_id);
+    const record = this.runSets.find(id);
+    if (!record) return null;
+    const included = record.members.filter((member) => member.included).map((member) => member.run_id);
     if (included.length === 0) {
-      throw new FlameoxError({
-        code: "COMPARISON_INVALID",
-        message: `Run set ${id} includes no runs.`,
+      throw comparisonInvalid(`Run set ${id} includes no runs.`, {
         remediation: ["Freeze a run set with at least one included run."],
+        next: { tool: "freeze_run_set" },
       });
     }
     return included;
@@ -231,18 +187,16 @@ export class ReportService {
       snapshot: selection.snapshot,
       corpusCommitId: "",
     };
-    return withEvidence(this.services, scope, body);
+    return withEvidence(this.workspace, scope, body);
   }
 
   private noStacks(selection: EvidenceSelection, what: string): FlameoxError {
-    return new FlameoxError({
-      code: "CAPABILITY_UNAVAILABLE",
-      message: `${selection.label} has no stack samples to draw ${what} from.`,
+    return capabilityUnavailable(`${selection.label} has no stack samples to draw ${what} from.`, {
       details: { next_tool: "plan_capture", run_or_artifact: selection.label },
       remediation: [
         "Capture the workload with a sampling adapter (py-spy or perf) via plan_capture, or import a profile (speedscope, collapsed, pprof, .cpuprofile, Chrome trace) with flameox import.",
       ],
-      nextTool: "plan_capture",
+      next: { tool: "plan_capture" },
     });
   }
 
@@ -258,52 +212,13 @@ export class ReportService {
     const groupBy = request.group_by ?? "function";
     const candidate = this.select(request.targets);
     const baseline = request.baseline && request.baseline.length > 0 ? this.select(request.baseline) : null;
-    const loaded = await this.withSelection(candidate, async (view) => {
-      const units = await stackUnits(view);
-      const unit = chooseUnit(units, request.unit);
-      if (request.unit !== null && unit === null && units.length > 0) {
-        throw invalidArguments("report", [
-          {
-            field: "unit",
-            message: `no stacks in ${request.unit}; available: ${units.map((entry) => entry.unit).join(", ")}`,
-            type: "value_error",
-          },
-        ]);
-      }
-      const lineStacks = unit ? await loadMergedStacks(view, { unit, byThread: false }) : [];
-      const { frames, stacks } = regroup(lineStacks.length > 0 ? await loadFrames(view) : new Map<string, FrameRow>(), lineStacks, groupBy);
-      const traceEvents = await loadTraceEvents(view);
-      const slowest = await loadSlowestTests(view);
-      const allocators = units.some((entry) => entry.unit === "bytes") ? await loadTopAllocators(view) : [];
-      return { unit, units, stacks, frames, traceEvents, slowest, allocators };
-    });
-    let baselineStacks: { frames: Map<string, FrameRow>; stacks: StackRow[] } | null = null;
-    if (baseline && loaded.unit) {
-      const unit = loaded.unit;
-      baselineStacks = await this.withSelection(baseline, async (view) => {
-        const stacks = await loadMergedStacks(view, { unit, byThread: false });
-        if (stacks.length === 0) {
-          const units = await stackUnits(view);
-          throw new FlameoxError({
-            code: "COMPARISON_INVALID",
-            message: `The baseline ${baseline.label} has no stacks in ${unit}${units.length > 0 ? ` (it has ${units.map((entry) => entry.unit).join(", ")})` : ""}; a differential flame graph needs both sides in one unit.`,
-            remediation: ["Pick a baseline profiled the same way, or pass --unit with a unit both sides have."],
-          });
-        }
-        return regroup(await loadFrames(view), stacks, groupBy);
-      });
-    }
+    const loaded = await this.withSelection(candidate, (view) => loadReportEvidence(view, request.unit, groupBy));
+    const baselineStacks = baseline && loaded.unit ? await this.loadBaseline(baseline, loaded.unit, groupBy) : null;
     const nothing =
       loaded.stacks.length === 0 && loaded.traceEvents.length === 0 && loaded.slowest.length === 0 && loaded.allocators.length === 0;
     if (nothing) throw this.noStacks(candidate, "a report");
     const profile = loaded.stacks.length > 0 ? { frames: loaded.frames, stacks: loaded.stacks } : undefined;
-    const sections: string[] = [];
-    if (profile) sections.push("flame_graph");
-    if (profile && baselineStacks) sections.push("differential_flame_graph");
-    if (loaded.traceEvents.length > 0) sections.push("timeline");
-    if (profile) sections.push("top_functions");
-    if (loaded.slowest.length > 0) sections.push("slowest_tests");
-    if (loaded.allocators.length > 0) sections.push("top_allocators");
+    const sections = reportSections(loaded, profile !== undefined, baselineStacks !== null);
     const html = renderReport({
       title: request.title ?? `flameox report · ${candidate.label}`,
       subtitle: [
@@ -336,6 +251,21 @@ export class ReportService {
         total_weight: loaded.stacks.reduce((sum, stack) => sum + stack.weight, 0),
       },
     };
+  }
+
+  /** The baseline's stacks in the candidate's unit, for the differential flame graph; none in that unit is an error. */
+  private loadBaseline(baseline: EvidenceSelection, unit: StackUnit, groupBy: "function" | "line") {
+    return this.withSelection(baseline, async (view) => {
+      const stacks = await loadMergedStacks(view, { unit, byThread: false });
+      if (stacks.length === 0) {
+        const units = await stackUnits(view);
+        throw comparisonInvalid(
+          `The baseline ${baseline.label} has no stacks in ${unit}${units.length > 0 ? ` (it has ${units.map((entry) => entry.unit).join(", ")})` : ""}; a differential flame graph needs both sides in one unit.`,
+          { remediation: ["Pick a baseline profiled the same way, or pass --unit with a unit both sides have."] },
+        );
+      }
+      return regroup(await loadFrames(view), stacks, groupBy);
+    });
   }
 
   /** The bounded static SVG flame graph of a run's (or artifact's) stacks. */
@@ -431,247 +361,6 @@ export class ReportService {
     const stacks = hasStacks(selection.bundles);
     const traces = hasTraceEvents(selection.bundles);
     const units: UnitSummary[] = stacks ? await this.withSelection(selection, (view) => stackUnits(view)) : [];
-    const stem = fileStem(runOrArtifact);
-    const id = runOrArtifact;
-    const reportOutput = `flameox-${stem}-report.html`;
-    const browser = onPath("xdg-open") ?? onPath("open");
-    const viewers: ViewerEntry[] = [];
-    const entry = (value: ViewerEntry) => viewers.push(value);
-    const report: ViewerEntry = {
-      viewer: "report",
-      name: "flameox report (self-contained HTML, any browser, offline)",
-      format: "html",
-      prepare_command: ["flameox", "report", id, "--output", reportOutput],
-      output: reportOutput,
-      open_command: browser ? [basename(browser), reportOutput] : null,
-      installed: browser !== null,
-      how_to_open: "Open the HTML file in any browser; it needs no network.",
-    };
-    if (stacks || traces) entry(report);
-    const onlyBytes = units.length > 0 && units.every((unit) => unit.unit === "bytes");
-    if (stacks) {
-      const speedscope = onPath("speedscope");
-      entry({
-        viewer: "speedscope",
-        name: "speedscope",
-        format: "speedscope",
-        prepare_command: ["flameox", "export", id, "--format", "speedscope", "--output", `flameox-${stem}.speedscope.json`],
-        output: `flameox-${stem}.speedscope.json`,
-        open_command: speedscope ? ["speedscope", `flameox-${stem}.speedscope.json`] : null,
-        installed: speedscope !== null,
-        how_to_open:
-          "Run `speedscope FILE` where the speedscope CLI is installed, or load the file into the speedscope web app (it stays in the browser).",
-      });
-      const pprof = onPath("pprof");
-      const go = onPath("go");
-      entry({
-        viewer: "pprof",
-        name: "pprof",
-        format: "pprof",
-        prepare_command: ["flameox", "export", id, "--format", "pprof", "--output", `flameox-${stem}.pb.gz`],
-        output: `flameox-${stem}.pb.gz`,
-        open_command: pprof
-          ? ["pprof", "-http=127.0.0.1:0", `flameox-${stem}.pb.gz`]
-          : go
-            ? ["go", "tool", "pprof", "-http=127.0.0.1:0", `flameox-${stem}.pb.gz`]
-            : null,
-        installed: pprof !== null || go !== null,
-        how_to_open: "Run `pprof -http=127.0.0.1:0 FILE` (or `go tool pprof -http=127.0.0.1:0 FILE`).",
-      });
-    }
-    if (traces || (stacks && !onlyBytes)) {
-      const output = `flameox-${stem}.trace.json`;
-      const prepare = ["flameox", "export", id, "--format", "chrome", "--output", output];
-      const source = traces
-        ? "the recorded trace events"
-        : "a flame chart synthesized from the stacks (durations are weights, not wall-clock times)";
-      entry({
-        viewer: "perfetto",
-        name: "Perfetto UI",
-        format: "chrome",
-        prepare_command: prepare,
-        output,
-        open_command: null,
-        installed: false,
-        how_to_open: `Open the Perfetto UI in a browser and load the file (Open trace file); it shows ${source}.`,
-      });
-      entry({
-        viewer: "firefox_profiler",
-        name: "Firefox Profiler",
-        format: "chrome",
-        prepare_command: prepare,
-        output,
-        open_command: null,
-        installed: false,
-        how_to_open: `Open the Firefox Profiler in a browser and load the file (Load a profile from file); it shows ${source}.`,
-      });
-    }
-    const notes: string[] = [];
-    if (!stacks && !traces)
-      notes.push(
-        "No stack samples or trace events are stored for this run or artifact; capture with py-spy or perf, or import a profile, first.",
-      );
-    if (traces && stacks)
-      notes.push(
-        "The chrome export writes the recorded trace events; pass --unit to export a flame chart synthesized from the stacks instead.",
-      );
-    notes.push("Commands write files relative to the current folder; nothing is launched unless you run `flameox open ID --launch`.");
-    return {
-      schema_version: 1,
-      run_or_artifact: runOrArtifact,
-      run_ids: selection.runIds,
-      evidence: { stacks, trace_events: traces, units: units.map((unit) => unit.unit) },
-      report_command: report.prepare_command,
-      viewers,
-      notes,
-    };
+    return viewerPlanFor(runOrArtifact, selection.runIds, { stacks, traces, units: units.map((unit) => unit.unit) });
   }
-}
-
-/**
- * Profilers such as py-spy key frames by the line executing, so one function shows as several
- * siblings; pictures usually want one box per function (its first line), as hotspots rank them.
- */
-export function regroup(
-  frames: Map<string, FrameRow>,
-  stacks: StackRow[],
-  groupBy: "function" | "line",
-): { frames: Map<string, FrameRow>; stacks: StackRow[] } {
-  if (groupBy === "line") return { frames, stacks };
-  const keyOf = new Map<string, string>();
-  const grouped = new Map<string, FrameRow>();
-  const functionKey = (key: string): string => {
-    let mapped = keyOf.get(key);
-    if (mapped !== undefined) return mapped;
-    const frame = frames.get(key);
-    mapped = frame ? `fn\u0000${frame.language}\u0000${frame.function}\u0000${frame.file ?? ""}` : key;
-    keyOf.set(key, mapped);
-    const known = grouped.get(mapped);
-    if (!known)
-      grouped.set(
-        mapped,
-        frame
-          ? { ...frame, frame_key: mapped }
-          : { frame_key: key, function: key, file: null, line: null, module: null, language: "unknown" },
-      );
-    else if (frame && frame.line !== null && (known.line === null || frame.line < known.line)) known.line = frame.line;
-    return mapped;
-  };
-  const merged = new Map<string, StackRow>();
-  for (const stack of stacks) {
-    const keys = stack.frame_keys.map(functionKey);
-    const path = `${stack.process ?? ""}\u0001${stack.thread ?? ""}\u0001${stack.unit}\u0001${keys.join("\u0001")}`;
-    const existing = merged.get(path);
-    if (existing) {
-      existing.weight += stack.weight;
-      existing.sample_count += stack.sample_count;
-    } else merged.set(path, { ...stack, frame_keys: keys });
-  }
-  return { frames: grouped, stacks: [...merged.values()] };
-}
-
-/** Identical paths merged in DuckDB; per (process, thread) only when the caller keeps threads apart. */
-export async function loadMergedStacks(view: EvidenceView, options: { unit: StackUnit | null; byThread: boolean }): Promise<StackRow[]> {
-  const where = [`len(frame_keys) > 0`, `weight > 0`];
-  if (options.unit) where.push(`unit = ${sqlString(options.unit)}`);
-  const threadColumns = options.byThread ? "process, thread," : "";
-  const rows = await view.rows<{
-    frame_keys: string[];
-    process: string | null;
-    thread: string | null;
-    unit: StackUnit;
-    weight: unknown;
-    sample_count: unknown;
-  }>(
-    `SELECT frame_keys, ${options.byThread ? "process, thread" : "NULL AS process, NULL AS thread"}, unit, sum(weight) AS weight, sum(sample_count) AS sample_count
-     FROM stacks WHERE ${where.join(" AND ")}
-     GROUP BY frame_keys, ${threadColumns} unit
-     ORDER BY ${options.byThread ? "process NULLS FIRST, thread NULLS FIRST, " : ""}unit, weight DESC, array_to_string(frame_keys, ',')`,
-  );
-  return rows.map((row) => ({
-    frame_keys: row.frame_keys,
-    process: row.process,
-    thread: row.thread,
-    unit: row.unit,
-    weight: toNumber(row.weight),
-    sample_count: toNumber(row.sample_count),
-  }));
-}
-
-export async function loadFrames(view: EvidenceView): Promise<Map<string, FrameRow>> {
-  const rows = await view.rows<{
-    frame_key: string;
-    function: string | null;
-    file: string | null;
-    line: unknown;
-    module: string | null;
-    language: string | null;
-  }>(
-    "SELECT frame_key, any_value(function) AS function, any_value(file) AS file, any_value(line) AS line, any_value(module) AS module, any_value(language) AS language FROM frames GROUP BY frame_key",
-  );
-  const frames = new Map<string, FrameRow>();
-  for (const row of rows) {
-    frames.set(row.frame_key, {
-      frame_key: row.frame_key,
-      function: row.function ?? row.frame_key,
-      file: row.file,
-      line: toNullableNumber(row.line),
-      module: row.module,
-      language: row.language ?? "unknown",
-    });
-  }
-  return frames;
-}
-
-/**
- * Trace events for the timeline, bounded in DuckDB: the busiest 64 lanes and each lane's longest
- * 20,000 events, which is all the timeline can draw anyway.
- */
-export async function loadTraceEvents(view: EvidenceView, bounded = true): Promise<TraceEventRow[]> {
-  const sql = bounded
-    ? `WITH lanes AS (
-         SELECT pid, tid FROM trace_events WHERE phase <> 'M' GROUP BY pid, tid
-         ORDER BY sum(greatest(coalesce(dur_ns, 0), 1)) DESC, pid, tid LIMIT 64
-       )
-       SELECT e.* FROM trace_events e SEMI JOIN lanes l ON e.pid IS NOT DISTINCT FROM l.pid AND e.tid IS NOT DISTINCT FROM l.tid
-       WHERE e.phase <> 'M'
-       QUALIFY row_number() OVER (PARTITION BY e.pid, e.tid ORDER BY e.dur_ns DESC NULLS LAST, e.ts_ns) <= 20000
-       ORDER BY e.ts_ns, e.event_id`
-    : "SELECT * FROM trace_events ORDER BY ts_ns, event_id";
-  const rows = await view.rows<Record<string, unknown>>(sql);
-  return rows.map(traceEventFromRow);
-}
-
-/** Per-test total durations (pytest's `test.duration_ns` sums), averaged over pooled runs. */
-export async function loadSlowestTests(view: EvidenceView, limit = 50): Promise<SlowTest[]> {
-  const rows = await view.rows<{ name: string | null; outcome: string | null; duration: unknown }>(
-    `SELECT coalesce(json_extract_string(dimensions, '$.nodeid'), name) AS name, any_value(json_extract_string(dimensions, '$.outcome')) AS outcome, avg(value) AS duration
-     FROM measurements WHERE name = 'test.duration_ns' AND coalesce(aggregation, 'sum') = 'sum' AND NOT coalesce(is_warmup, false)
-     GROUP BY 1 ORDER BY duration DESC, name LIMIT ${limit}`,
-  );
-  return rows.map((row) => {
-    const name = row.name ?? "(unnamed test)";
-    return { name, outcome: row.outcome, duration_ns: toNumber(row.duration), file: name.split("::")[0] ?? null };
-  });
-}
-
-/** Functions whose own frames allocated the most bytes (self bytes of memory stacks). */
-export async function loadTopAllocators(view: EvidenceView, limit = 50): Promise<TopAllocator[]> {
-  const rows = await view.rows<{ function: string | null; file: string | null; line: unknown; bytes: unknown; allocations: unknown }>(
-    `WITH leaves AS (
-       SELECT frame_keys[len(frame_keys)] AS leaf, sum(weight) AS bytes, sum(sample_count) AS allocations
-       FROM stacks WHERE unit = 'bytes' AND len(frame_keys) > 0 GROUP BY leaf
-     ),
-     identity AS (SELECT frame_key, any_value(function) AS function, any_value(file) AS file, any_value(line) AS line FROM frames GROUP BY frame_key)
-     SELECT coalesce(i.function, l.leaf) AS function, i.file, i.line, l.bytes, l.allocations
-     FROM leaves l LEFT JOIN identity i ON i.frame_key = l.leaf
-     ORDER BY l.bytes DESC, function LIMIT ${limit}`,
-  );
-  return rows.map((row) => ({
-    function: row.function ?? "<unknown>",
-    file: row.file,
-    line: toNullableNumber(row.line),
-    bytes: toNumber(row.bytes),
-    allocations: toNullableNumber(row.allocations),
-  }));
 }

@@ -1,23 +1,14 @@
-import type { Database } from "bun:sqlite";
 import { digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { artifactNotFound, runNotFound } from "../domain/errors.ts";
+import { artifactResourceUri, runResourceUri } from "../domain/resource-uris.ts";
 import { corpusHead } from "../store/corpus.ts";
-import { readRun, runNotFound, type RunManifest } from "../store/run-store.ts";
-import type { Services } from "./services.ts";
+import { listArtifacts, readArtifact, registrationsOfArtifact, type ArtifactRegistration } from "../store/artifact-registry.ts";
+import { currentBundlesOfArtifact } from "../store/evidence-registry.ts";
+import { listRunManifests, readRun, type RunFilter, type RunManifest } from "../store/run-store.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
-export type RunFilter = {
-  workload_name?: string | null;
-  adapter?: string | null;
-  run_type?: "execution" | "import" | null;
-  execution_status?: string[] | null;
-  validation_status?: string[] | null;
-  workload_definition_id?: string | null;
-  source_state_id?: string | null;
-  environment_id?: string | null;
-  created_after?: string | null;
-  created_before?: string | null;
-};
+export type { RunFilter };
 
 export type RunSummary = {
   run_id: string;
@@ -44,20 +35,6 @@ export type RunListResult = {
   truncated: boolean;
   next_cursor: string | null;
   coverage: { filters_applied: string[]; population_complete: boolean };
-};
-
-export type ArtifactRegistration = {
-  registration_id: string;
-  run_id: string;
-  display_name: string;
-  kind: string;
-  media_type: string | null;
-  sensitivity: string;
-  role: string;
-  producer: string | null;
-  producer_version: string | null;
-  format: string | null;
-  registered_at: string;
 };
 
 export type ArtifactMetadata = {
@@ -92,10 +69,10 @@ const filterOrder: (keyof RunFilter)[] = [
 const sensitivityRank: Record<string, number> = { normal: 0, internal: 1, sensitive: 2 };
 
 export class RunService {
-  constructor(private readonly services: Services) {}
+  constructor(private readonly workspace: WorkspaceHandle) {}
 
-  private get database(): Database {
-    return this.services.workspace().state.database;
+  private get database() {
+    return this.workspace.state().database;
   }
 
   getRun(runId: string): RunManifest & { resource_uri: string } {
@@ -105,7 +82,7 @@ export class RunService {
   }
 
   listRuns(request: { limit: number; filter: RunFilter | null; cursor: string | null }): RunListResult {
-    const workspace = this.services.workspace();
+    const workspace = this.workspace.open();
     const database = workspace.state.database;
     const filter = request.filter ?? {};
     const applied = filterOrder.filter((key) => {
@@ -128,53 +105,9 @@ export class RunService {
       position = { created_at: decoded.created_at, run_id: decoded.run_id };
       pinnedAt = decoded.pinned_at;
     }
-    const clauses: string[] = ["created_at <= ?"];
-    const values: (string | number)[] = [pinnedAt];
-    const equal = (column: keyof RunFilter) => {
-      const value = filter[column];
-      if (typeof value === "string") {
-        clauses.push(`${column} = ?`);
-        values.push(value);
-      }
-    };
-    equal("workload_name");
-    equal("adapter");
-    equal("run_type");
-    equal("workload_definition_id");
-    equal("source_state_id");
-    equal("environment_id");
-    for (const column of ["execution_status", "validation_status"] as const) {
-      const list = filter[column];
-      if (list && list.length > 0) {
-        clauses.push(`${column} IN (${list.map(() => "?").join(", ")})`);
-        values.push(...list);
-      }
-    }
-    if (filter.created_after) {
-      clauses.push("created_at > ?");
-      values.push(filter.created_after);
-    }
-    if (filter.created_before) {
-      clauses.push("created_at < ?");
-      values.push(filter.created_before);
-    }
-    const where = clauses.join(" AND ");
-    const total =
-      database.query<{ count: number }, (string | number)[]>(`SELECT COUNT(*) AS count FROM runs WHERE ${where}`).get(...values)?.count ??
-      0;
-    const pageClauses = [...clauses];
-    const pageValues = [...values];
-    if (position) {
-      pageClauses.push("(created_at < ? OR (created_at = ? AND run_id > ?))");
-      pageValues.push(position.created_at, position.created_at, position.run_id);
-    }
-    const rows = database
-      .query<{ manifest: string }, (string | number)[]>(
-        `SELECT manifest FROM runs WHERE ${pageClauses.join(" AND ")} ORDER BY created_at DESC, run_id ASC LIMIT ?`,
-      )
-      .all(...pageValues, request.limit + 1);
-    const truncated = rows.length > request.limit;
-    const page = rows.slice(0, request.limit).map((row) => JSON.parse(row.manifest) as RunManifest);
+    const { total, manifests } = listRunManifests(database, filter, { pinnedAt, after: position, limit: request.limit });
+    const truncated = manifests.length > request.limit;
+    const page = manifests.slice(0, request.limit);
     const last = page[page.length - 1];
     return {
       schema_version: 1,
@@ -211,48 +144,23 @@ export class RunService {
     truncated: boolean;
     next_cursor: string | null;
   } {
-    const workspace = this.services.workspace();
+    const workspace = this.workspace.open();
     const database = workspace.state.database;
     const scope = digestOf({ query: "list_artifacts", run_id: request.run_id, kind: request.kind, limit: request.limit });
     let after: string | null = null;
     if (request.cursor) after = decodeCursor(workspace.cursorSecret(), request.cursor, { scope, snapshot: "artifacts" }) as string;
-    const clauses: string[] = [];
-    const values: string[] = [];
-    if (request.run_id) {
-      clauses.push("r.run_id = ?");
-      values.push(request.run_id);
-    }
-    if (request.kind) {
-      clauses.push("r.kind = ?");
-      values.push(request.kind);
-    }
-    const where = clauses.length > 0 ? `WHERE ${clauses.join(" AND ")}` : "";
-    const total =
-      database
-        .query<{ count: number }, string[]>(
-          `SELECT COUNT(DISTINCT a.artifact_id) AS count FROM artifacts a JOIN artifact_registrations r ON r.artifact_id = a.artifact_id ${where}`,
-        )
-        .get(...values)?.count ?? 0;
-    const pageWhere = after ? `${where ? `${where} AND` : "WHERE"} a.artifact_id > ?` : where;
-    const rows = database
-      .query<{ artifact_id: string; byte_length: number; kinds: string; registration_count: number; sensitivities: string }, string[]>(
-        `SELECT a.artifact_id, a.byte_length, group_concat(DISTINCT r.kind) AS kinds, COUNT(r.registration_id) AS registration_count,
-                group_concat(DISTINCT r.sensitivity) AS sensitivities
-         FROM artifacts a JOIN artifact_registrations r ON r.artifact_id = a.artifact_id ${pageWhere}
-         GROUP BY a.artifact_id ORDER BY a.artifact_id LIMIT ?`,
-      )
-      .all(...values, ...(after ? [after] : []), String(request.limit + 1));
-    const truncated = rows.length > request.limit;
-    const page = rows.slice(0, request.limit);
+    const { total, artifacts } = listArtifacts(database, { runId: request.run_id, kind: request.kind }, { after, limit: request.limit });
+    const truncated = artifacts.length > request.limit;
+    const page = artifacts.slice(0, request.limit);
     return {
       schema_version: 1,
       corpus_commit_id: corpusHead(database).commit_id,
       artifacts: page.map((row) => ({
         artifact_id: row.artifact_id,
         byte_length: row.byte_length,
-        kinds: row.kinds.split(",").sort(),
+        kinds: row.kinds,
         registration_count: row.registration_count,
-        effective_sensitivity: maxSensitivity(row.sensitivities.split(",")),
+        effective_sensitivity: maxSensitivity(row.sensitivities),
         resource_uri: artifactResourceUri(row.artifact_id),
       })),
       total,
@@ -266,23 +174,12 @@ export class RunService {
 
   getArtifact(artifactId: string, runId: string | null = null): ArtifactMetadata {
     const database = this.database;
-    const artifact = database
-      .query<{ artifact_id: string; byte_length: number; payload_name: string; hashed_at: string }, [string]>(
-        "SELECT artifact_id, byte_length, payload_name, hashed_at FROM artifacts WHERE artifact_id = ?",
-      )
-      .get(artifactId);
+    const artifact = readArtifact(database, artifactId);
     if (!artifact) throw artifactNotFound(artifactId);
-    const registrations = database
-      .query<ArtifactRegistration, [string]>(
-        "SELECT registration_id, run_id, display_name, kind, media_type, sensitivity, role, producer, producer_version, format, registered_at FROM artifact_registrations WHERE artifact_id = ? ORDER BY registered_at, registration_id",
-      )
-      .all(artifactId)
-      .filter((registration) => runId === null || registration.run_id === runId);
-    const bundles = database
-      .query<{ extractor: string; tables: string; run_id: string }, [string]>(
-        "SELECT extractor, tables, run_id FROM evidence_bundles WHERE artifact_id = ? AND superseded_by IS NULL",
-      )
-      .all(artifactId);
+    const registrations = registrationsOfArtifact(database, artifactId).filter(
+      (registration) => runId === null || registration.run_id === runId,
+    );
+    const bundles = currentBundlesOfArtifact(database, artifactId);
     const integrity = { sha256: artifact.artifact_id.slice("sha256:".length), hashed_at: artifact.hashed_at };
     return {
       schema_version: 1,
@@ -296,11 +193,7 @@ export class RunService {
       total_registrations: registrations.length,
       effective_sensitivity: maxSensitivity(registrations.map((registration) => registration.sensitivity)),
       kinds: [...new Set(registrations.map((registration) => registration.kind))].sort(),
-      evidence: bundles.map((bundle) => ({
-        extractor: bundle.extractor,
-        tables: JSON.parse(bundle.tables) as Record<string, number>,
-        run_id: bundle.run_id,
-      })),
+      evidence: bundles,
     };
   }
 }
@@ -325,21 +218,4 @@ function summarize(manifest: RunManifest): RunSummary {
 
 function maxSensitivity(values: string[]): string {
   return values.reduce((highest, value) => ((sensitivityRank[value] ?? 0) > (sensitivityRank[highest] ?? 0) ? value : highest), "normal");
-}
-
-export function runResourceUri(runId: string): string {
-  return `flameox://runs/${encodeURIComponent(runId)}`;
-}
-
-export function artifactResourceUri(artifactId: string): string {
-  return `flameox://artifacts/${encodeURIComponent(artifactId)}`;
-}
-
-export function artifactNotFound(artifactId: string): FlameoxError {
-  return new FlameoxError({
-    code: "WORKSPACE_INVALID",
-    message: `No artifact with id ${artifactId} exists in this workspace.`,
-    details: { missing_entity: "artifact", artifact_id: artifactId },
-    remediation: ["Call list_artifacts to choose an existing artifact."],
-  });
 }

@@ -1,35 +1,13 @@
-import type { Database } from "bun:sqlite";
 import { digestOf } from "../domain/canonical-json.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { invalidInput, notFound, runNotFound } from "../domain/errors.ts";
+import { runResourceUri, runSetResourceUri } from "../domain/resource-uris.ts";
 import { corpusHead } from "../store/corpus.ts";
-import { readRun, runNotFound } from "../store/run-store.ts";
-import type { Services } from "./services.ts";
+import { readRun } from "../store/run-store.ts";
+import type { RunSet, RunSetMember, RunSetMemberInput, RunSetStore } from "../store/run-set-store.ts";
+import type { ExperimentStore, TrialPlacement } from "../store/experiment-store.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
-export type RunSetMemberInput = { run_id: string; trial_id?: string | null; included?: boolean; reason?: string | null };
-
-export type RunSetMember = {
-  order: number;
-  run_id: string;
-  trial_id: string | null;
-  experiment_id: string | null;
-  block_id: string | null;
-  treatment: string | null;
-  included: boolean;
-  reason: string | null;
-};
-
-export type RunSet = {
-  schema_version: 1;
-  run_set_id: string;
-  membership_digest: string;
-  corpus_commit_id: string;
-  created_at: string;
-  selection: Record<string, unknown>;
-  experiment_id: string | null;
-  members: RunSetMember[];
-  counts: { members: number; included: number; excluded: number };
-  resource_uri: string;
-};
+export type { RunSet, RunSetMember, RunSetMemberInput };
 
 export type FreezeRunSetRequest = {
   run_ids?: string[] | null;
@@ -39,12 +17,6 @@ export type FreezeRunSetRequest = {
 
 export const maximumRunSetMembers = 10_000;
 
-export function runSetResourceUri(runSetId: string): string {
-  return `flameox://run-sets/${encodeURIComponent(runSetId)}`;
-}
-
-type TrialRow = { trial_id: string; experiment_id: string; block_id: string; treatment: string; run_id: string | null; outcome: string };
-
 /**
  * Frozen cohorts. Membership is fixed at freeze time: the id is the digest of (corpus commit,
  * selection, members) and `membership_digest` the digest of the members alone, so two sets with
@@ -52,81 +24,74 @@ type TrialRow = { trial_id: string; experiment_id: string; block_id: string; tre
  * the existing record.
  */
 export class RunSetService {
-  constructor(private readonly services: Services) {}
+  constructor(
+    private readonly workspace: WorkspaceHandle,
+    private readonly runSets: RunSetStore,
+    private readonly experiments: ExperimentStore,
+  ) {}
 
-  private get database(): Database {
-    return this.services.workspace().state.database;
+  private get database() {
+    return this.workspace.state().database;
   }
 
   freeze(request: FreezeRunSetRequest): RunSet {
     const hasRuns = request.run_ids != null;
     const hasMembers = request.members != null;
     if (hasRuns === hasMembers) {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: "Pass exactly one of run_ids or members.",
-        details: {
-          fields: [{ field: hasRuns ? "members" : "run_ids", message: "exactly one of run_ids or members", type: "value_error" }],
-        },
-        remediation: ["Pass run_ids for a plain set, or members to include/exclude runs with reasons."],
-      });
+      throw invalidInput(
+        "Pass exactly one of run_ids or members.",
+        [{ field: hasRuns ? "members" : "run_ids", message: "exactly one of run_ids or members", type: "value_error" }],
+        { remediation: ["Pass run_ids for a plain set, or members to include/exclude runs with reasons."] },
+      );
     }
     const inputs: RunSetMemberInput[] = hasRuns ? request.run_ids!.map((runId) => ({ run_id: runId })) : request.members!;
     if (inputs.length === 0 || inputs.length > maximumRunSetMembers) {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: `A run set has 1..${maximumRunSetMembers} members; got ${inputs.length}.`,
-        details: { fields: [{ field: hasRuns ? "run_ids" : "members", message: "1..10000 members", type: "value_error" }] },
-        remediation: ["Freeze at least one run (and at most 10000)."],
-      });
+      throw invalidInput(
+        `A run set has 1..${maximumRunSetMembers} members; got ${inputs.length}.`,
+        [{ field: hasRuns ? "run_ids" : "members", message: "1..10000 members", type: "value_error" }],
+        { remediation: ["Freeze at least one run (and at most 10000)."] },
+      );
     }
     return this.freezeMembers(inputs, request.selection ?? {});
   }
 
   /** Also used by run_experiment to freeze one set per treatment. */
   freezeMembers(inputs: RunSetMemberInput[], selection: Record<string, unknown>): RunSet {
-    const workspace = this.services.workspace();
     const database = this.database;
     const scopedExperiment = typeof selection.experiment_id === "string" ? selection.experiment_id : null;
     const seen = new Set<string>();
     const members: RunSetMember[] = inputs.map((input, order) => {
       if (seen.has(input.run_id)) {
-        throw new FlameoxError({
-          code: "INVALID_ARGUMENTS",
-          message: `Run ${input.run_id} is listed twice.`,
-          details: { fields: [{ field: "members", message: "duplicate run_id", type: "value_error" }] },
-          remediation: ["List each run once."],
-        });
+        throw invalidInput(
+          `Run ${input.run_id} is listed twice.`,
+          [{ field: "members", message: "duplicate run_id", type: "value_error" }],
+          {
+            remediation: ["List each run once."],
+          },
+        );
       }
       seen.add(input.run_id);
       if (!readRun(database, input.run_id)) throw runNotFound(input.run_id);
       const included = input.included ?? true;
       if (!included && !input.reason) {
-        throw new FlameoxError({
-          code: "INVALID_ARGUMENTS",
-          message: `Excluded member ${input.run_id} needs a reason.`,
-          details: { fields: [{ field: "members.reason", message: "an excluded member needs a reason", type: "value_error" }] },
-          remediation: ["Say why the run is excluded (e.g. 'warm-up', 'machine was busy')."],
-        });
+        throw invalidInput(
+          `Excluded member ${input.run_id} needs a reason.`,
+          [{ field: "members.reason", message: "an excluded member needs a reason", type: "value_error" }],
+          { remediation: ["Say why the run is excluded (e.g. 'warm-up', 'machine was busy')."] },
+        );
       }
-      let trial: TrialRow | null = null;
+      let trial: TrialPlacement | null = null;
       if (input.trial_id) {
-        trial = database
-          .query<TrialRow, [string]>("SELECT trial_id, experiment_id, block_id, treatment, run_id, outcome FROM trials WHERE trial_id = ?")
-          .get(input.trial_id);
+        trial = this.experiments.placementOfTrial(input.trial_id);
         if (!trial || trial.run_id !== input.run_id || (scopedExperiment !== null && trial.experiment_id !== scopedExperiment)) {
-          throw new FlameoxError({
-            code: "INVALID_ARGUMENTS",
-            message: `Trial ${input.trial_id} does not resolve to run ${input.run_id}${scopedExperiment ? ` in experiment ${scopedExperiment}` : ""}.`,
-            details: { fields: [{ field: "members.trial_id", message: "trial must belong to the run", type: "value_error" }] },
-            remediation: ["Take trial_id and run_id pairs from list_experiment_trials."],
-          });
+          throw invalidInput(
+            `Trial ${input.trial_id} does not resolve to run ${input.run_id}${scopedExperiment ? ` in experiment ${scopedExperiment}` : ""}.`,
+            [{ field: "members.trial_id", message: "trial must belong to the run", type: "value_error" }],
+            { remediation: ["Take trial_id and run_id pairs from list_experiment_trials."] },
+          );
         }
       } else {
-        // A run recorded by an experiment keeps its trial identity, so pairing by block works from run ids too.
-        trial = database
-          .query<TrialRow, [string]>("SELECT trial_id, experiment_id, block_id, treatment, run_id, outcome FROM trials WHERE run_id = ?")
-          .get(input.run_id);
+        trial = this.experiments.placementOfRun(input.run_id);
         if (trial && scopedExperiment !== null && trial.experiment_id !== scopedExperiment) trial = null;
       }
       return {
@@ -162,30 +127,20 @@ export class RunSetService {
       counts: { members: members.length, included, excluded: members.length - included },
       resource_uri: runSetResourceUri(runSetId),
     };
-    workspace.state.write(() => {
-      database
-        .query(
-          "INSERT OR IGNORE INTO run_sets (run_set_id, membership_digest, corpus_commit_id, experiment_id, created_at, record) VALUES (?, ?, ?, ?, ?, ?)",
-        )
-        .run(runSetId, membershipDigest, head.commit_id, experimentId, record.created_at, JSON.stringify(record));
-    });
+    this.runSets.insertIfAbsent(record);
     return record;
   }
 
   find(runSetId: string): RunSet | null {
-    const row = this.database.query<{ record: string }, [string]>("SELECT record FROM run_sets WHERE run_set_id = ?").get(runSetId);
-    return row ? (JSON.parse(row.record) as RunSet) : null;
+    return this.runSets.find(runSetId);
   }
 
   get(runSetId: string): RunSet {
     const found = this.find(runSetId);
     if (!found) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: `No run set with id ${runSetId} exists in this workspace.`,
-        details: { missing_entity: "run_set", run_set_id: runSetId, next_tool: "freeze_run_set" },
+      throw notFound("run_set", runSetId, {
         remediation: ["Freeze the runs with freeze_run_set (or pass a run id as a one-run set)."],
-        nextTool: "freeze_run_set",
+        list: { tool: "freeze_run_set" },
       });
     }
     return found;
@@ -197,9 +152,7 @@ export class RunSetService {
     if (found) return { runSet: found, kind: "run_set" };
     if (readRun(this.database, idOrRunId)) {
       const members = [{ run_id: idOrRunId }];
-      const trial = this.database
-        .query<TrialRow, [string]>("SELECT trial_id, experiment_id, block_id, treatment, run_id, outcome FROM trials WHERE run_id = ?")
-        .get(idOrRunId);
+      const trial = this.experiments.placementOfRun(idOrRunId);
       const head = corpusHead(this.database);
       const membershipDigest = digestOf([{ run_id: idOrRunId, trial_id: trial?.trial_id ?? null, included: true, reason: null, order: 0 }]);
       return {
@@ -223,7 +176,7 @@ export class RunSetService {
             reason: null,
           })),
           counts: { members: 1, included: 1, excluded: 0 },
-          resource_uri: `flameox://runs/${encodeURIComponent(idOrRunId)}`,
+          resource_uri: runResourceUri(idOrRunId),
         },
       };
     }

@@ -1,26 +1,40 @@
-import { resolve } from "node:path";
-import { workspaceNotFound } from "../domain/errors.ts";
-import { defaultWorkspaceRoot, openWorkspace, type Workspace } from "../store/workspace.ts";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { WorkspaceService } from "./workspace-service.ts";
-import { WorkloadService } from "./workload-service.ts";
-import { CapabilityService } from "./capability-service.ts";
-import { RunService } from "./run-service.ts";
-import { ImportService } from "./import-service.ts";
-import { CaptureService } from "./capture-service.ts";
-import { AnalysisService } from "./analysis-service.ts";
-import { RecoveryService } from "./recovery-service.ts";
-import { CatalogService } from "./catalog-service.ts";
-import { DetachedCaptureService } from "./detached-capture-service.ts";
-import { ExperimentService } from "./experiment-service.ts";
-import { RunSetService } from "./run-set-service.ts";
-import { ComparisonService } from "./comparison-service.ts";
-import { InvestigationService } from "./investigation-service.ts";
+import { DetachedCaptureStore } from "../store/detached-capture-store.ts";
+import { EvidenceRecordStore } from "../store/evidence-record-store.ts";
+import { ExperimentStore } from "../store/experiment-store.ts";
+import { InvestigationStore } from "../store/investigation-store.ts";
+import { PlanTokenStore } from "../store/plan-tokens.ts";
+import { RunSetStore } from "../store/run-set-store.ts";
+import type { StateSource } from "../store/sqlite.ts";
+import { WorkspaceHandle } from "../store/workspace-handle.ts";
+import type { Workspace, WorkspaceLocation } from "../store/workspace.ts";
 import { AnalysisRecordService } from "./analysis-record-service.ts";
+import { AnalysisService } from "./analysis-service.ts";
+import { CapabilityService } from "./capability-service.ts";
+import { CaptureRunner } from "./capture-runner.ts";
+import { CaptureService, type ConsumedPlan } from "./capture-service.ts";
+import { CatalogService } from "./catalog-service.ts";
+import { ComparisonService } from "./comparison-service.ts";
+import { cancelAllDetachedCaptures, DetachedCaptureService } from "./detached-capture-service.ts";
+import { EvidenceService } from "./evidence-service.ts";
+import { ExecutionAnalysisService } from "./execution-analysis-service.ts";
+import { ExperimentExecution, type ExperimentIntent } from "./experiment-execution.ts";
+import { ExperimentService } from "./experiment-service.ts";
 import { ExtractionService } from "./extraction-service.ts";
-import { EvidenceAnalysisService } from "./evidence-analysis-service.ts";
+import { FailureAnalysisService } from "./failure-analysis-service.ts";
+import { ImportService } from "./import-service.ts";
+import { InvestigationService } from "./investigation-service.ts";
+import { MeasurementService } from "./measurement-service.ts";
+import { MemoryAnalysisService } from "./memory-analysis-service.ts";
+import { OracleRunner } from "./oracle-runner.ts";
+import { RecoveryService } from "./recovery-service.ts";
 import { ReportService } from "./report-service.ts";
+import { RunService } from "./run-service.ts";
+import { RunSetService } from "./run-set-service.ts";
+import { ScalingService } from "./scaling-service.ts";
+import { TraceAnalysisService } from "./trace-analysis-service.ts";
+import { TrialRunner } from "./trial-runner.ts";
+import { WorkloadService } from "./workload-service.ts";
+import { WorkspaceService } from "./workspace-service.ts";
 
 export type ServicesOptions = {
   projectRoot: string;
@@ -29,123 +43,130 @@ export type ServicesOptions = {
 };
 
 /**
- * The application services over one fixed project root. Transports hold one of these and call
- * nothing else; it opens the workspace lazily so an absent workspace is a typed error per call.
+ * The composition root: every repository and application service over one fixed project root,
+ * built once in dependency order, each given exactly what it uses. Transports hold one of these and
+ * call its services; the workspace opens lazily, so an absent workspace is a typed error per call.
  */
 export class Services {
-  readonly projectRoot: string;
-  readonly workspaceRoot: string;
-  private opened: Workspace | undefined;
-  private cache = new Map<string, unknown>();
+  readonly handle: WorkspaceHandle;
+
+  readonly workspaces: WorkspaceService;
+  readonly workloads: WorkloadService;
+  readonly capabilities: CapabilityService;
+  readonly runs: RunService;
+  readonly imports: ImportService;
+  readonly captures: CaptureService;
+  readonly detachedCaptures: DetachedCaptureService;
+  readonly catalog: CatalogService;
+  readonly recovery: RecoveryService;
+  readonly extraction: ExtractionService;
+  readonly analysis: AnalysisService;
+  readonly memoryAnalysis: MemoryAnalysisService;
+  readonly executionAnalysis: ExecutionAnalysisService;
+  readonly traceAnalysis: TraceAnalysisService;
+  readonly failureAnalysis: FailureAnalysisService;
+  readonly measurements: MeasurementService;
+  readonly evidence: EvidenceService;
+  readonly runSets: RunSetService;
+  readonly investigations: InvestigationService;
+  readonly comparisons: ComparisonService;
+  readonly scaling: ScalingService;
+  readonly experiments: ExperimentService;
+  readonly analysisRecords: AnalysisRecordService;
+  readonly reports: ReportService;
 
   constructor(options: ServicesOptions) {
-    this.projectRoot = resolve(options.projectRoot);
-    this.workspaceRoot = resolve(options.workspaceRoot ?? defaultWorkspaceRoot(this.projectRoot));
+    const workspace = new WorkspaceHandle(options);
+    this.handle = workspace;
+    const state: StateSource = () => workspace.state();
+
+    const capturePlans = new PlanTokenStore<"capture", ConsumedPlan>(state, "capture");
+    const experimentPlans = new PlanTokenStore<"experiment", ExperimentIntent>(state, "experiment");
+    const experimentStore = new ExperimentStore(state);
+    const runSetStore = new RunSetStore(state);
+    const investigationStore = new InvestigationStore(state);
+    const evidenceRecords = new EvidenceRecordStore(state);
+
+    this.catalog = new CatalogService(workspace);
+    this.recovery = new RecoveryService(workspace);
+    this.workspaces = new WorkspaceService(workspace, this.catalog, this.recovery);
+    this.workloads = new WorkloadService(workspace);
+    this.capabilities = new CapabilityService(workspace);
+    this.runs = new RunService(workspace);
+    this.imports = new ImportService(workspace);
+    this.captures = new CaptureService(workspace, this.workloads, this.capabilities, capturePlans, new CaptureRunner(workspace));
+    this.detachedCaptures = new DetachedCaptureService(workspace, this.captures, capturePlans, new DetachedCaptureStore(state));
+    this.extraction = new ExtractionService(workspace);
+
+    this.analysis = new AnalysisService(workspace);
+    this.memoryAnalysis = new MemoryAnalysisService(workspace);
+    this.executionAnalysis = new ExecutionAnalysisService(workspace);
+    this.traceAnalysis = new TraceAnalysisService(workspace);
+    this.failureAnalysis = new FailureAnalysisService(workspace, this.runs);
+    this.measurements = new MeasurementService(workspace);
+    this.evidence = new EvidenceService(workspace, this.runs, evidenceRecords, runSetStore, experimentStore, investigationStore);
+
+    this.runSets = new RunSetService(workspace, runSetStore, experimentStore);
+    this.investigations = new InvestigationService(workspace, investigationStore, evidenceRecords);
+    this.comparisons = new ComparisonService(workspace, this.runSets, experimentStore, evidenceRecords);
+    this.scaling = new ScalingService(workspace, this.runSets, experimentStore);
+    const trials = new TrialRunner(workspace, this.captures, new OracleRunner(workspace));
+    const execution = new ExperimentExecution(workspace, experimentStore, trials, this.runSets, this.comparisons);
+    this.experiments = new ExperimentService(
+      workspace,
+      this.workloads,
+      this.captures,
+      this.investigations,
+      experimentPlans,
+      experimentStore,
+      execution,
+    );
+    this.analysisRecords = new AnalysisRecordService(
+      {
+        workspace,
+        analysis: this.analysis,
+        memory: this.memoryAnalysis,
+        execution: this.executionAnalysis,
+        traces: this.traceAnalysis,
+        failures: this.failureAnalysis,
+        scaling: this.scaling,
+      },
+      evidenceRecords,
+    );
+    this.reports = new ReportService(workspace, runSetStore);
   }
 
-  get location(): { projectRoot: string; workspaceRoot: string } {
-    return { projectRoot: this.projectRoot, workspaceRoot: this.workspaceRoot };
+  get projectRoot(): string {
+    return this.handle.projectRoot;
+  }
+
+  get workspaceRoot(): string {
+    return this.handle.workspaceRoot;
+  }
+
+  get location(): WorkspaceLocation {
+    return this.handle.location;
   }
 
   hasWorkspace(): boolean {
-    return this.opened !== undefined || existsSync(join(this.workspaceRoot, "workspace.json"));
+    return this.handle.exists();
   }
 
   workspace(): Workspace {
-    if (this.opened) return this.opened;
-    if (!existsSync(join(this.workspaceRoot, "workspace.json"))) throw workspaceNotFound(this.projectRoot);
-    this.opened = openWorkspace(this.location);
-    return this.opened;
+    return this.handle.open();
   }
 
   adoptWorkspace(workspace: Workspace): void {
-    if (this.opened && this.opened !== workspace) this.opened.close();
-    this.opened = workspace;
-  }
-
-  private service<T>(name: string, create: () => T): T {
-    let existing = this.cache.get(name) as T | undefined;
-    if (existing === undefined) {
-      existing = create();
-      this.cache.set(name, existing);
-    }
-    return existing;
-  }
-
-  get workspaces(): WorkspaceService {
-    return this.service("workspaces", () => new WorkspaceService(this));
-  }
-
-  get workloads(): WorkloadService {
-    return this.service("workloads", () => new WorkloadService(this));
-  }
-
-  get capabilities(): CapabilityService {
-    return this.service("capabilities", () => new CapabilityService(this));
-  }
-
-  get runs(): RunService {
-    return this.service("runs", () => new RunService(this));
-  }
-
-  get imports(): ImportService {
-    return this.service("imports", () => new ImportService(this));
-  }
-
-  get captures(): CaptureService {
-    return this.service("captures", () => new CaptureService(this));
-  }
-
-  get analysis(): AnalysisService {
-    return this.service("analysis", () => new AnalysisService(this));
-  }
-
-  get detachedCaptures(): DetachedCaptureService {
-    return this.service("detachedCaptures", () => new DetachedCaptureService(this));
-  }
-
-  get catalog(): CatalogService {
-    return this.service("catalog", () => new CatalogService(this));
-  }
-
-  get recovery(): RecoveryService {
-    return this.service("recovery", () => new RecoveryService(this));
-  }
-
-  get reports(): ReportService {
-    return this.service("reports", () => new ReportService(this));
-  }
-
-  get extraction(): ExtractionService {
-    return this.service("extraction", () => new ExtractionService(this));
-  }
-
-  get experiments(): ExperimentService {
-    return this.service("experiments", () => new ExperimentService(this));
-  }
-
-  get runSets(): RunSetService {
-    return this.service("runSets", () => new RunSetService(this));
-  }
-
-  get comparisons(): ComparisonService {
-    return this.service("comparisons", () => new ComparisonService(this));
-  }
-
-  get investigations(): InvestigationService {
-    return this.service("investigations", () => new InvestigationService(this));
-  }
-
-  get analysisRecords(): AnalysisRecordService {
-    return this.service("analysisRecords", () => new AnalysisRecordService(this));
-  }
-
-  get evidenceAnalysis(): EvidenceAnalysisService {
-    return this.service("evidenceAnalysis", () => new EvidenceAnalysisService(this));
+    this.handle.adopt(workspace);
   }
 
   close(): void {
-    this.opened?.close();
-    this.opened = undefined;
+    this.handle.close();
+  }
+
+  /** What a server does before exiting: no owned work is left running, then the workspace closes. */
+  async shutdown(): Promise<void> {
+    await cancelAllDetachedCaptures();
+    this.close();
   }
 }

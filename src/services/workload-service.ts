@@ -1,6 +1,6 @@
 import { digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { type FlameoxError, internalError, invalidConfiguration, undeclared, workspaceInvalid } from "../domain/errors.ts";
 import { readProjectConfig, workloadDefinitionId, type ProjectConfigRead } from "../config/project-config.ts";
 import { planWorkloadEdit, writeProjectConfigAtomically } from "../config/workload-edit.ts";
 import { withWorkspaceLock } from "../store/workspace-lock.ts";
@@ -12,7 +12,7 @@ import {
 } from "../config/project-config-schema.ts";
 import { adapterDescriptors } from "../adapters/registry.ts";
 import { passiveReport } from "./capability-service.ts";
-import type { Services } from "./services.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export type WorkloadConfigurationStatus = {
   schema_version: 1;
@@ -58,11 +58,11 @@ export type DeclaredWorkflowList = {
 };
 
 export class WorkloadService {
-  constructor(private readonly services: Services) {}
+  constructor(private readonly workspace: WorkspaceHandle) {}
 
   async configurationStatus(): Promise<WorkloadConfigurationStatus> {
-    this.services.workspace();
-    const state = await readProjectConfig(this.services.projectRoot);
+    this.workspace.open();
+    const state = await readProjectConfig(this.workspace.projectRoot);
     const workloadNames = state.config ? Object.keys(state.config.workloads ?? {}).sort() : [];
     let diagnostics = state.diagnostics;
     let nextTool: WorkloadConfigurationStatus["next_tool"] = "configure_workload";
@@ -82,9 +82,9 @@ export class WorkloadService {
 
   /** Validates the whole resulting file, writes it atomically under the workspace lock, runs nothing. */
   async configure(input: ConfigureWorkloadInput): Promise<WorkloadConfigurationResult> {
-    const workspace = this.services.workspace();
+    const workspace = this.workspace.open();
     return withWorkspaceLock(workspace, async () => {
-      const current = await readProjectConfig(this.services.projectRoot);
+      const current = await readProjectConfig(this.workspace.projectRoot);
       const definition = workloadDefinitionFromInput(input);
       const edit = planWorkloadEdit({
         currentText: current.text ?? null,
@@ -94,16 +94,12 @@ export class WorkloadService {
         expectedConfigurationId: input.expected_configuration_id ?? null,
       });
       if (edit.action !== "unchanged") {
-        await writeProjectConfigAtomically(this.services.projectRoot, edit.text, current.configurationId);
+        await writeProjectConfigAtomically(this.workspace.projectRoot, edit.text, current.configurationId);
       }
-      const after = await readProjectConfig(this.services.projectRoot);
+      const after = await readProjectConfig(this.workspace.projectRoot);
       const workload = after.config?.workloads?.[input.name];
       if (!workload)
-        throw new FlameoxError({
-          code: "INTERNAL_ERROR",
-          message: "The written workload could not be read back.",
-          remediation: ["Call workload_configuration_status."],
-        });
+        throw internalError("The written workload could not be read back.", { remediation: ["Call workload_configuration_status."] });
       return {
         schema_version: 1 as const,
         action: edit.action,
@@ -119,32 +115,22 @@ export class WorkloadService {
 
   /** The valid project configuration, or the typed error that tells an agent how to get one. */
   async requireConfig(): Promise<{ state: ProjectConfigRead; config: ProjectConfig }> {
-    this.services.workspace();
-    const state = await readProjectConfig(this.services.projectRoot);
+    this.workspace.open();
+    const state = await readProjectConfig(this.workspace.projectRoot);
     if (state.status === "missing") {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: "flameox.toml does not exist yet, so no workload is declared.",
+      throw workspaceInvalid("flameox.toml does not exist yet, so no workload is declared.", {
         details: { next_tool: "configure_workload", config_path: "flameox.toml" },
         remediation: ["Call configure_workload with operation='create' to declare a named workload."],
-        nextTool: "configure_workload",
+        next: { tool: "configure_workload" },
       });
     }
     if (state.status === "invalid" || !state.config) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: `flameox.toml is invalid: ${state.diagnostics[0] ?? "unknown problem"}`,
-        details: {
-          invalid_configuration: true,
-          next_tool: "configure_workload",
-          config_path: "flameox.toml",
-          diagnostics: state.diagnostics,
-        },
+      throw invalidConfiguration(`flameox.toml is invalid: ${state.diagnostics[0] ?? "unknown problem"}`, {
+        repairable: true,
+        details: { config_path: "flameox.toml", diagnostics: state.diagnostics },
         remediation: [
           "Fix flameox.toml by hand, or call configure_workload(operation='create') with a definition that makes the whole file valid.",
         ],
-        nextTool: "configure_workload",
-        nextArguments: { operation: "create" },
       });
     }
     return { state, config: state.config };
@@ -154,19 +140,9 @@ export class WorkloadService {
     const { state, config } = await this.requireConfig();
     const workload = config.workloads?.[name];
     if (!workload) {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: `No workload named '${name}' is declared in flameox.toml.`,
-        details: {
-          next_tool: "list_declared_workflows",
-          kind: "workload",
-          name,
-          declared: Object.keys(config.workloads ?? {})
-            .sort()
-            .slice(0, 50),
-        },
+      throw undeclared("workload", name, {
+        declared: Object.keys(config.workloads ?? {}),
         remediation: ["Call list_declared_workflows to see the declared workloads, or configure_workload to declare it."],
-        nextTool: "list_declared_workflows",
       });
     }
     return { workload, definitionId: workloadDefinitionId(name, workload), configurationId: state.configurationId! };
@@ -177,7 +153,7 @@ export class WorkloadService {
     const configurationId = state.configurationId!;
     const all = this.summaries(config, request.kind);
     const scope = digestOf({ query: "list_declared_workflows", kind: request.kind, limit: request.limit });
-    const secret = this.services.workspace().cursorSecret();
+    const secret = this.workspace.open().cursorSecret();
     let after: string | null = null;
     if (request.cursor) after = decodeCursor(secret, request.cursor, { scope, snapshot: configurationId }) as string;
     const remaining = after === null ? all : all.filter((workflow) => workflow.name > after!);
@@ -276,13 +252,7 @@ export class WorkloadService {
 }
 
 function unknownWorkflow(kind: WorkflowKind, name: string): FlameoxError {
-  return new FlameoxError({
-    code: "WORKSPACE_INVALID",
-    message: `No ${kind} named '${name}' is declared in flameox.toml.`,
-    details: { next_tool: "list_declared_workflows", kind, name },
-    remediation: [`Call list_declared_workflows(kind='${kind}') to see the declared names.`],
-    nextTool: "list_declared_workflows",
-  });
+  return undeclared(kind, name);
 }
 
 function requirementList(workload: WorkloadConfig): { name: string; kind: string; required: boolean; probe_kind: "passive" | "active" }[] {

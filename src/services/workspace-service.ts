@@ -1,12 +1,14 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { initializeWorkspace, type Workspace } from "../store/workspace.ts";
-import { readFileSync } from "node:fs";
-import { parseWorkspacePolicy, renderDefaultPolicy, type WorkspacePolicy } from "../config/workspace-policy.ts";
+import { corpusHead } from "../store/corpus.ts";
+import { initializeWorkspace } from "../store/workspace.ts";
+import { stateQuickCheck, workspaceStatistics } from "../store/workspace-statistics.ts";
+import { loadWorkspacePolicy, renderDefaultPolicy, type WorkspacePolicy } from "../config/workspace-policy.ts";
 import { readProjectConfig } from "../config/project-config.ts";
-import { FlameoxError } from "../domain/errors.ts";
-import { artifactIntegrity, evidenceIntegrity } from "./store-integrity.ts";
-import type { Services } from "./services.ts";
+import { artifactIntegrity, evidenceIntegrity, type IntegrityIssue } from "../store/integrity.ts";
+import type { RecoveryService } from "./recovery-service.ts";
+import type { CatalogService } from "./catalog-service.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export type WorkspaceStatus = {
   schema_version: 1;
@@ -35,8 +37,6 @@ export type WorkspaceStatus = {
   warnings: string[];
 };
 
-export type IntegrityIssue = { severity: "error" | "warning"; code: string; path: string | null; message: string };
-
 export type IntegrityResult = {
   schema_version: 1;
   level: "standard" | "full";
@@ -50,41 +50,42 @@ export type IntegrityResult = {
 export type InitializeResult = WorkspaceStatus & { created: boolean };
 
 export class WorkspaceService {
-  constructor(private readonly services: Services) {}
+  constructor(
+    private readonly workspace: WorkspaceHandle,
+    private readonly catalog: CatalogService,
+    private readonly recovery: RecoveryService,
+  ) {}
 
   async initialize(): Promise<InitializeResult> {
-    if (this.services.hasWorkspace()) {
+    if (this.workspace.exists()) {
       return { ...(await this.status()), created: false };
     }
-    const { workspace, created } = initializeWorkspace(this.services.location, renderDefaultPolicy());
-    this.services.adoptWorkspace(workspace);
+    const { workspace, created } = initializeWorkspace(this.workspace.location, renderDefaultPolicy());
+    this.workspace.adopt(workspace);
     return { ...(await this.status()), created };
   }
 
   /** The effective policy: config.toml over defaults. A malformed file is a typed error. */
   policy(): { schema_version: 1; config_path: string; policy: WorkspacePolicy } {
-    const workspace = this.services.workspace();
-    return { schema_version: 1, config_path: ".diagnostics/config.toml", policy: loadPolicy(workspace) };
+    const workspace = this.workspace.open();
+    return { schema_version: 1, config_path: ".diagnostics/config.toml", policy: loadWorkspacePolicy(workspace.root) };
   }
 
   /** Read-only checks; never repairs. */
   async validate(request: { mode: "standard" | "full" }): Promise<IntegrityResult> {
-    const workspace = this.services.workspace();
+    const workspace = this.workspace.open();
     const issues: IntegrityIssue[] = [];
-    const integrity = workspace.state.database.query<{ quick_check: string }, []>("PRAGMA quick_check").all();
-    if (integrity.length !== 1 || integrity[0]!.quick_check !== "ok") {
+    const integrity = stateQuickCheck(workspace.state.database);
+    if (integrity.length !== 1 || integrity[0] !== "ok") {
       issues.push({
         severity: "error",
         code: "state_database_corrupt",
         path: ".diagnostics/state.sqlite",
-        message: integrity
-          .map((row) => row.quick_check)
-          .join("; ")
-          .slice(0, 500),
+        message: integrity.join("; ").slice(0, 500),
       });
     }
     try {
-      loadPolicy(workspace);
+      loadWorkspacePolicy(workspace.root);
     } catch (error) {
       issues.push({
         severity: "error",
@@ -93,7 +94,7 @@ export class WorkspaceService {
         message: error instanceof Error ? error.message : String(error),
       });
     }
-    const project = await readProjectConfig(this.services.projectRoot);
+    const project = await readProjectConfig(this.workspace.projectRoot);
     if (project.status === "invalid") {
       issues.push({
         severity: "error",
@@ -122,22 +123,19 @@ export class WorkspaceService {
   }
 
   async status(): Promise<WorkspaceStatus> {
-    const workspace = this.services.workspace();
-    const database = workspace.state.database;
-    const head = database
-      .query<{ sequence: number; commit_id: string }, []>("SELECT sequence, commit_id FROM corpus_commits ORDER BY sequence DESC LIMIT 1")
-      .get();
+    const workspace = this.workspace.open();
+    const head = corpusHead(workspace.state.database);
     const warnings: string[] = [];
-    const counts = runAndArtifactCounts(workspace);
+    const counts = workspaceStatistics(workspace.state.database);
     // Cheap checks only (status runs on every first call); validate_workspace does the thorough ones.
     let workspaceValid = true;
     try {
-      loadPolicy(workspace);
+      loadWorkspacePolicy(workspace.root);
     } catch (error) {
       workspaceValid = false;
       warnings.push(`The workspace policy is invalid: ${error instanceof Error ? error.message : String(error)}; run validate_workspace.`);
     }
-    const catalog = await this.services.catalog.status();
+    const catalog = await this.catalog.status();
     if (catalog.exists && catalog.fresh === false)
       warnings.push("catalog.duckdb is older than the corpus; run flameox catalog rebuild to refresh it.");
     if (catalog.problem) warnings.push(`catalog.duckdb cannot be read: ${catalog.problem}`);
@@ -147,8 +145,8 @@ export class WorkspaceService {
       project_root: workspace.projectRoot,
       workspace_root: workspace.root,
       created_at: workspace.identity.created_at,
-      corpus_commit_id: head?.commit_id ?? "",
-      corpus_sequence: head?.sequence ?? 0,
+      corpus_commit_id: head.commit_id,
+      corpus_sequence: head.sequence,
       workspace_valid: workspaceValid,
       catalog_exists: catalog.exists,
       catalog_valid: catalog.valid,
@@ -156,52 +154,17 @@ export class WorkspaceService {
       run_count: counts.runs,
       artifact_object_count: counts.artifacts,
       storage_bytes: folderBytes(workspace.root),
-      active_captures: counts.activeCaptures,
-      stale_run_ids: this.services.recovery.staleRunIds(),
-      quarantined_run_ids: database
-        .query<{ run_id: string }, []>("SELECT run_id FROM runs WHERE capture_status = 'quarantined' ORDER BY created_at DESC LIMIT 100")
-        .all()
-        .map((row) => row.run_id),
+      active_captures: counts.active_captures,
+      stale_run_ids: this.recovery.staleRunIds(),
+      quarantined_run_ids: counts.quarantined_run_ids,
       last_catalog_rebuild_at: catalog.rebuilt_at,
-      storage_by_artifact_kind: Object.fromEntries(
-        database
-          .query<{ kind: string; bytes: number }, []>(
-            "SELECT kind, SUM(byte_length) AS bytes FROM (SELECT DISTINCT r.kind, a.artifact_id, a.byte_length FROM artifacts a JOIN artifact_registrations r ON r.artifact_id = a.artifact_id) GROUP BY kind ORDER BY kind",
-          )
-          .all()
-          .map((row) => [row.kind, row.bytes]),
-      ),
-      extractor_versions: Object.fromEntries(
-        database
-          .query<{ extractor: string; version: string }, []>(
-            "SELECT extractor, MAX(extractor_version) AS version FROM evidence_bundles WHERE superseded_by IS NULL GROUP BY extractor ORDER BY extractor",
-          )
-          .all()
-          .map((row) => [row.extractor, row.version]),
-      ),
+      storage_by_artifact_kind: counts.storage_by_artifact_kind,
+      extractor_versions: counts.extractor_versions,
       capability_warnings: [],
       evidence_engine: await evidenceEngine(),
       warnings,
     };
   }
-}
-
-function _exists(path: string): boolean {
-  try {
-    statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function runAndArtifactCounts(workspace: Workspace): { runs: number; artifacts: number; activeCaptures: number } {
-  const count = (sql: string) => workspace.state.database.query<{ count: number }, []>(sql).get()?.count ?? 0;
-  return {
-    runs: count("SELECT COUNT(*) AS count FROM runs"),
-    artifacts: count("SELECT COUNT(*) AS count FROM artifacts"),
-    activeCaptures: count("SELECT COUNT(*) AS count FROM runs WHERE execution_status = 'running'"),
-  };
 }
 
 function folderBytes(root: string): number {
@@ -228,26 +191,6 @@ function folderBytes(root: string): number {
     }
   }
   return total;
-}
-
-export type IntegrityCheck = (
-  workspace: Workspace,
-  mode: "standard" | "full",
-) => Promise<{ issues: IntegrityIssue[]; checkedArtifacts: number; checkedParquetFiles: number }>;
-
-export function loadPolicy(workspace: Workspace): WorkspacePolicy {
-  let text: string;
-  try {
-    text = readFileSync(workspace.path("config.toml"), "utf8");
-  } catch (error) {
-    throw new FlameoxError({
-      code: "WORKSPACE_INVALID",
-      message: "The workspace policy .diagnostics/config.toml cannot be read.",
-      remediation: ["Run flameox init to restore the default policy file."],
-      cause: error,
-    });
-  }
-  return parseWorkspacePolicy(text);
 }
 
 async function evidenceEngine(): Promise<WorkspaceStatus["evidence_engine"]> {

@@ -14,7 +14,7 @@ import {
   fsyncSync,
 } from "node:fs";
 import { extname, join } from "node:path";
-import { FlameoxError } from "../domain/errors.ts";
+import { artifactIntegrityFailed, artifactTooLarge, executionRefused, type FlameoxError } from "../domain/errors.ts";
 import type { Workspace } from "./workspace.ts";
 
 export type StoredArtifact = {
@@ -41,9 +41,7 @@ export function storeArtifactFile(
 ): StoredArtifact {
   const before = lstatSync(sourcePath);
   if (!before.isFile()) {
-    throw new FlameoxError({
-      code: "EXECUTION_REFUSED",
-      message: "Only regular files can be stored as artifacts.",
+    throw executionRefused("Only regular files can be stored as artifacts.", {
       remediation: ["Pass the path of a regular file (not a link, folder or device)."],
     });
   }
@@ -116,19 +114,10 @@ function safeExtension(path: string): string {
   return /^\.[a-z0-9]{1,12}$/.test(extension) ? extension : "";
 }
 
-function tooLarge(size: number, limit: number): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_TOO_LARGE",
-    message: `The artifact is ${size} bytes, over the workspace limit of ${limit} bytes.`,
-    details: { byte_length: size, max_artifact_bytes: limit },
-    remediation: ["Raise limits.max_artifact_bytes in .diagnostics/config.toml, or capture a shorter workload."],
-  });
-}
+const tooLarge = artifactTooLarge;
 
 function changedWhileReading(): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_INTEGRITY_FAILED",
-    message: "The file changed while it was being copied into the workspace.",
+  return artifactIntegrityFailed("The file changed while it was being copied into the workspace.", {
     remediation: ["Wait until the producer has finished writing the file, then import it again."],
   });
 }

@@ -67,3 +67,30 @@ export function currentBundles(database: Database, filter: { runId?: string; art
     .all(...values)
     .map((row) => ({ ...row, tables: JSON.parse(row.tables) as Record<string, number> }));
 }
+
+/** One bundle's registration row as stored (superseded or not), for get_evidence(ref_type='generation'). */
+export function readBundleRow(database: Database, bundleId: string): Record<string, unknown> | null {
+  const row = database.query<Record<string, unknown>, [string]>("SELECT * FROM evidence_bundles WHERE bundle_id = ?").get(bundleId);
+  return row ? { ...row, tables: JSON.parse(String(row.tables)) } : null;
+}
+
+/** The current (not superseded) bundles extracted from one artifact, across runs. */
+export function currentBundlesOfArtifact(
+  database: Database,
+  artifactId: string,
+): { extractor: string; tables: Record<string, number>; run_id: string }[] {
+  return database
+    .query<{ extractor: string; tables: string; run_id: string }, [string]>(
+      "SELECT extractor, tables, run_id FROM evidence_bundles WHERE artifact_id = ? AND superseded_by IS NULL",
+    )
+    .all(artifactId)
+    .map((row) => ({ extractor: row.extractor, tables: JSON.parse(row.tables) as Record<string, number>, run_id: row.run_id }));
+}
+
+/** Every current bundle's id and table counts, for integrity checks. */
+export function currentBundleTables(database: Database): { bundle_id: string; tables: Record<string, number> }[] {
+  return database
+    .query<{ bundle_id: string; tables: string }, []>("SELECT bundle_id, tables FROM evidence_bundles WHERE superseded_by IS NULL")
+    .all()
+    .map((row) => ({ bundle_id: row.bundle_id, tables: JSON.parse(row.tables) as Record<string, number> }));
+}

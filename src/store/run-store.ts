@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { FlameoxError } from "../domain/errors.ts";
+import { runNotFound, staleInput } from "../domain/errors.ts";
 
 export type ExecutionStatus = "not_applicable" | "planned" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
 export type CaptureStatus = "pending" | "running" | "registered" | "failed" | "quarantined" | "cancelled";
@@ -87,11 +87,10 @@ export function reviseRun(
   const current = readRun(database, runId);
   if (!current) throw runNotFound(runId);
   if (current.revision !== expectedRevision) {
-    throw new FlameoxError({
-      code: "REVISION_CONFLICT",
-      message: `Run ${runId} is at revision ${current.revision}, not ${expectedRevision}.`,
+    throw staleInput(`Run ${runId} is at revision ${current.revision}, not ${expectedRevision}.`, {
       details: { run_id: runId, current_revision: current.revision },
       remediation: ["Reread the run with get_run and retry."],
+      fresh: { tool: "get_run", arguments: { run_id: runId } },
     });
   }
   const next = { ...change(structuredClone(current)), revision: current.revision + 1 };
@@ -128,15 +127,6 @@ export function readRun(database: Database, runId: string): RunManifest | null {
   return row ? (JSON.parse(row.manifest) as RunManifest) : null;
 }
 
-export function runNotFound(runId: string): FlameoxError {
-  return new FlameoxError({
-    code: "RUN_NOT_FOUND",
-    message: `No run with id ${runId} exists in this workspace.`,
-    details: { missing_entity: "run", run_id: runId },
-    remediation: ["Call list_runs to choose an existing run."],
-  });
-}
-
 export function blankManifest(runId: string, runType: "execution" | "import", createdAt: string): RunManifest {
   return {
     schema_version: 1,
@@ -168,4 +158,78 @@ export function blankManifest(runId: string, runType: "execution" | "import", cr
     limitation_details: [],
     failure: null,
   };
+}
+
+/** What list_runs (and analyze_failures) can narrow runs by; every filter is an exact match on a mirrored column. */
+export type RunFilter = {
+  workload_name?: string | null;
+  adapter?: string | null;
+  run_type?: "execution" | "import" | null;
+  execution_status?: string[] | null;
+  validation_status?: string[] | null;
+  workload_definition_id?: string | null;
+  source_state_id?: string | null;
+  environment_id?: string | null;
+  created_after?: string | null;
+  created_before?: string | null;
+};
+
+/**
+ * Runs newest first, created no later than `pinnedAt`, after the keyset position `after`; `limit + 1`
+ * manifests tell whether more follow. `total` counts every match at the pinned time.
+ */
+export function listRunManifests(
+  database: Database,
+  filter: RunFilter,
+  page: { pinnedAt: string; after: { created_at: string; run_id: string } | null; limit: number },
+): { total: number; manifests: RunManifest[] } {
+  const clauses: string[] = ["created_at <= ?"];
+  const values: (string | number)[] = [page.pinnedAt];
+  for (const column of ["workload_name", "adapter", "run_type", "workload_definition_id", "source_state_id", "environment_id"] as const) {
+    const value = filter[column];
+    if (typeof value === "string") {
+      clauses.push(`${column} = ?`);
+      values.push(value);
+    }
+  }
+  for (const column of ["execution_status", "validation_status"] as const) {
+    const list = filter[column];
+    if (list && list.length > 0) {
+      clauses.push(`${column} IN (${list.map(() => "?").join(", ")})`);
+      values.push(...list);
+    }
+  }
+  if (filter.created_after) {
+    clauses.push("created_at > ?");
+    values.push(filter.created_after);
+  }
+  if (filter.created_before) {
+    clauses.push("created_at < ?");
+    values.push(filter.created_before);
+  }
+  const where = clauses.join(" AND ");
+  const total =
+    database.query<{ count: number }, (string | number)[]>(`SELECT COUNT(*) AS count FROM runs WHERE ${where}`).get(...values)?.count ?? 0;
+  const pageClauses = [...clauses];
+  const pageValues = [...values];
+  if (page.after) {
+    pageClauses.push("(created_at < ? OR (created_at = ? AND run_id > ?))");
+    pageValues.push(page.after.created_at, page.after.created_at, page.after.run_id);
+  }
+  const rows = database
+    .query<{ manifest: string }, (string | number)[]>(
+      `SELECT manifest FROM runs WHERE ${pageClauses.join(" AND ")} ORDER BY created_at DESC, run_id ASC LIMIT ?`,
+    )
+    .all(...pageValues, page.limit + 1);
+  return { total, manifests: rows.map((row) => JSON.parse(row.manifest) as RunManifest) };
+}
+
+/** Runs not yet finished: planned, running, or still capturing. Crash recovery and status look at these. */
+export function openRunManifests(database: Database): RunManifest[] {
+  return database
+    .query<{ manifest: string }, []>(
+      "SELECT manifest FROM runs WHERE execution_status IN ('planned', 'running') OR capture_status = 'running'",
+    )
+    .all()
+    .map((row) => JSON.parse(row.manifest) as RunManifest);
 }

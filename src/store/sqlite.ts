@@ -1,6 +1,9 @@
 import { Database } from "bun:sqlite";
-import { FlameoxError } from "../domain/errors.ts";
+import { writeLockTimeout } from "../domain/errors.ts";
 import { migrations } from "./migrations.ts";
+
+/** Opens the control plane on first use, so an absent workspace is a typed error per call. */
+export type StateSource = () => StateDatabase;
 
 /**
  * The control plane. SQLite is the single authority for mutable state: WAL, and every write one
@@ -50,19 +53,17 @@ export class StateDatabase {
     }
   }
 
-  /** One write transaction. Lock waits beyond busy_timeout become WRITE_LOCK_TIMEOUT. */
+  /**
+   * One write transaction. Lock waits beyond busy_timeout become WRITE_LOCK_TIMEOUT. A write inside
+   * another joins it, so repositories can write on their own or as part of a caller's transaction.
+   */
   write<T>(body: () => T): T {
+    if (this.database.inTransaction) return body();
     try {
       this.database.exec("BEGIN IMMEDIATE");
     } catch (error) {
       if (isBusy(error)) {
-        throw new FlameoxError({
-          code: "WRITE_LOCK_TIMEOUT",
-          message: "Another flameox process holds the workspace write lock.",
-          retryable: true,
-          details: { lock: "state.sqlite" },
-          remediation: ["Wait for the other flameox operation to finish, then repeat the call."],
-        });
+        throw writeLockTimeout("state.sqlite", "Another flameox process holds the workspace write lock.");
       }
       throw error;
     }

@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { FlameoxError } from "../domain/errors.ts";
+import { writeLockTimeout } from "../domain/errors.ts";
 import type { Workspace } from "./workspace.ts";
 
 const inProcess = new Map<string, Promise<void>>();
@@ -25,12 +25,8 @@ export async function withWorkspaceLock<T>(workspace: Workspace, body: () => Pro
     try {
       database.exec("BEGIN IMMEDIATE");
     } catch (error) {
-      throw new FlameoxError({
-        code: "WRITE_LOCK_TIMEOUT",
-        message: "Another flameox process holds the workspace lock.",
-        retryable: true,
-        details: { lock: "workspace", timeout_seconds: (options.timeoutMs ?? 10_000) / 1000 },
-        remediation: ["Wait for the other flameox operation to finish, then repeat the call."],
+      throw writeLockTimeout("workspace", "Another flameox process holds the workspace lock.", {
+        details: { timeout_seconds: (options.timeoutMs ?? 10_000) / 1000 },
         cause: error,
       });
     }

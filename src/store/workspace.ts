@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { digestOf, sha256Hex } from "../domain/canonical-json.ts";
-import { FlameoxError, workspaceNotFound } from "../domain/errors.ts";
+import { FlameoxError, storageQuotaExceeded, workspaceInvalid, workspaceNotFound } from "../domain/errors.ts";
 import { writeFileAtomically } from "./atomic-file.ts";
 import { StateDatabase } from "./sqlite.ts";
 
@@ -46,9 +46,7 @@ export class Workspace {
   cursorSecret(): string {
     const row = this.state.database.query<{ value: string }, []>("SELECT value FROM workspace_meta WHERE key = 'cursor_secret'").get();
     if (!row)
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: "The workspace has no cursor secret.",
+      throw workspaceInvalid("The workspace has no cursor secret.", {
         remediation: ["Run flameox validate; initialize a new workspace if it is damaged."],
       });
     return row.value;
@@ -74,9 +72,7 @@ function readIdentity(workspaceRoot: string): WorkspaceIdentity {
   try {
     parsed = JSON.parse(readFileSync(path, "utf8"));
   } catch (error) {
-    throw new FlameoxError({
-      code: "WORKSPACE_INVALID",
-      message: `The workspace identity file ${workspaceDirectoryName}/workspace.json cannot be read.`,
+    throw workspaceInvalid(`The workspace identity file ${workspaceDirectoryName}/workspace.json cannot be read.`, {
       remediation: ["Restore workspace.json from a backup, or move the damaged .diagnostics folder aside and initialize again."],
       cause: error,
     });
@@ -88,9 +84,7 @@ function readIdentity(workspaceRoot: string): WorkspaceIdentity {
     typeof identity.project_root !== "string" ||
     identity.format_version !== workspaceFormatVersion
   ) {
-    throw new FlameoxError({
-      code: "WORKSPACE_INVALID",
-      message: "workspace.json is missing fields or has an unsupported format version.",
+    throw workspaceInvalid("workspace.json is missing fields or has an unsupported format version.", {
       details: { format_version: identity.format_version ?? null, supported_format_version: workspaceFormatVersion },
       remediation: ["Use the flameox version that created this workspace, or initialize a new one."],
     });
@@ -100,11 +94,7 @@ function readIdentity(workspaceRoot: string): WorkspaceIdentity {
 
 export function refuseNul(value: string, name: string): void {
   if (value.includes("\u0000")) {
-    throw new FlameoxError({
-      code: "WORKSPACE_INVALID",
-      message: `The ${name} path contains a NUL byte.`,
-      remediation: [`Pass a ${name} path without NUL bytes.`],
-    });
+    throw workspaceInvalid(`The ${name} path contains a NUL byte.`, { remediation: [`Pass a ${name} path without NUL bytes.`] });
   }
 }
 
@@ -115,9 +105,7 @@ export function openWorkspace(location: WorkspaceLocation): Workspace {
   const identity = readIdentity(location.workspaceRoot);
   const boundRoot = resolve(location.workspaceRoot, identity.project_root);
   if (boundRoot !== resolve(location.projectRoot)) {
-    throw new FlameoxError({
-      code: "WORKSPACE_INVALID",
-      message: "The workspace belongs to a different project root.",
+    throw workspaceInvalid("The workspace belongs to a different project root.", {
       details: { bound_project_root: boundRoot },
       remediation: ["Start flameox with the project root the workspace was created for, or use another workspace."],
     });
@@ -133,9 +121,7 @@ export function initializeWorkspace(location: WorkspaceLocation, defaultPolicyTe
   refuseNul(location.workspaceRoot, "workspace");
   refuseNul(location.projectRoot, "project root");
   if (!existsSync(location.projectRoot) || !statSync(location.projectRoot).isDirectory()) {
-    throw new FlameoxError({
-      code: "WORKSPACE_INVALID",
-      message: "The project root is not an existing folder.",
+    throw workspaceInvalid("The project root is not an existing folder.", {
       remediation: ["Start flameox with --project-root naming an existing project folder."],
     });
   }
@@ -171,17 +157,13 @@ export function initializeWorkspace(location: WorkspaceLocation, defaultPolicyTe
     if (error instanceof FlameoxError) throw error;
     const code = (error as { code?: string }).code;
     if (code === "ENOSPC" || code === "EDQUOT") {
-      throw new FlameoxError({
-        code: "STORAGE_QUOTA_EXCEEDED",
-        message: "There is no space left to initialize the workspace.",
+      throw storageQuotaExceeded("There is no space left to initialize the workspace.", {
         remediation: ["Free storage on the project's disk, then initialize again."],
         cause: error,
       });
     }
     if (code === "EACCES" || code === "EROFS" || code === "EPERM") {
-      throw new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: "The project root is not writable, so the workspace cannot be created.",
+      throw workspaceInvalid("The project root is not writable, so the workspace cannot be created.", {
         remediation: ["Make the project folder writable, or start flameox with --workspace naming a writable folder."],
         cause: error,
       });

@@ -14,7 +14,7 @@
  * Unknown keys are refused so a typo never silently drops data.
  */
 import { readFileSync } from "node:fs";
-import { FlameoxError } from "../../domain/errors.ts";
+import { artifactParseFailed, type FlameoxError } from "../../domain/errors.ts";
 import type { EvidenceSink } from "../../domain/evidence.ts";
 
 export const benchmarkSamplesSchema = "flameox.benchmark-samples.v1";
@@ -29,9 +29,7 @@ export type BenchmarkSamplesSummary = {
 };
 
 function parseFailed(message: string): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_PARSE_FAILED",
-    message: `benchmark-samples v1: ${message}`,
+  return artifactParseFailed(`benchmark-samples v1: ${message}`, {
     remediation: [
       `Write {"schema":"${benchmarkSamplesSchema}","benchmarks":[{"name","unit","values":[…],"warmups":[…]}]} (units ns|us|ms|s|bytes|count|ratio) and import it again with kind benchmark_samples.`,
     ],

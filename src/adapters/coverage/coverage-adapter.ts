@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { sha256Hex } from "../../domain/canonical-json.ts";
 import { basename, join } from "node:path";
-import { FlameoxError } from "../../domain/errors.ts";
+import { artifactParseFailed, FlameoxError, planRefused } from "../../domain/errors.ts";
 import { projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts";
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 import { probePythonPackage } from "../adapter-support.ts";
@@ -25,26 +25,18 @@ export const coverageExtractorVersion = "flameox.coverage@1";
 export function pythonTarget(argv: string[]): string[] {
   const head = basename(argv[0] ?? "");
   if (!head.startsWith("python")) {
-    throw new FlameoxError({
-      code: "INVALID_CAPTURE_PLAN",
-      message: `This adapter runs Python targets; the workload starts with '${argv[0] ?? ""}'.`,
+    throw planRefused("capture", `This adapter runs Python targets; the workload starts with '${argv[0] ?? ""}'.`, {
       remediation: ["Declare the workload as `python <script> …` or `python -m <module> …`."],
     });
   }
   const rest = argv.slice(1);
   if (rest.length === 0 || rest[0] === "-c") {
-    throw new FlameoxError({
-      code: "INVALID_CAPTURE_PLAN",
-      message: "The workload has no script or module to run (inline -c code is not supported).",
+    throw planRefused("capture", "The workload has no script or module to run (inline -c code is not supported).", {
       remediation: ["Declare a script or `python -m module`."],
     });
   }
   if (rest[0] === "-m" && rest.length < 2) {
-    throw new FlameoxError({
-      code: "INVALID_CAPTURE_PLAN",
-      message: "`-m` without a module name.",
-      remediation: ["Name the module after -m."],
-    });
+    throw planRefused("capture", "`-m` without a module name.", { remediation: ["Name the module after -m."] });
   }
   return rest;
 }
@@ -105,9 +97,7 @@ export async function probeCoverage(python: string, run: CommandRunner): Promise
 }
 
 function parseFailed(message: string): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_PARSE_FAILED",
-    message: `coverage data: ${message}`,
+  return artifactParseFailed(`coverage data: ${message}`, {
     remediation: ["Capture again with the coverage adapter; the .coverage file must be a complete coverage.py 7 SQLite database."],
   });
 }

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { sha256Hex } from "../../domain/canonical-json.ts";
-import { FlameoxError } from "../../domain/errors.ts";
+import { artifactParseFailed, capabilityUnavailable, type FlameoxError, planRefused } from "../../domain/errors.ts";
 import { frameKey, projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts";
 import exporterSource from "./flameox_memray_export.py" with { type: "text" };
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
@@ -22,9 +22,7 @@ export const memrayExtractorVersion = "flameox.memray@1";
 function pythonTarget(argv: string[]): string[] {
   const rest = argv.slice(1);
   if (!basename(argv[0] ?? "").startsWith("python") || rest.length === 0 || rest[0] === "-c" || (rest[0] === "-m" && rest.length < 2)) {
-    throw new FlameoxError({
-      code: "INVALID_CAPTURE_PLAN",
-      message: "memray runs a Python script or module (`python <script> …` / `python -m <module> …`).",
+    throw planRefused("capture", "memray runs a Python script or module (`python <script> …` / `python -m <module> …`).", {
       remediation: ["Declare the workload as `python <script> …` or `python -m <module> …`; inline -c code is not supported."],
     });
   }
@@ -71,9 +69,7 @@ export function writeMemrayCollectors(baseDirectory: string): MemrayCollectorFil
 }
 
 function parseFailed(message: string, details: Record<string, unknown> = {}): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_PARSE_FAILED",
-    message: `memray capture: ${message}`,
+  return artifactParseFailed(`memray capture: ${message}`, {
     details,
     remediation: ["Capture again with the memray adapter and read it with the same memray version that wrote it."],
   });
@@ -126,9 +122,7 @@ export async function extractMemray(
   const result = await input.run([input.python, "-I", input.collectors.exporter, input.artifact, output], { timeoutMs: 300_000 });
   if (result.exitCode !== 0 || !existsSync(output)) {
     if (/No module named 'memray'/.test(result.stderr)) {
-      throw new FlameoxError({
-        code: "CAPABILITY_UNAVAILABLE",
-        message: `memray is not installed in ${input.python}.`,
+      throw capabilityUnavailable(`memray is not installed in ${input.python}.`, {
         remediation: [`${input.python} -m pip install ${memrayRequirement}`],
       });
     }

@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { FlameoxError } from "../../domain/errors.ts";
+import { artifactParseFailed, FlameoxError } from "../../domain/errors.ts";
 import type { EvidenceSink, TraceEventRow } from "../../domain/evidence.ts";
 import { requireSqliteFile } from "../formats/sqlite-file.ts";
 
@@ -7,9 +7,7 @@ export const nsightExtractorVersion = "flameox.nsight-systems-sqlite@1";
 const maxArgsLength = 2000;
 
 function parseFailed(message: string): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_PARSE_FAILED",
-    message: `Nsight Systems export: ${message}`,
+  return artifactParseFailed(`Nsight Systems export: ${message}`, {
     remediation: [
       "Export the report again: nsys export --type sqlite --output <name>.sqlite <name>.nsys-rep, then import the .sqlite file.",
     ],

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../../domain/canonical-json.ts";
-import { FlameoxError } from "../../domain/errors.ts";
+import { artifactParseFailed, type FlameoxError } from "../../domain/errors.ts";
 import type { EvidenceSink } from "../../domain/evidence.ts";
 import sdkSource from "./flameox_observations.py" with { type: "text" };
 
@@ -28,9 +28,7 @@ export function writeObservationsSdk(baseDirectory: string): { directory: string
 }
 
 function parseFailed(message: string): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_PARSE_FAILED",
-    message: `observations: ${message}`,
+  return artifactParseFailed(`observations: ${message}`, {
     remediation: ["Write observations only through flameox_observations (annotate / configuration) and capture again."],
   });
 }

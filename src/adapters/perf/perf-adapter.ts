@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FlameoxError } from "../../domain/errors.ts";
+import { artifactParseFailed, capabilityUnavailable, type FlameoxError, planRefused } from "../../domain/errors.ts";
 import { frameKey, type EvidenceSink } from "../../domain/evidence.ts";
 import type { WorkloadInvocation, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 export type { WorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
@@ -27,9 +27,7 @@ export function perfCaptureCommand(input: {
   const argv = [input.perf ?? "perf", ...recordArguments, "-o", output];
   if (input.frequency !== undefined) {
     if (!Number.isInteger(input.frequency) || input.frequency < 1 || input.frequency > 100_000) {
-      throw new FlameoxError({
-        code: "INVALID_CAPTURE_PLAN",
-        message: `perf frequency must be 1..100000 Hz, got ${input.frequency}.`,
+      throw planRefused("capture", `perf frequency must be 1..100000 Hz, got ${input.frequency}.`, {
         remediation: ["Choose a sampling frequency such as 999."],
       });
     }
@@ -127,9 +125,7 @@ export async function probePerf(run: CommandRunner, options: { perf?: string; pa
 }
 
 function parseFailed(message: string, details: Record<string, unknown> = {}): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_PARSE_FAILED",
-    message: `perf: ${message}`,
+  return artifactParseFailed(`perf: ${message}`, {
     details,
     remediation: ["Record again with the perf adapter; perf.data must be complete and read on the host (and kernel) that wrote it."],
   });
@@ -230,9 +226,7 @@ export async function extractPerfData(
   try {
     result = await input.run(perfScriptCommand(input.artifact, input.perf), { timeoutMs: 300_000 });
   } catch (error) {
-    throw new FlameoxError({
-      code: "CAPABILITY_UNAVAILABLE",
-      message: `perf could not be started: ${String(error).slice(0, 300)}`,
+    throw capabilityUnavailable(`perf could not be started: ${String(error).slice(0, 300)}`, {
       remediation: ["Install perf: apt-get install linux-perf"],
     });
   }

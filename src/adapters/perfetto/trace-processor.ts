@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { FlameoxError } from "../../domain/errors.ts";
+import { artifactParseFailed, capabilityUnavailable, type FlameoxError } from "../../domain/errors.ts";
 import type { EvidenceSink } from "../../domain/evidence.ts";
 import { resolveExecutable } from "../../exec/executable.ts";
 import type { CommandRunner } from "../capture-adapter.ts";
@@ -31,12 +31,10 @@ export function findTraceProcessor(pathValue: string): string | null {
 }
 
 export function traceProcessorUnavailable(runId: string): FlameoxError {
-  return new FlameoxError({
-    code: "CAPABILITY_UNAVAILABLE",
-    message: "This trace is a Perfetto protobuf trace and no trace_processor is installed on this host.",
+  return capabilityUnavailable("This trace is a Perfetto protobuf trace and no trace_processor is installed on this host.", {
     details: { run_id: runId, requirement: "trace_processor", next_tool: "list_capabilities" },
     remediation: [traceProcessorRemedy],
-    nextTool: "list_capabilities",
+    next: { tool: "list_capabilities" },
   });
 }
 
@@ -78,9 +76,7 @@ export async function extractPerfettoProtobuf(
   if (!existsSync(queryFile)) writeFileSync(queryFile, sliceQuery);
   const result = await input.run([input.traceProcessor, "--query-file", queryFile, input.artifact], { timeoutMs: 600_000 });
   if (result.exitCode !== 0) {
-    throw new FlameoxError({
-      code: "ARTIFACT_PARSE_FAILED",
-      message: `trace_processor could not read the trace (exit ${result.exitCode}): ${result.stderr.trim().slice(-300)}`,
+    throw artifactParseFailed(`trace_processor could not read the trace (exit ${result.exitCode}): ${result.stderr.trim().slice(-300)}`, {
       remediation: ["Check that the file is a complete Perfetto trace; record it again if it was cut short."],
     });
   }

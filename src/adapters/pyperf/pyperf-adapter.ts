@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { FlameoxError } from "../../domain/errors.ts";
+import { artifactParseFailed, type FlameoxError, planRefused } from "../../domain/errors.ts";
 import type { EvidenceSink } from "../../domain/evidence.ts";
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 import { probePythonPackage } from "../adapter-support.ts";
@@ -31,19 +31,13 @@ export function pyperfCaptureCommand(input: {
   const options = { processes: 3, values: 3, warmups: 1, loops: null, name: "workload", ...input.options };
   for (const [key, value] of Object.entries({ processes: options.processes, values: options.values, warmups: options.warmups })) {
     if (!Number.isInteger(value) || value < (key === "warmups" ? 0 : 1) || value > 10_000) {
-      throw new FlameoxError({
-        code: "INVALID_CAPTURE_PLAN",
-        message: `pyperf ${key} must be an integer in range, got ${value}.`,
+      throw planRefused("capture", `pyperf ${key} must be an integer in range, got ${value}.`, {
         remediation: ["Use small positive integers."],
       });
     }
   }
   if (!/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/.test(options.name)) {
-    throw new FlameoxError({
-      code: "INVALID_CAPTURE_PLAN",
-      message: `Benchmark name '${options.name}' is not allowed.`,
-      remediation: ["Use letters, digits and ._:/-."],
-    });
+    throw planRefused("capture", `Benchmark name '${options.name}' is not allowed.`, { remediation: ["Use letters, digits and ._:/-."] });
   }
   const output = join(input.artifactDirectory, pyperfOutputFileName);
   const argv = [
@@ -83,9 +77,7 @@ export async function probePyperf(python: string, run: CommandRunner): Promise<P
 }
 
 function parseFailed(message: string): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_PARSE_FAILED",
-    message: `pyperf JSON: ${message}`,
+  return artifactParseFailed(`pyperf JSON: ${message}`, {
     remediation: ["Provide a file written by pyperf (`pyperf command|timeit … -o file.json`), complete and uncompressed or gzip."],
   });
 }

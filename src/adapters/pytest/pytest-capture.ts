@@ -1,6 +1,6 @@
 import { basename, join } from "node:path";
 import { sha256Hex } from "../../domain/canonical-json.ts";
-import { FlameoxError } from "../../domain/errors.ts";
+import { planRefused } from "../../domain/errors.ts";
 import launcherSource from "./flameox_pytest_launcher.py" with { type: "text" };
 import pluginSource from "./flameox_pytest_plugin.py" with { type: "text" };
 import type { PythonWorkloadInvocation, CaptureCommand } from "../capture-adapter.ts";
@@ -50,9 +50,7 @@ export function pytestCaptureCommand(input: {
 }): CaptureCommand {
   const { workload } = input;
   if (!isPytestCommand(workload.argv)) {
-    throw new FlameoxError({
-      code: "INVALID_CAPTURE_PLAN",
-      message: `The pytest adapter wraps 'pytest …' or 'python -m pytest …', not '${workload.argv[0] ?? ""}'.`,
+    throw planRefused("capture", `The pytest adapter wraps 'pytest …' or 'python -m pytest …', not '${workload.argv[0] ?? ""}'.`, {
       remediation: ["Declare the workload as `python -m pytest <args>` (or `pytest <args>`) and plan again."],
     });
   }

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { FlameoxError } from "../../domain/errors.ts";
+import { artifactParseFailed, type FlameoxError } from "../../domain/errors.ts";
 import type { EvidenceSink } from "../../domain/evidence.ts";
 
 export const pytestExtractorVersion = "flameox.pytest@1";
@@ -38,9 +38,7 @@ export type PytestSummary = {
 type Event = Record<string, unknown> & { event: string; observed_at_ns: number };
 
 function parseFailed(message: string, details: Record<string, unknown> = {}): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_PARSE_FAILED",
-    message: `pytest event stream: ${message}`,
+  return artifactParseFailed(`pytest event stream: ${message}`, {
     details,
     remediation: ["Capture the suite again with the pytest adapter; the stream is written by flameox's own plugin."],
   });

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { sha256Hex } from "../../domain/canonical-json.ts";
-import { FlameoxError } from "../../domain/errors.ts";
+import { artifactParseFailed, type FlameoxError, planRefused } from "../../domain/errors.ts";
 import type { EvidenceSink } from "../../domain/evidence.ts";
 import collectorSource from "./flameox_python_startup.py" with { type: "text" };
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
@@ -39,19 +39,13 @@ export function pythonStartupCaptureCommand(input: {
 }): CaptureCommand {
   const { workload } = input;
   if (!basename(workload.argv[0] ?? "").startsWith("python") || workload.argv.length < 2) {
-    throw new FlameoxError({
-      code: "INVALID_CAPTURE_PLAN",
-      message: "Python startup samples a `python …` command line (script, -m module or -c code).",
+    throw planRefused("capture", "Python startup samples a `python …` command line (script, -m module or -c code).", {
       remediation: ["Declare the workload as `python <script>`, `python -m <module>` or `python -c 'import <module>'`."],
     });
   }
   const samples = input.samples ?? 5;
   if (!Number.isInteger(samples) || samples < 1 || samples > 1000) {
-    throw new FlameoxError({
-      code: "INVALID_CAPTURE_PLAN",
-      message: `samples must be 1..1000, got ${samples}.`,
-      remediation: ["Choose 1..1000 samples."],
-    });
+    throw planRefused("capture", `samples must be 1..1000, got ${samples}.`, { remediation: ["Choose 1..1000 samples."] });
   }
   const output = join(input.artifactDirectory, pythonStartupOutputFileName);
   return {
@@ -142,9 +136,7 @@ export function parseImportTime(lines: string[]): ImportTimeParse {
 }
 
 function parseFailed(message: string): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_PARSE_FAILED",
-    message: `python startup artifact: ${message}`,
+  return artifactParseFailed(`python startup artifact: ${message}`, {
     remediation: ["Capture again with the python-startup adapter; the file is written by flameox's own collector."],
   });
 }

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { sha256Hex } from "../../domain/canonical-json.ts";
-import { FlameoxError } from "../../domain/errors.ts";
+import { artifactParseFailed, type FlameoxError, planRefused } from "../../domain/errors.ts";
 import launcherSource from "./flameox_torch_launcher.py" with { type: "text" };
 import sdkSource from "./flameox_torch.py" with { type: "text" };
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
@@ -47,7 +47,7 @@ export function writeTorchCollectors(baseDirectory: string): TorchCollectorFiles
 }
 
 function invalid(message: string, remediation: string): FlameoxError {
-  return new FlameoxError({ code: "INVALID_CAPTURE_PLAN", message, remediation: [remediation] });
+  return planRefused("capture", message, { remediation: [remediation] });
 }
 
 function profilerConfig(options: TorchProfilerOptions | undefined, schedule: TorchSchedule | null): string {
@@ -231,9 +231,7 @@ export function readTorchDiagnostics(path: string): TorchDiagnostics {
       throw new Error("shape");
     return { phase: value.phase, status: value.status, detail: typeof value.detail === "string" ? value.detail : "" };
   } catch (error) {
-    throw new FlameoxError({
-      code: "ARTIFACT_PARSE_FAILED",
-      message: `torch profiler diagnostics unreadable: ${String(error).slice(0, 200)}`,
+    throw artifactParseFailed(`torch profiler diagnostics unreadable: ${String(error).slice(0, 200)}`, {
       remediation: ["Capture again with the torch.profiler adapter."],
     });
   }

@@ -1,6 +1,6 @@
 import { basename } from "node:path";
 import * as v from "valibot";
-import { FlameoxError } from "../../domain/errors.ts";
+import { planRefused } from "../../domain/errors.ts";
 import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
 import { extractV8CpuProfile } from "../formats/v8-cpuprofile.ts";
 import { adapterDescriptor } from "../registry.ts";
@@ -23,9 +23,7 @@ function runtimeOf(executable: string): "node" | "bun" | null {
 export function v8CaptureArgv(workloadArgv: readonly string[], artifactDirectory: string, intervalUs: number | null): string[] {
   const runtime = runtimeOf(workloadArgv[0] ?? "");
   if (!runtime) {
-    throw new FlameoxError({
-      code: "INVALID_CAPTURE_PLAN",
-      message: `The v8 adapter profiles node or bun workloads; this one starts with '${workloadArgv[0] ?? ""}'.`,
+    throw planRefused("capture", `The v8 adapter profiles node or bun workloads; this one starts with '${workloadArgv[0] ?? ""}'.`, {
       remediation: ["Declare the workload as `node <script> …` or `bun <script> …`, or choose another adapter."],
     });
   }

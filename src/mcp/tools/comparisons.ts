@@ -135,7 +135,7 @@ export const comparisonTools = [
     }),
     annotations: readOnly,
     async handler(input, { services, progress }) {
-      const result = await services.comparisons.scaling(
+      const result = await services.scaling.analyze(
         {
           experiment_id: input.experiment_id ?? null,
           run_set_id: input.run_set_id ?? null,

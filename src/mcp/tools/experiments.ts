@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { execute, readOnly } from "../annotations.ts";
 import { defineTool } from "../define-tool.ts";
+import { evidenceResourceUri } from "../../domain/resource-uris.ts";
 
 const identifier = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
 const scalar = v.union([v.pipe(v.string(), v.maxLength(4096)), v.number(), v.boolean()]);
@@ -72,7 +73,7 @@ export const experimentTools = [
         });
       if (result.comparison_id)
         links.push({
-          uri: `flameox://evidence/comparison/${encodeURIComponent(result.comparison_id)}`,
+          uri: evidenceResourceUri("comparison", result.comparison_id),
           name: "Comparison",
           description: "The recorded comparison of the two treatments.",
         });

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { assessments, evidenceReferenceTypes, evidenceRelations, lifecycles } from "../../services/investigation-service.ts";
+import { assessments, evidenceReferenceTypes, evidenceRelations, lifecycles } from "../../domain/investigation.ts";
 import { additive, readOnly } from "../annotations.ts";
 import { defineTool } from "../define-tool.ts";
 

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { readOnly } from "../annotations.ts";
 import { defineTool } from "../define-tool.ts";
+import { flameGraphResourceUri } from "../../domain/resource-uris.ts";
 
 export const viewerTools = [
   defineTool({
@@ -21,7 +22,7 @@ export const viewerTools = [
           ? {
               links: [
                 {
-                  uri: `flameox://runs/${encodeURIComponent(input.run_or_artifact)}/flamegraph.svg`,
+                  uri: flameGraphResourceUri(input.run_or_artifact),
                   name: "Flame graph",
                   description: "Static SVG flame graph of this run's stacks.",
                 },

@@ -40,7 +40,7 @@ describe("pytest adapter", () => {
       expect((extracted.slowest as { nodeid: string }[])[0]!.nodeid).toBe("suite/test_suite.py::test_slow");
       if (workers) expect((extracted.workers as string[]).length).toBe(2);
       expect(extracted.superseded_bundle_ids).toHaveLength(1);
-      const durations = await services.evidenceAnalysis.queryMeasurements({
+      const durations = await services.measurements.query({
         run_id: run.run_id,
         artifact_id: null,
         name_prefix: "test.duration_ns",
@@ -52,7 +52,7 @@ describe("pytest adapter", () => {
       expect(totals).toHaveLength(8);
       expect(totals[0]!.dimensions!.nodeid).toBe("suite/test_suite.py::test_slow");
       const again = await services.extraction.extract("pytest", { run_id: run.run_id });
-      const after = await services.evidenceAnalysis.queryMeasurements({
+      const after = await services.measurements.query({
         run_id: run.run_id,
         artifact_id: null,
         name_prefix: "test.duration_ns",
@@ -62,7 +62,7 @@ describe("pytest adapter", () => {
       });
       expect(after.total).toBe(durations.total);
       expect(again.superseded_bundle_ids).toEqual(extracted.bundle_ids);
-      const failures = await services.evidenceAnalysis.failures({ limit: 10, filter: null });
+      const failures = await services.failureAnalysis.analyze({ limit: 10, filter: null });
       expect(
         failures.clusters.some(
           (cluster) =>
@@ -88,7 +88,7 @@ test("coverage: exactly the executed lines and arcs", async () => {
   const { services } = await project("coverage", { "app.py": join(pythonFixtures, "coverage", "branches.py") });
   await declare(services, "cov", [venvPython, "app.py"]);
   const run = await capture(services, "cov", "coverage");
-  const result = await services.evidenceAnalysis.execution({ run_or_artifact: run.run_id, limit: 10, comparison_run_or_artifact: null });
+  const result = await services.executionAnalysis.analyze({ run_or_artifact: run.run_id, limit: 10, comparison_run_or_artifact: null });
   expect(result.files).toHaveLength(1);
   expect(result.files[0]!.file).toBe("app.py");
   expect(result.files[0]!.executed_lines).toEqual([1, 2, 4, 7, 11, 12]);
@@ -101,7 +101,7 @@ test("memray: analyze_memory peak within 10% of a known 50 MiB allocation", asyn
   const { services } = await project("memray", { "mem.py": join(pythonFixtures, "memray", "allocate.py") });
   await declare(services, "mem", [venvPython, "mem.py"]);
   const run = await capture(services, "mem", "memray");
-  const result = await services.evidenceAnalysis.memory({ run_or_artifact: run.run_id, limit: 5 });
+  const result = await services.memoryAnalysis.analyze({ run_or_artifact: run.run_id, limit: 5 });
   const known = 50 * 1024 * 1024;
   expect(Math.abs(result.peak_bytes! - known) / known).toBeLessThan(0.1);
   expect(result.top_allocations[0]!.function).toBe("hold_buffer");
@@ -113,12 +113,12 @@ test("torch.profiler: matmul is the top CPU operator, with shapes and [memory] a
   const { services } = await project("torch", { "mm.py": join(pythonFixtures, "torch", "matmul.py") });
   await declare(services, "mm", [venvPython, "mm.py"]);
   const run = await capture(services, "mm", "torch.profiler");
-  const result = await services.evidenceAnalysis.pytorch({ run_or_artifact: run.run_id, limit: 5, order_by: "self", cursor: null });
+  const result = await services.traceAnalysis.pytorch({ run_or_artifact: run.run_id, limit: 5, order_by: "self", cursor: null });
   expect(result.operators[0]!.name).toBe("aten::mm");
   expect(result.operators[0]!.calls).toBe(20);
   expect(result.operators[0]!.shapes).toContain("[[512,512],[512,512]]");
   expect(result.allocations.allocation_count).toBeGreaterThan(0);
-  const launches = await services.evidenceAnalysis.acceleratorLaunches({
+  const launches = await services.traceAnalysis.acceleratorLaunches({
     run_or_artifact: run.run_id,
     limit: 5,
     comparison_run_or_artifact: null,
@@ -126,7 +126,7 @@ test("torch.profiler: matmul is the top CPU operator, with shapes and [memory] a
   });
   expect(launches.evidence.status).toBe("empty");
   const trace = run.artifact_ids.find((id) => services.runs.getArtifact(id).kinds.includes("execution_trace"))!;
-  const window = await services.evidenceAnalysis.traceWindow({
+  const window = await services.traceAnalysis.window({
     artifact_id: trace,
     start_ns: 0,
     end_ns: Number.MAX_SAFE_INTEGER,
@@ -134,7 +134,7 @@ test("torch.profiler: matmul is the top CPU operator, with shapes and [memory] a
     cursor: null,
   });
   expect(window.returned).toBe(10);
-  const next = await services.evidenceAnalysis.traceWindow({
+  const next = await services.traceAnalysis.window({
     artifact_id: trace,
     start_ns: 0,
     end_ns: Number.MAX_SAFE_INTEGER,
@@ -143,7 +143,7 @@ test("torch.profiler: matmul is the top CPU operator, with shapes and [memory] a
   });
   expect(next.events[0]!.ts_ns).toBeGreaterThanOrEqual(window.events[9]!.ts_ns);
   const invalid = await failure(() =>
-    services.evidenceAnalysis.traceWindow({ artifact_id: trace, start_ns: 5, end_ns: 5, limit: 10, cursor: null }),
+    services.traceAnalysis.window({ artifact_id: trace, start_ns: 5, end_ns: 5, limit: 10, cursor: null }),
   );
   expect(invalid.code).toBe("INVALID_ARGUMENTS");
   expect(invalid.details.fields).toEqual([{ field: "end_ns", message: "must be greater than start_ns", type: "greater_than" }]);
@@ -178,7 +178,7 @@ test("pyperf: every value and every warm-up", async () => {
   const extracted = await services.extraction.extract("pyperf", { run_id: run.run_id });
   expect(extracted.value_count).toBe(4);
   expect(extracted.warmup_count).toBe(2);
-  const values = await services.evidenceAnalysis.queryMeasurements({
+  const values = await services.measurements.query({
     run_id: run.run_id,
     artifact_id: null,
     name_prefix: "pyperf.workload",
@@ -186,7 +186,7 @@ test("pyperf: every value and every warm-up", async () => {
     limit: 100,
     cursor: null,
   });
-  const all = await services.evidenceAnalysis.queryMeasurements({
+  const all = await services.measurements.query({
     run_id: run.run_id,
     artifact_id: null,
     name_prefix: "pyperf.workload",

@@ -85,7 +85,7 @@ describe("analyses that lack their evidence name the next tool", () => {
     );
     expect(receipt.evidence.status).toBe("not_extracted");
     const error = await failure(() =>
-      services.evidenceAnalysis.pytorch({ run_or_artifact: receipt.run_id, limit: 5, order_by: "self", cursor: null }),
+      services.traceAnalysis.pytorch({ run_or_artifact: receipt.run_id, limit: 5, order_by: "self", cursor: null }),
     );
     expect(error.code).toBe("CAPABILITY_UNAVAILABLE");
     expect(error.nextTool).toBe("extract_perfetto");
@@ -110,7 +110,7 @@ describe("analyses that lack their evidence name the next tool", () => {
     });
     expect(root).toBeTruthy();
     const error = await failure(() =>
-      services.evidenceAnalysis.pytorch({ run_or_artifact: receipt.run_id, limit: 5, order_by: "self", cursor: null }),
+      services.traceAnalysis.pytorch({ run_or_artifact: receipt.run_id, limit: 5, order_by: "self", cursor: null }),
     );
     expect(error.code).toBe("COMPARISON_INVALID");
     expect(error.details).toMatchObject({
@@ -130,7 +130,7 @@ describe("analyses that lack their evidence name the next tool", () => {
       "benchmark_samples",
     );
     const measured = await failure(() =>
-      services.evidenceAnalysis.queryMeasurements({
+      services.measurements.query({
         run_id: receipt.run_id,
         artifact_id: null,
         name_prefix: null,
@@ -142,7 +142,7 @@ describe("analyses that lack their evidence name the next tool", () => {
     expect(measured.nextTool).toBe("extract_pyperf");
     const extracted = await services.extraction.extract("benchmark_samples", { run_id: receipt.run_id });
     expect([extracted.value_count, extracted.warmup_count]).toEqual([2, 1]);
-    const rows = await services.evidenceAnalysis.queryMeasurements({
+    const rows = await services.measurements.query({
       run_id: receipt.run_id,
       artifact_id: null,
       name_prefix: "benchmark.",
@@ -152,7 +152,7 @@ describe("analyses that lack their evidence name the next tool", () => {
     });
     expect(rows.total).toBe(3);
     expect(rows.measurements[0]!.unit).toBe("ns");
-    const second = await services.evidenceAnalysis.queryMeasurements({
+    const second = await services.measurements.query({
       run_id: receipt.run_id,
       artifact_id: null,
       name_prefix: "benchmark.",
@@ -163,8 +163,8 @@ describe("analyses that lack their evidence name the next tool", () => {
     expect(second.returned).toBe(2);
     expect(second.next_cursor).toBeNull();
     for (const action of [
-      () => services.evidenceAnalysis.memory({ run_or_artifact: receipt.run_id, limit: 5 }),
-      () => services.evidenceAnalysis.execution({ run_or_artifact: receipt.run_id, limit: 5, comparison_run_or_artifact: null }),
+      () => services.memoryAnalysis.analyze({ run_or_artifact: receipt.run_id, limit: 5 }),
+      () => services.executionAnalysis.analyze({ run_or_artifact: receipt.run_id, limit: 5, comparison_run_or_artifact: null }),
     ]) {
       const error = await failure(action);
       expect(error.code).toBe("CAPABILITY_UNAVAILABLE");
@@ -173,9 +173,9 @@ describe("analyses that lack their evidence name the next tool", () => {
     const wrongKind = await failure(() => services.extraction.extract("coverage", { run_id: receipt.run_id }));
     expect(wrongKind.code).toBe("CAPABILITY_UNAVAILABLE");
     expect(wrongKind.nextTool).toBe("import_artifact");
-    const evidence = services.evidenceAnalysis.getEvidence({ ref_type: "run", ref_id: receipt.run_id });
+    const evidence = services.evidence.get({ ref_type: "run", ref_id: receipt.run_id });
     expect(evidence.data.run_id).toBe(receipt.run_id);
-    const summary = await services.evidenceAnalysis.summarize({ run_ids: [receipt.run_id] });
+    const summary = await services.evidence.summarize({ run_ids: [receipt.run_id] });
     expect(summary.markdown).toContain(receipt.run_id);
   });
 });

@@ -21,7 +21,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FlameoxError } from "../../../src/domain/errors.ts";
 import type { Services } from "../../../src/services/services.ts";
-import type { ExperimentReceipt, Trial } from "../../../src/services/experiment-service.ts";
+import type { ExperimentReceipt } from "../../../src/services/experiment-service.ts";
+import type { Trial } from "../../../src/store/experiment-store.ts";
 import { comparisonDesign } from "../../support/experiment-designs.ts";
 import { experimentProject } from "./project.ts";
 

@@ -55,7 +55,7 @@ describe("analyze_scaling", () => {
     expect(growth.counts.succeeded).toBe(2 * scalingGrowthDesign.sizes.length * scalingGrowthDesign.blocks);
     // CPU time rather than wall time: the verdict is about the program's growth, and other work on this
     // 2-core machine inflates wall time of single runs at random.
-    const result = await services.comparisons.scaling({ experiment_id: growth.experiment_id, metric: "runtime.cpu_user_ns" });
+    const result = await services.scaling.analyze({ experiment_id: growth.experiment_id, metric: "runtime.cpu_user_ns" });
     expect(result.size_parameter).toBe("n");
     expect(result.counts.sizes).toBe(5);
     expect(result.missing_sizes).toEqual([]);
@@ -75,7 +75,7 @@ describe("analyze_scaling", () => {
     const linearSmall = trials.filter((trial) => trial.factors.shape === "linear" && Number(trial.factors.n) <= 1000);
     const runSet = services.runSets.freeze({ run_ids: linearSmall.map((trial) => trial.run_id!) });
     const before = services.runs.listRuns({ limit: 1, cursor: null, filter: null }).total;
-    const result = await services.comparisons.scaling({ run_set_id: runSet.run_set_id });
+    const result = await services.scaling.analyze({ run_set_id: runSet.run_set_id });
     expect(result.size_parameter).toBe("n");
     expect(result.counts.sizes).toBe(3);
     expect(services.runs.listRuns({ limit: 1, cursor: null, filter: null }).total).toBe(before);
@@ -95,7 +95,7 @@ describe("analyze_scaling", () => {
     });
     const receipt = await services.experiments.run(plan.plan_id);
     expect(receipt.counts.attempted).toBe(hotspotGrowthDesign.sizes.length * hotspotGrowthDesign.blocks);
-    const result = await services.comparisons.scaling({ experiment_id: receipt.experiment_id });
+    const result = await services.scaling.analyze({ experiment_id: receipt.experiment_id });
     expect(result.hotspot_evidence.status).toBe("available");
     const series = result.series[0]!;
     expect(series.fastest_growing_hotspot?.function).toBe("quadratic_part");

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { canonicalJson, digestOf } from "../../../src/domain/canonical-json.ts";
-import { FlameoxError, exitCodeFor, errorCodes } from "../../../src/domain/errors.ts";
+import { FlameoxError, exitCodeFor, errorCodes, invalidConfiguration, needsExtraction } from "../../../src/domain/errors.ts";
 import { failureEnvelope, recoveryFor } from "../../../src/domain/envelope.ts";
 
 test("recovery names the exact next step for each kind of failure", () => {
@@ -25,31 +25,14 @@ test("recovery names the exact next step for each kind of failure", () => {
     safe_to_repeat_same_call: true,
     retry_after_ms: 250,
   });
-  expect(
-    recoveryFor(
-      new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: "bad",
-        details: { invalid_configuration: true },
-        nextTool: "configure_workload",
-      }),
-    ),
-  ).toEqual({
+  expect(recoveryFor(invalidConfiguration("bad", { repairable: true }))).toEqual({
     kind: "configure_workload",
     next_tool: "configure_workload",
     safe_to_repeat_same_call: false,
     retry_after_ms: null,
     context: { kind: "configure_workload", operation: "create", config_path: "flameox.toml" },
   });
-  expect(
-    recoveryFor(
-      new FlameoxError({
-        code: "WORKSPACE_INVALID",
-        message: "bad",
-        details: { invalid_configuration: true, diagnostics: ["line 3: oops"] },
-      }),
-    ),
-  ).toEqual({
+  expect(recoveryFor(invalidConfiguration("bad", { repairable: false, diagnostic: "line 3: oops" }))).toEqual({
     kind: "manual",
     next_tool: null,
     safe_to_repeat_same_call: false,
@@ -61,9 +44,7 @@ test("recovery names the exact next step for each kind of failure", () => {
       verification_tool: "workload_configuration_status",
     },
   });
-  const perfetto = recoveryFor(
-    new FlameoxError({ code: "CAPABILITY_UNAVAILABLE", message: "x", nextTool: "extract_perfetto", nextArguments: { run_id: "r1" } }),
-  );
+  const perfetto = recoveryFor(needsExtraction("extract_perfetto", "r1", "x"));
   expect(perfetto.kind).toBe("extract_perfetto");
   expect(perfetto.safe_to_repeat_same_call).toBe(true);
   expect(perfetto.context?.run_id).toBe("r1");

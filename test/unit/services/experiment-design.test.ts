@@ -1,7 +1,8 @@
 import { expect, test } from "bun:test";
 import * as v from "valibot";
-import { ExperimentConfigSchema } from "../../../src/config/project-config-schema.ts";
-import { parseOracleReceipt, realizeOrder } from "../../../src/services/experiment-service.ts";
+import { ExperimentConfigSchema } from "../../../src/config/experiment-config-schema.ts";
+import { realizeOrder } from "../../../src/analysis/experiment-design.ts";
+import { parseOracleReceipt } from "../../../src/analysis/oracle-receipt.ts";
 
 const experiment = (fields: Record<string, unknown>) => v.parse(ExperimentConfigSchema, { workload: "w", ...fields });
 

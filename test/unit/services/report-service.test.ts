@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { frameKey, type FrameRow } from "../../../src/domain/evidence.ts";
 import { prepareBundle, publishBundles } from "../../../src/services/evidence-publisher.ts";
-import { regroup, splitTargets } from "../../../src/services/report-service.ts";
+import { regroup } from "../../../src/analysis/report-evidence.ts";
+import { splitTargets } from "../../../src/services/report-service.ts";
 import { Services } from "../../../src/services/services.ts";
 
 // Real captures feed the reports. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).

@@ -1,14 +1,21 @@
 import { existsSync } from "node:fs";
-import { verifyStoredArtifact } from "../store/artifact-store.ts";
-import { bundleFiles } from "../store/evidence-bundle.ts";
-import type { IntegrityCheck, IntegrityIssue } from "./workspace-service.ts";
+import { storedArtifacts } from "./artifact-registry.ts";
+import { verifyStoredArtifact } from "./artifact-store.ts";
+import { bundleFiles } from "./evidence-bundle.ts";
+import { currentBundleTables } from "./evidence-registry.ts";
+import type { Workspace } from "./workspace.ts";
+
+export type IntegrityIssue = { severity: "error" | "warning"; code: string; path: string | null; message: string };
+
+export type IntegrityCheck = (
+  workspace: Workspace,
+  mode: "standard" | "full",
+) => Promise<{ issues: IntegrityIssue[]; checkedArtifacts: number; checkedParquetFiles: number }>;
 
 /** Every registered artifact is present (and, in full mode, still hashes to its id). */
 export const artifactIntegrity: IntegrityCheck = async (workspace, mode) => {
   const issues: IntegrityIssue[] = [];
-  const rows = workspace.state.database
-    .query<{ artifact_id: string; stored_path: string }, []>("SELECT artifact_id, stored_path FROM artifacts")
-    .all();
+  const rows = storedArtifacts(workspace.state.database);
   for (const row of rows) {
     const path = workspace.path(row.stored_path);
     if (!existsSync(path)) {
@@ -33,13 +40,11 @@ export const artifactIntegrity: IntegrityCheck = async (workspace, mode) => {
 /** Every current evidence bundle has the Parquet files its registration lists. */
 export const evidenceIntegrity: IntegrityCheck = async (workspace) => {
   const issues: IntegrityIssue[] = [];
-  const bundles = workspace.state.database
-    .query<{ bundle_id: string; tables: string }, []>("SELECT bundle_id, tables FROM evidence_bundles WHERE superseded_by IS NULL")
-    .all();
+  const bundles = currentBundleTables(workspace.state.database);
   let files = 0;
   for (const bundle of bundles) {
     const present = bundleFiles(workspace, bundle.bundle_id);
-    for (const [table, rows] of Object.entries(JSON.parse(bundle.tables) as Record<string, number>)) {
+    for (const [table, rows] of Object.entries(bundle.tables)) {
       if (rows === 0) continue;
       files += 1;
       if (!present[table as keyof typeof present]) {

@@ -1,0 +1,101 @@
+/**
+ * Design realization: the experiment's factors (with legacy forms projected onto them), the
+ * combinations they span minus exclusions, and the seeded randomized-complete-block order.
+ * Pure: the same declaration and seed always give the same order.
+ */
+import { canonicalJson } from "../domain/canonical-json.ts";
+import { workspaceInvalid } from "../domain/errors.ts";
+import type { FactorLevel, PlannedTrial } from "../domain/experiment.ts";
+import { createRandom, shuffleInPlace } from "./statistics/random.ts";
+
+/** The declaration fields realization reads (a subset of [experiments.<name>] in flameox.toml). */
+export type ExperimentDesign = {
+  design: string;
+  blocks: number;
+  factors?: Record<string, FactorLevel[]> | undefined;
+  treatment_factor?: string | undefined;
+  scaling_parameter?: string | undefined;
+  scaling_values?: FactorLevel[] | undefined;
+  variants?: FactorLevel[] | undefined;
+  combination_policy?: string | undefined;
+  combinations?: Record<string, FactorLevel>[] | undefined;
+  exclude?: Record<string, FactorLevel>[] | undefined;
+};
+
+const levelKey = (value: FactorLevel) => `${typeof value}:${String(value)}`;
+const levelText = (value: FactorLevel) => (typeof value === "string" ? value : String(value));
+
+/** The experiment's factors and treatment factor; legacy `scaling_*` and `variants` forms map onto one factor. */
+export function effectiveFactors(
+  name: string,
+  experiment: ExperimentDesign,
+  workloadHasVariantParameter: boolean,
+): { factors: Record<string, FactorLevel[]>; treatment: string } {
+  if (experiment.factors) return { factors: experiment.factors, treatment: experiment.treatment_factor! };
+  if (experiment.scaling_parameter && experiment.scaling_values)
+    return { factors: { [experiment.scaling_parameter]: experiment.scaling_values }, treatment: experiment.scaling_parameter };
+  if (experiment.variants && workloadHasVariantParameter) return { factors: { variant: experiment.variants }, treatment: "variant" };
+  throw workspaceInvalid(`Experiment '${name}' declares legacy variants, but its workload has no 'variant' parameter to carry them.`, {
+    details: { next_tool: "get_declared_workflow", experiment: name },
+    remediation: ["Declare factors and a treatment_factor over workload parameters in [experiments.<name>]."],
+    next: { tool: "get_declared_workflow", arguments: { kind: "experiment", name } },
+  });
+}
+
+function combinations(experiment: ExperimentDesign, factors: Record<string, FactorLevel[]>): Record<string, FactorLevel>[] {
+  let all: Record<string, FactorLevel>[];
+  if (experiment.combination_policy === "explicit" && experiment.combinations) {
+    all = experiment.combinations.map((combination) => ({ ...combination }));
+  } else {
+    all = [{}];
+    for (const [factor, levels] of Object.entries(factors))
+      all = all.flatMap((partial) => levels.map((level) => ({ ...partial, [factor]: level })));
+  }
+  const rules = experiment.exclude ?? [];
+  return all.filter(
+    (combination) =>
+      !rules.some((rule) =>
+        Object.entries(rule).every(
+          ([factor, level]) => combination[factor] !== undefined && levelKey(combination[factor]!) === levelKey(level),
+        ),
+      ),
+  );
+}
+
+/**
+ * Randomized complete blocks: every block holds each treatment once at one coordinate (the values of
+ * the other factors); the order inside a block is shuffled by one seeded generator for the whole plan,
+ * so the same seed always gives the same realized order. fixed_order keeps the declared order.
+ */
+export function realizeOrder(
+  experiment: ExperimentDesign,
+  factors: Record<string, FactorLevel[]>,
+  treatmentFactor: string,
+  seed: number,
+): PlannedTrial[] {
+  const coordinates = new Map<string, Record<string, FactorLevel>[]>();
+  for (const combo of combinations(experiment, factors)) {
+    const coordinate = canonicalJson(Object.fromEntries(Object.entries(combo).filter(([factor]) => factor !== treatmentFactor)));
+    coordinates.set(coordinate, [...(coordinates.get(coordinate) ?? []), combo]);
+  }
+  const random = createRandom(seed);
+  const trials: PlannedTrial[] = [];
+  const coordinateList = [...coordinates.values()];
+  for (let repetition = 1; repetition <= experiment.blocks; repetition += 1) {
+    coordinateList.forEach((combosAtCoordinate, coordinateIndex) => {
+      const blockId = coordinateList.length > 1 ? `c${coordinateIndex + 1}-b${repetition}` : `b${repetition}`;
+      const order = [...combosAtCoordinate];
+      if (experiment.design !== "fixed_order") shuffleInPlace(order, random);
+      order.forEach((combo, position) => {
+        trials.push({
+          ordinal: trials.length + 1,
+          block_id: blockId,
+          order_in_block: position + 1,
+          treatment: levelText(combo[treatmentFactor]!),
+          factors: combo,
+        });
+      });
+    });
+  }
+  return trials;
+}

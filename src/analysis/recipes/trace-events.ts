@@ -1,0 +1,125 @@
+/** Trace categories and the PyTorch view of a torch.profiler trace: operators, allocations, CPU versus accelerator time. Pure SQL over EvidenceQuery; services decide what an absence means. */
+import { type EvidenceQuery, toNullableNumber, toNumber } from "../evidence-query.ts";
+
+export type TraceCategoryCount = { category: string | null; events: number };
+
+export async function traceCategories(evidence: EvidenceQuery): Promise<TraceCategoryCount[]> {
+  const rows = await evidence.rows<Record<string, unknown>>(
+    "SELECT category, count(*) AS events FROM trace_events GROUP BY category ORDER BY events DESC",
+  );
+  return rows.map((row) => ({ category: (row.category as string | null) ?? null, events: toNumber(row.events) }));
+}
+
+export const torchCategories = [
+  "cpu_op",
+  "python_function",
+  "user_annotation",
+  "cpu_instant_event",
+  "kernel",
+  "cuda_runtime",
+  "gpu_memcpy",
+  "gpu_memset",
+  "ac2g",
+  "cuda_driver",
+];
+
+export type TorchOperator = {
+  rank: number;
+  name: string;
+  calls: number;
+  self_ns: number;
+  total_ns: number;
+  self_share: number;
+  shapes: string[];
+};
+
+/** Self time = duration minus the durations of direct children in the same run and artifact. */
+export async function torchOperators(
+  evidence: EvidenceQuery,
+  options: { orderBy: "self" | "total"; offset: number; limit: number },
+): Promise<{ operators: TorchOperator[]; total: number; selfTotal: number }> {
+  const order = options.orderBy === "self" ? "self_ns DESC, total_ns DESC" : "total_ns DESC, self_ns DESC";
+  const rows = await evidence.rows<Record<string, unknown>>(
+    `WITH child AS (
+       SELECT run_id, artifact_id, parent_id, sum(coalesce(dur_ns, 0)) AS child_ns FROM trace_events WHERE parent_id IS NOT NULL GROUP BY ALL
+     ),
+     ops AS (
+       SELECT e.name, coalesce(e.dur_ns, 0) AS dur_ns, greatest(coalesce(e.dur_ns, 0) - coalesce(c.child_ns, 0), 0) AS self_ns,
+              TRY(json_extract_string(e.args, '$."Input Dims"')) AS dims
+       FROM trace_events e LEFT JOIN child c ON c.run_id = e.run_id AND c.artifact_id = e.artifact_id AND c.parent_id = e.event_id
+       WHERE e.category = 'cpu_op'
+     ),
+     grouped AS (
+       SELECT name, count(*) AS calls, sum(self_ns) AS self_ns, sum(dur_ns) AS total_ns,
+              list(DISTINCT dims ORDER BY dims) FILTER (WHERE dims IS NOT NULL AND dims <> '[]') AS shapes
+       FROM ops GROUP BY name
+     )
+     SELECT *, count(*) OVER () AS row_total, sum(self_ns) OVER () AS self_total FROM grouped
+     ORDER BY ${order}, name LIMIT ${options.limit} OFFSET ${options.offset}`,
+  );
+  const selfTotal = rows.length > 0 ? toNumber(rows[0]!.self_total) : 0;
+  return {
+    total: rows.length > 0 ? toNumber(rows[0]!.row_total) : 0,
+    selfTotal,
+    operators: rows.map((row, index) => ({
+      rank: options.offset + index + 1,
+      name: String(row.name),
+      calls: toNumber(row.calls),
+      self_ns: toNumber(row.self_ns),
+      total_ns: toNumber(row.total_ns),
+      self_share: selfTotal > 0 ? toNumber(row.self_ns) / selfTotal : 0,
+      shapes: ((row.shapes as unknown[] | null) ?? []).slice(0, 8).map(String),
+    })),
+  };
+}
+
+export type TorchAllocations = {
+  memory_events: number;
+  allocation_count: number;
+  allocated_bytes: number;
+  freed_bytes: number;
+  peak_total_allocated_bytes: number | null;
+  by_device: { device: string; allocated_bytes: number; allocation_count: number }[];
+};
+
+export async function torchAllocations(evidence: EvidenceQuery): Promise<TorchAllocations> {
+  const rows = await evidence.rows<Record<string, unknown>>(
+    `WITH mem AS (
+       SELECT TRY_CAST(json_extract_string(args, '$.Bytes') AS DOUBLE) AS bytes,
+              TRY_CAST(json_extract_string(args, '$."Total Allocated"') AS DOUBLE) AS total_allocated,
+              coalesce(json_extract_string(args, '$."Device Type"'), '?') || ':' || coalesce(json_extract_string(args, '$."Device Id"'), '?') AS device
+       FROM trace_events WHERE name = '[memory]'
+     )
+     SELECT device, count(*) AS events, count(*) FILTER (WHERE bytes > 0) AS allocations, coalesce(sum(bytes) FILTER (WHERE bytes > 0), 0) AS allocated,
+            coalesce(-sum(bytes) FILTER (WHERE bytes < 0), 0) AS freed, max(total_allocated) AS peak
+     FROM mem GROUP BY device ORDER BY allocated DESC`,
+  );
+  const peaks = rows.map((row) => toNullableNumber(row.peak)).filter((value): value is number => value !== null);
+  return {
+    memory_events: rows.reduce((sum, row) => sum + toNumber(row.events), 0),
+    allocation_count: rows.reduce((sum, row) => sum + toNumber(row.allocations), 0),
+    allocated_bytes: rows.reduce((sum, row) => sum + toNumber(row.allocated), 0),
+    freed_bytes: rows.reduce((sum, row) => sum + toNumber(row.freed), 0),
+    peak_total_allocated_bytes: peaks.length > 0 ? Math.max(...peaks) : null,
+    by_device: rows.map((row) => ({
+      device: String(row.device),
+      allocated_bytes: toNumber(row.allocated),
+      allocation_count: toNumber(row.allocations),
+    })),
+  };
+}
+
+export type TimeSplit = { cpu_operator_self_ns: number; accelerator_ns: number; accelerator_share: number; kernel_count: number };
+
+export async function torchTimeSplit(evidence: EvidenceQuery, cpuSelfNs: number): Promise<TimeSplit> {
+  const rows = await evidence.rows<Record<string, unknown>>(
+    "SELECT coalesce(sum(dur_ns), 0) AS accelerator_ns, count(*) FILTER (WHERE category = 'kernel') AS kernels FROM trace_events WHERE category IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'cuda_memcpy', 'cuda_memset')",
+  );
+  const accelerator = toNumber(rows[0]?.accelerator_ns);
+  return {
+    cpu_operator_self_ns: cpuSelfNs,
+    accelerator_ns: accelerator,
+    accelerator_share: cpuSelfNs + accelerator > 0 ? accelerator / (cpuSelfNs + accelerator) : 0,
+    kernel_count: toNumber(rows[0]?.kernels),
+  };
+}

@@ -1,0 +1,93 @@
+import { queryHotspots, stackUnits, type Hotspot } from "../analysis/hotspots.ts";
+import { memoryMeasurements, type MemoryMeasurement } from "../analysis/recipes/memory.ts";
+import type { WorkspaceHandle } from "../store/workspace-handle.ts";
+import { available, type EvidenceStatus, maximumRows, missingEvidence, scopeRun } from "./evidence-needs.ts";
+import { limitWithin, pinEvidenceScope, withEvidence } from "./evidence-scope.ts";
+
+export type MemoryAnalysisResult = {
+  schema_version: 1;
+  run_or_artifact: string;
+  corpus_commit_id: string;
+  peak_bytes: number | null;
+  retained_bytes: number | null;
+  total_allocated_bytes: number | null;
+  allocation_count: number | null;
+  process_peak_rss_bytes: number | null;
+  measurements: MemoryMeasurement[];
+  top_allocations: Hotspot[];
+  total: number;
+  returned: number;
+  truncated: boolean;
+  evidence: EvidenceStatus;
+};
+
+/** analyze_memory: memray peaks and allocations, and process RSS, of one run or artifact. */
+export class MemoryAnalysisService {
+  constructor(private readonly workspace: WorkspaceHandle) {}
+
+  async analyze(request: { run_or_artifact: string; limit: number }): Promise<MemoryAnalysisResult> {
+    const limit = limitWithin(request.limit, maximumRows(this.workspace));
+    const scope = pinEvidenceScope(this.workspace, request.run_or_artifact);
+    const result = await withEvidence(this.workspace, scope, async (view) => {
+      const measurements = await memoryMeasurements(view);
+      const units = await stackUnits(view);
+      const hasBytes = units.some((unit) => unit.unit === "bytes");
+      const page = hasBytes
+        ? await queryHotspots(
+            view,
+            { groupBy: "function", unit: "bytes", thread: null, perThread: false, orderBy: "self" },
+            { offset: 0, limit },
+          )
+        : null;
+      return { measurements, page };
+    });
+    const pick = (name: string) => {
+      const values = result.measurements.filter((measurement) => measurement.name === name).map((measurement) => measurement.value);
+      return values.length > 0 ? Math.max(...values) : null;
+    };
+    const allocatorEvidence = result.measurements.some((measurement) => measurement.name.startsWith("memory.")) || result.page !== null;
+    const rss = result.measurements
+      .filter((measurement) => measurement.name.endsWith("rss_bytes") || measurement.name.endsWith("max_rss"))
+      .map((measurement) => measurement.value);
+    if (!allocatorEvidence && rss.length === 0) {
+      throw missingEvidence(this.workspace, scope, {
+        what: "memory evidence (memray allocations or peak RSS)",
+        kinds: ["memory_profile"],
+        extractTool: "extract_memray",
+        adapter: "memray",
+        importKind: "memory_profile",
+      });
+    }
+    const run = scopeRun(this.workspace, scope);
+    const hotspots = result.page?.hotspots ?? [];
+    return {
+      schema_version: 1,
+      run_or_artifact: request.run_or_artifact,
+      corpus_commit_id: scope.corpusCommitId,
+      peak_bytes: pick("memory.peak_bytes"),
+      retained_bytes: pick("memory.leaked_bytes"),
+      total_allocated_bytes: pick("memory.total_allocated_bytes"),
+      allocation_count: pick("memory.allocation_count"),
+      process_peak_rss_bytes: rss.length > 0 ? Math.max(...rss) : null,
+      measurements: result.measurements.slice(0, limit),
+      top_allocations: hotspots,
+      total: result.measurements.length,
+      returned: Math.min(limit, result.measurements.length),
+      truncated: result.measurements.length > limit || (result.page ? result.page.total > hotspots.length : false),
+      evidence: allocatorEvidence
+        ? available(
+            "From memray allocation evidence (peak, retained, stacks alive at the high-water mark).",
+            hotspots[0] ? "get_stack_examples" : null,
+            hotspots[0] ? { run_or_artifact: request.run_or_artifact, frame_id: hotspots[0].frame_id, unit: "bytes" } : null,
+          )
+        : {
+            status: "partial",
+            reason: "Only process peak RSS is known; there is no allocation evidence.",
+            next_tool: run?.workload_name ? "plan_capture" : "import_artifact",
+            next_arguments: run?.workload_name
+              ? { workload_name: run.workload_name, adapter: "memray", parameters: run.parameters }
+              : { kind: "memory_profile" },
+          },
+    };
+  }
+}
