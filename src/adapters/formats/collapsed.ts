@@ -6,13 +6,13 @@ import { projectRelativePath, type EvidenceSink, type StackUnit } from "../../do
 import {
   FrameTable,
   RowEmitter,
-  StackAggregator,
   artifactParseFailed,
   languageForFile,
   readLines,
   type ExtractOptions,
   type ExtractResult,
 } from "./common.ts";
+import { StackAggregator } from "./stack-aggregator.ts";
 
 export type CollapsedOptions = ExtractOptions & {
   /** Unit of the trailing weights; samples unless the producer wrote time or bytes. */

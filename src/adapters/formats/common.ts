@@ -1,7 +1,7 @@
 /**
- * Shared plumbing of the profile/trace extractors: options and result shapes, a row budget, and a
- * stack aggregator (a trie of frames plus weights per thread/profile) so big inputs fold into
- * one row per distinct stack instead of one per sample.
+ * Shared plumbing of the profile/trace extractors: options and result shapes, a row budget, frame
+ * interning, units and languages, line reading, and growable typed arrays. Stacks fold in
+ * stack-aggregator.ts.
  */
 import { frameKey, type EvidenceSink, type FrameRow, type StackRow, type StackUnit, type TraceEventRow } from "../../domain/evidence.ts";
 import { FlameoxError } from "../../domain/errors.ts";
@@ -34,6 +34,29 @@ export function artifactParseFailed(file: string, message: string, details: Reco
     remediation: [
       "Check that the file is complete and in the format named (see detect_profile_format).",
       "Re-export the profile or trace and import it again.",
+    ],
+  });
+}
+
+/** The final labels of the stacks rows whose `thread` is `key`. */
+export type StackLabel = { key: string; thread: string | null; process: string | null };
+
+/** A sink (the evidence bundle writer) that can sum repeated stacks rows and relabel them when it finishes. */
+export type StackMergingSink = { mergeRepeatedStacks(labels: StackLabel[]): void };
+
+export function canMergeStacks(sink: EvidenceSink): boolean {
+  return typeof (sink as Partial<StackMergingSink>).mergeRepeatedStacks === "function";
+}
+
+/** An input whose extraction would pass a hard bound (inflated size, staging bytes, depth). */
+export function artifactTooLarge(file: string, message: string, details: Record<string, unknown> = {}): FlameoxError {
+  return new FlameoxError({
+    code: "ARTIFACT_TOO_LARGE",
+    message: `Cannot extract ${file}: ${message}`,
+    details: { path: file, ...details },
+    remediation: [
+      "Check that the file is what it claims to be (a compressed file that inflates without bound is refused).",
+      "Capture or export a smaller profile or trace and import that.",
     ],
   });
 }
@@ -85,6 +108,14 @@ export class RowEmitter {
     return true;
   }
 
+  /**
+   * Rows were flushed before the end: they may repeat a stack, and their `thread` holds a key that
+   * `labels` maps to the final thread and process labels. Only for sinks that `canMergeStacks`.
+   */
+  stacksMayRepeat(labels: StackLabel[]): void {
+    (this.sink as unknown as StackMergingSink).mergeRepeatedStacks(labels);
+  }
+
   limitations(): string[] {
     const notes: string[] = [];
     if (this.droppedStacks > 0) notes.push(`maxRows reached: ${this.droppedStacks} stacks rows were not emitted.`);
@@ -127,101 +158,6 @@ export class FrameTable {
     this.rows.push(frameRow(spec));
     this.byIdentity.set(identity, index);
     return index;
-  }
-}
-
-type StackTotals = { weight: number; count: number };
-
-export type StackGroup = {
-  thread: string | null;
-  process: string | null;
-  unit: StackUnit;
-  /** Multiplies raw weights at emit time (e.g. milliseconds → ns). */
-  scale: number;
-  totals: Map<number, StackTotals>;
-};
-
-/**
- * A prefix trie of frame ids (node 0 is the empty stack) with weight totals per group. Frame ids
- * are whatever the caller uses (a FrameTable index, or a format's own frame index resolved later).
- */
-export class StackAggregator {
-  private readonly parents: number[] = [-1];
-  private readonly frameIds: number[] = [-1];
-  private readonly children = new Map<number | string, number>();
-  private readonly groups = new Map<string, StackGroup>();
-
-  child(node: number, frameId: number): number {
-    // Numeric keys while they fit in a double's integer range (the common case), text beyond.
-    const key = frameId < 0x100000 && node < 0x80000000 ? node * 0x100000 + frameId : `${node},${frameId}`;
-    const known = this.children.get(key);
-    if (known !== undefined) return known;
-    const created = this.parents.length;
-    this.parents.push(node);
-    this.frameIds.push(frameId);
-    this.children.set(key, created);
-    return created;
-  }
-
-  /** Node of a root→leaf list of frame ids. */
-  path(frameIds: readonly number[]): number {
-    let node = 0;
-    for (const frameId of frameIds) node = this.child(node, frameId);
-    return node;
-  }
-
-  group(key: string, init: Omit<StackGroup, "totals">): StackGroup {
-    let group = this.groups.get(key);
-    if (!group) {
-      group = { ...init, totals: new Map() };
-      this.groups.set(key, group);
-    }
-    return group;
-  }
-
-  add(group: StackGroup, node: number, weight: number, count: number): void {
-    if (node === 0) return;
-    const totals = group.totals.get(node);
-    if (totals) {
-      totals.weight += weight;
-      totals.count += count;
-    } else {
-      group.totals.set(node, { weight, count });
-    }
-  }
-
-  /** Frame ids root→leaf of a node. */
-  frameIdsOf(node: number): number[] {
-    const ids: number[] = [];
-    for (let at = node; at > 0; at = this.parents[at] as number) ids.push(this.frameIds[at] as number);
-    return ids.reverse();
-  }
-
-  /** Emits one stacks row per (group, distinct stack) with positive weight. */
-  emit(emitter: RowEmitter, resolveFrame: (frameId: number) => FrameRow): void {
-    for (const group of this.groups.values()) {
-      for (const [node, totals] of group.totals) {
-        let weight = totals.weight * group.scale;
-        if (group.unit === "ns") weight = Math.round(weight);
-        if (!(weight > 0)) continue;
-        if (emitter.full("stacks")) {
-          emitter.stack({ thread: null, process: null, frame_keys: [], weight, unit: group.unit, sample_count: 0 });
-          continue;
-        }
-        const frames = this.frameIdsOf(node).map(resolveFrame);
-        emitter.stack(
-          {
-            thread: group.thread,
-            process: group.process,
-            frame_keys: frames.map((frame) => frame.frame_key),
-            weight,
-            unit: group.unit,
-            sample_count: totals.count,
-          },
-          frames,
-        );
-      }
-    }
   }
 }
 

@@ -8,13 +8,13 @@ import { projectRelativePath, type EvidenceSink, type StackUnit } from "../../do
 import {
   FrameTable,
   RowEmitter,
-  StackAggregator,
   artifactParseFailed,
   languageForFile,
   stackUnitOf,
   type ExtractOptions,
   type ExtractResult,
 } from "./common.ts";
+import { StackAggregator } from "./stack-aggregator.ts";
 
 export type PprofOptions = ExtractOptions & {
   /** Name of the sample type to weight stacks by (`cpu`, `samples`, `alloc_space` …). */

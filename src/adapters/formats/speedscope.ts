@@ -9,7 +9,6 @@ import {
   GrowableFloat64,
   GrowableInt32,
   RowEmitter,
-  StackAggregator,
   artifactParseFailed,
   frameRow,
   languageForFile,
@@ -17,10 +16,11 @@ import {
   stackUnitOf,
   type ExtractOptions,
   type ExtractResult,
-  type StackGroup,
 } from "./common.ts";
+import { StackAggregator, type StackGroup } from "./stack-aggregator.ts";
 import { splitPySpyContext } from "./py-spy-raw.ts";
-import { formatJsonPath, readJsonWithVisitor, type JsonPathSegment, type JsonVisitor } from "./json-stream.ts";
+import { readJsonWithVisitor } from "./json-file.ts";
+import { formatJsonPath, type JsonPathSegment, type JsonVisitor } from "./json-stream.ts";
 
 type SpeedscopeFrame = { name: string; file: string | null; line: number | null; col: number | null };
 

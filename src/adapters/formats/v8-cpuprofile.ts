@@ -11,12 +11,13 @@ import {
   GrowableFloat64,
   GrowableInt32,
   RowEmitter,
-  StackAggregator,
   artifactParseFailed,
   type ExtractOptions,
   type ExtractResult,
 } from "./common.ts";
-import { readJsonWithVisitor, type JsonVisitor } from "./json-stream.ts";
+import { StackAggregator } from "./stack-aggregator.ts";
+import { readJsonWithVisitor } from "./json-file.ts";
+import type { JsonVisitor } from "./json-stream.ts";
 
 type CallFrame = { functionName?: unknown; url?: unknown; lineNumber?: unknown; columnNumber?: unknown };
 type ProfileNode = { id: number; callFrame: CallFrame; children: number[]; parent: number | null };
