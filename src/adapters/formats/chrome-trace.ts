@@ -23,7 +23,7 @@ import {
 import { EventOrderer, RestartInRuns } from "./chrome-event-order.ts";
 import { ChromeTraceReader, FastScanError, UnsupportedShape } from "./chrome-event-reader.ts";
 import { SliceNester } from "./chrome-slice-nesting.ts";
-import { RowEmitter, artifactParseFailed, canMergeStacks, type ExtractOptions, type ExtractResult } from "./common.ts";
+import { RowEmitter, artifactParseFailed, boundStaging, canMergeStacks, type ExtractOptions, type ExtractResult } from "./common.ts";
 import { inflateFailed, maxInflatedJsonBytes, readJsonWithVisitor, scanJsonFile, walkParsedJson } from "./json-file.ts";
 import type { JsonVisitor } from "./json-stream.ts";
 
@@ -38,19 +38,20 @@ export type ChromeTraceOptions = ExtractOptions & {
   maxHeldStacks?: number;
 };
 
-type Restartable = { restart(): void };
+type Restartable = { restart(): Promise<void> | void };
 
 function restartable(sink: EvidenceSink): sink is EvidenceSink & Restartable {
   return typeof (sink as Partial<Restartable>).restart === "function";
 }
 
 export async function extractChromeTrace(path: string, sink: EvidenceSink, options: ChromeTraceOptions): Promise<ExtractResult> {
+  boundStaging(sink, path);
   try {
     return await extractOnce(path, sink, options, restartable(sink));
   } catch (error) {
     if (!(error instanceof RestartInRuns) || !restartable(sink)) throw error;
     // A large trace that began in order turned out not to be: order it in runs from the start.
-    sink.restart();
+    await sink.restart();
     return extractOnce(path, sink, options, false);
   }
 }

@@ -7,6 +7,7 @@ import {
   FrameTable,
   RowEmitter,
   artifactParseFailed,
+  boundStaging,
   languageForFile,
   readLines,
   type ExtractOptions,
@@ -55,6 +56,7 @@ export async function extractFolded(
   options: CollapsedOptions,
   dialect: CollapsedDialect,
 ): Promise<ExtractResult> {
+  boundStaging(sink, path);
   const frames = new FrameTable();
   const aggregator = new StackAggregator();
   const unit = options.unit ?? "samples";

@@ -4,6 +4,7 @@
  * stack-aggregator.ts.
  */
 import { frameKey, type EvidenceSink, type FrameRow, type StackRow, type StackUnit, type TraceEventRow } from "../../domain/evidence.ts";
+import { closeSync, openSync, readSync } from "node:fs";
 import { FlameoxError } from "../../domain/errors.ts";
 import type { ParseMode } from "./json-stream.ts";
 
@@ -59,6 +60,35 @@ export function artifactTooLarge(file: string, message: string, details: Record<
       "Capture or export a smaller profile or trace and import that.",
     ],
   });
+}
+
+/** Staging text an extraction may write per input byte (plain, and gzip-compressed input). */
+const stagingPerInputByte = 16;
+const stagingPerCompressedByte = 64;
+
+/**
+ * Bounds the staging text a sink that supports it (the bundle writer) accepts for this input: a
+ * multiple of the input's size, with the sink's floor. An input that would expand past it (deep
+ * nesting, overlap patterns, a bomb) ends with ARTIFACT_TOO_LARGE instead of filling the disk.
+ */
+export function boundStaging(sink: EvidenceSink, file: string): void {
+  const limit = (sink as { limitStagingBytes?: (bytes: number) => void }).limitStagingBytes;
+  if (typeof limit !== "function") return;
+  const size = Bun.file(file).size;
+  const head = new Uint8Array(readHeadSync(file));
+  const perByte = head[0] === 0x1f && head[1] === 0x8b ? stagingPerCompressedByte : stagingPerInputByte;
+  limit.call(sink, size * perByte);
+}
+
+function readHeadSync(file: string): Uint8Array {
+  const handle = openSync(file, "r");
+  try {
+    const head = new Uint8Array(2);
+    readSync(handle, head, 0, 2, 0);
+    return head;
+  } finally {
+    closeSync(handle);
+  }
 }
 
 /** Wraps the sink: dedups frames it has already passed on, counts rows and enforces `maxRows`. */
@@ -134,9 +164,17 @@ export type FrameSpec = {
   language: string;
 };
 
+/**
+ * A frame without a source file is located by its module (`memcpy` in libc.so.6 is not `memcpy`
+ * in libfoo.so, a GPU annotation is not the CPU one of the same name), as the perf adapter keys them.
+ */
+function location(spec: FrameSpec): string | null {
+  return spec.file ?? spec.module;
+}
+
 export function frameRow(spec: FrameSpec): FrameRow {
   return {
-    frame_key: frameKey({ language: spec.language, function: spec.function, file: spec.file, line: spec.line }),
+    frame_key: frameKey({ language: spec.language, function: spec.function, file: location(spec), line: spec.line }),
     function: spec.function,
     file: spec.file,
     line: spec.line,
@@ -145,13 +183,13 @@ export function frameRow(spec: FrameSpec): FrameRow {
   };
 }
 
-/** Interns frames by identity; the first module seen for a frame wins. */
+/** Interns frames by identity (a frame with a file: the first module seen for it wins). */
 export class FrameTable {
   readonly rows: FrameRow[] = [];
   private readonly byIdentity = new Map<string, number>();
 
   intern(spec: FrameSpec): number {
-    const identity = `${spec.language}\u0000${spec.function}\u0000${spec.file ?? ""}\u0000${spec.line ?? ""}`;
+    const identity = `${spec.language}\u0000${spec.function}\u0000${location(spec) ?? ""}\u0000${spec.line ?? ""}`;
     const known = this.byIdentity.get(identity);
     if (known !== undefined) return known;
     const index = this.rows.length;

@@ -9,6 +9,7 @@ import {
   FrameTable,
   RowEmitter,
   artifactParseFailed,
+  boundStaging,
   languageForFile,
   stackUnitOf,
   type ExtractOptions,
@@ -246,6 +247,7 @@ const threadLabelKeys = new Set(["thread", "thread_name", "threadname", "thread 
 const processLabelKeys = new Set(["process", "process_name", "pid"]);
 
 export async function extractPprof(path: string, sink: EvidenceSink, options: PprofOptions): Promise<ExtractResult> {
+  boundStaging(sink, path);
   let bytes = new Uint8Array(await Bun.file(path).arrayBuffer());
   if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
     try {

@@ -10,6 +10,7 @@ import {
   GrowableInt32,
   RowEmitter,
   artifactParseFailed,
+  boundStaging,
   frameRow,
   languageForFile,
   splitExporter,
@@ -59,6 +60,7 @@ export function parseSpeedscopeProfileName(name: string | null): { thread: strin
 }
 
 export async function extractSpeedscope(path: string, sink: EvidenceSink, options: ExtractOptions): Promise<ExtractResult> {
+  boundStaging(sink, path);
   const frames: SpeedscopeFrame[] = [];
   const profiles = new Map<number, ProfileState>();
   const aggregator = new StackAggregator();

@@ -12,6 +12,7 @@ import {
   GrowableInt32,
   RowEmitter,
   artifactParseFailed,
+  boundStaging,
   type ExtractOptions,
   type ExtractResult,
 } from "./common.ts";
@@ -35,6 +36,7 @@ function scriptPath(url: string): string | null {
 }
 
 export async function extractV8CpuProfile(path: string, sink: EvidenceSink, options: ExtractOptions): Promise<ExtractResult> {
+  boundStaging(sink, path);
   const nodes = new Map<number, ProfileNode>();
   const samples = new GrowableInt32();
   const deltas = new GrowableFloat64();
