@@ -28,7 +28,8 @@ function operatorsOf(rows: TraceEventRow[]): Record<string, OperatorStats> {
   const operators: Record<string, OperatorStats> = {};
   for (const row of rows) {
     if (row.category !== "cpu_op") continue;
-    const entry = (operators[row.name] ??= { calls: 0, self_ns: 0, total_ns: 0, outermost_calls: 0, outermost_total_ns: 0 });
+    operators[row.name] ??= { calls: 0, self_ns: 0, total_ns: 0, outermost_calls: 0, outermost_total_ns: 0 };
+    const entry = operators[row.name] as OperatorStats;
     const duration = row.dur_ns ?? 0;
     entry.calls++;
     entry.total_ns += duration;
