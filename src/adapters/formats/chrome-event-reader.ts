@@ -7,12 +7,12 @@
  * allows for traces written by a process that was still running.
  */
 import type { ByteSource } from "./byte-source.ts";
-import { type NumberSources, type TraceClock, TraceEventRecord, recordFromObject, timestampSourceReviver } from "./chrome-event-record.ts";
+import { type NumberSources, type TraceClock, TraceEventRecord, parseWithSources, recordFromObject } from "./chrome-event-record.ts";
 import { ChromeEventScanner } from "./chrome-event-scanner.ts";
 import { CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, NEED_MORE, OPEN_BRACE, OPEN_BRACKET, QUOTE } from "./json-grammar.ts";
+import { FastScanError, JsonTextReader } from "./json-text-reader.ts";
 
-/** A structural error the fast reader found; the caller reports it through the generic scanner. */
-export class FastScanError extends Error {}
+export { FastScanError };
 
 /** The file's top level is not `[…]` or `{…}` (the generic reader handles it; nothing was emitted). */
 export class UnsupportedShape extends Error {}
@@ -32,25 +32,18 @@ export type ChromeEventHandlers = {
   unterminated?: () => void;
 };
 
-const readBytes = 8 << 20;
-
-/** Reads one trace through its handlers; the text window, decoder and read buffer are its state. */
-export class ChromeTraceReader {
-  private readonly decoder = new TextDecoder();
+/** Reads one trace through its handlers; the text window and the event scanner are its state. */
+export class ChromeTraceReader extends JsonTextReader {
   private readonly scanner: ChromeEventScanner;
-  private text = "";
-  private at = 0;
-  private eof = false;
-  private want = readBytes;
-  private buffer = Buffer.allocUnsafe(readBytes);
   private events = 0;
 
   constructor(
-    private readonly source: ByteSource,
+    source: ByteSource,
     private readonly handlers: ChromeEventHandlers,
     private readonly clock: TraceClock,
   ) {
-    this.scanner = new ChromeEventScanner(clock);
+    super(source);
+    this.scanner = new ChromeEventScanner(clock, this.grammar);
   }
 
   /**
@@ -67,64 +60,9 @@ export class ChromeTraceReader {
     if (this.at < this.text.length) this.fail("data after the JSON document");
   }
 
-  private fail(message: string): never {
-    throw new FastScanError(message);
-  }
-
-  /** Keeps text from `keep` on and appends the next chunk; false at the end of the file. */
-  private async more(keep: number): Promise<boolean> {
-    if (this.eof) return false;
-    if (this.buffer.length < this.want) this.buffer = Buffer.allocUnsafe(this.want);
-    let filled = 0;
-    while (filled < this.want) {
-      const read = await this.source.read(this.buffer, filled, this.want - filled);
-      if (read === 0) {
-        this.eof = true;
-        break;
-      }
-      filled += read;
-    }
-    const decoded = this.decoder.decode(this.buffer.subarray(0, filled), { stream: !this.eof });
-    this.text = keep < this.text.length ? this.text.slice(keep) + decoded : decoded;
-    this.at = 0;
-    return true;
-  }
-
-  /** Reads more while keeping the text from `at`; a value bigger than a chunk reads geometrically more, so re-scanning stays linear. */
-  private async grow(): Promise<boolean> {
-    this.want = Math.max(readBytes, (this.text.length - this.at) * 2);
-    const read = await this.more(this.at);
-    this.want = readBytes;
-    return read;
-  }
-
-  /** Runs `scan` at `at`, reading more text while it needs more; -1 at the end of the file. */
-  private async run(scan: (start: number) => number): Promise<number> {
-    for (;;) {
-      this.scanner.grammar.failure = 0;
-      const end = scan(this.at);
-      if (end >= 0 || this.scanner.grammar.failure !== NEED_MORE) return end;
-      if (!(await this.grow())) return -1;
-    }
-  }
-
-  private async skip(): Promise<void> {
-    for (;;) {
-      this.at = this.scanner.grammar.skipWhitespace(this.text, this.at);
-      if (this.at < this.text.length) return;
-      if (!(await this.more(this.text.length))) return;
-    }
-  }
-
-  private async expect(): Promise<number> {
-    await this.skip();
-    if (this.at >= this.text.length) this.fail("truncated JSON");
-    return this.text.charCodeAt(this.at);
-  }
-
   /** The event (or other element) at `at`, synchronously: false when the text ends inside it. */
   private element(): boolean {
-    const grammar = this.scanner.grammar;
+    const grammar = this.grammar;
     const text = this.text;
     const at = this.at;
     grammar.failure = 0;
@@ -160,7 +98,7 @@ export class ChromeTraceReader {
 
   /** The generic path for one event: JSON.parse of its text, keeping its ts/dur source text. */
   private parsedEvent(at: number): boolean {
-    const grammar = this.scanner.grammar;
+    const grammar = this.grammar;
     grammar.failure = 0;
     const last = grammar.skipStructural(this.text, at);
     if (last < 0) {
@@ -170,7 +108,7 @@ export class ChromeTraceReader {
     const sources = new WeakMap<object, NumberSources>();
     let parsed: Record<string, unknown>;
     try {
-      parsed = JSON.parse(this.text.slice(at, last), timestampSourceReviver(sources)) as Record<string, unknown>;
+      parsed = parseWithSources(this.text.slice(at, last), sources) as Record<string, unknown>;
     } catch (error) {
       this.fail(`malformed event: ${String(error)}`);
     }
@@ -185,7 +123,7 @@ export class ChromeTraceReader {
 
   private async readArray(topLevel: boolean): Promise<void> {
     this.at++; // [
-    const grammar = this.scanner.grammar;
+    const grammar = this.grammar;
     // 0: first element or ']'; 1: an element; 2: ',' or ']'
     let state = 0;
     for (;;) {
@@ -229,19 +167,11 @@ export class ChromeTraceReader {
     }
     for (;;) {
       if (code !== QUOTE) this.fail("expected a key");
-      const keyEnd = await this.run((start) => this.scanner.grammar.skipStructural(this.text, start));
-      if (keyEnd < 0) this.fail("truncated JSON");
-      let key: string;
-      try {
-        key = JSON.parse(this.text.slice(this.at, keyEnd)) as string;
-      } catch {
-        this.fail("invalid key");
-      }
-      this.at = keyEnd;
+      const key = await this.readKey();
       if ((await this.expect()) !== COLON) this.fail("expected ':'");
       this.at++;
       code = await this.expect();
-      if (key! === "traceEvents") {
+      if (key === "traceEvents") {
         this.handlers.sawTraceEvents();
         if (code !== OPEN_BRACKET) {
           if (this.events === 0) throw new UnsupportedShape("traceEvents is not an array");
@@ -249,10 +179,8 @@ export class ChromeTraceReader {
         }
         await this.readArray(false);
       } else {
-        this.handlers.topLevelKey(key!);
-        const end = await this.run((start) => this.scanner.grammar.skipStructural(this.text, start));
-        if (end < 0) this.fail("truncated JSON");
-        this.at = end;
+        this.handlers.topLevelKey(key);
+        await this.skipValue();
       }
       code = await this.expect();
       this.at++;

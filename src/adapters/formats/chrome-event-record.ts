@@ -243,6 +243,19 @@ export function timestampSourceReviver(sources: WeakMap<object, NumberSources>) 
   };
 }
 
+/**
+ * JSON.parse keeping ts/dur source texts; a value nested too deeply for the reviver's recursion is
+ * parsed without it (its timestamps then come from the parsed doubles).
+ */
+export function parseWithSources(text: string, sources: WeakMap<object, NumberSources>): unknown {
+  try {
+    return JSON.parse(text, timestampSourceReviver(sources));
+  } catch (error) {
+    if (error instanceof RangeError) return JSON.parse(text);
+    throw error;
+  }
+}
+
 /** Fills a record from a parsed event object (the generic path; the fast reader must agree with it). */
 export function recordFromObject(
   event: Record<string, unknown>,

@@ -7,7 +7,7 @@
  * parses that one event with JSON.parse instead; the records are the same either way.
  */
 import { type TraceClock, type TraceEventRecord, correlationKeys, deviceKeys, maxArgsBytes, streamKeys } from "./chrome-event-record.ts";
-import { CLOSE_BRACE, COLON, COMMA, JsonTextScanner, MINUS, OPEN_BRACE, QUOTE, canonicalNumber, isDigit } from "./json-grammar.ts";
+import { CLOSE_BRACE, COLON, COMMA, type JsonTextScanner, MINUS, OPEN_BRACE, QUOTE, canonicalNumber, isDigit } from "./json-grammar.ts";
 
 // Args members the extractor reads, by slot.
 const argCorrelation = 0; // + index in correlationKeys
@@ -93,7 +93,6 @@ function scalarText(text: string, start: number, end: number): string | null {
  * belongs to one reader.
  */
 export class ChromeEventScanner {
-  readonly grammar = new JsonTextScanner();
   private readonly argTexts: (string | null)[] = new Array<string | null>(slotCount).fill(null);
   private readonly argKinds = new Uint8Array(slotCount);
   private readonly argTouched: number[] = [];
@@ -117,7 +116,10 @@ export class ChromeEventScanner {
     }
   };
 
-  constructor(private readonly clock: TraceClock) {}
+  constructor(
+    private readonly clock: TraceClock,
+    readonly grammar: JsonTextScanner,
+  ) {}
 
   /**
    * Reads the event object at `at` into `record`; returns the index after it, or -1 with the

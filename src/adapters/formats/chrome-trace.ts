@@ -17,7 +17,7 @@ import {
   boundedArgsJson,
   maxArgsBytes,
   recordFromObject,
-  timestampSourceReviver,
+  parseWithSources,
   torchTopLevelKeys,
 } from "./chrome-event-record.ts";
 import { EventOrderer, RestartInRuns } from "./chrome-event-order.ts";
@@ -224,12 +224,12 @@ async function readWhole(path: string, context: ReadContext): Promise<void> {
   const sources = new WeakMap<object, NumberSources>();
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text, timestampSourceReviver(sources));
+    parsed = parseWithSources(text, sources);
   } catch (error) {
     const unterminated = withClosingBracket(text);
     try {
       if (unterminated === null) throw error;
-      parsed = JSON.parse(unterminated, timestampSourceReviver(sources));
+      parsed = parseWithSources(unterminated, sources);
       context.counters.unterminated = true;
     } catch {
       // The scanner says where the JSON breaks.

@@ -5,6 +5,7 @@
 import { FlameoxError } from "../../domain/errors.ts";
 import { DecompressedTooLarge, DecompressionFailed, isGzip, openByteSource, readAllBytes } from "./byte-source.ts";
 import { artifactParseFailed, artifactTooLarge } from "./common.ts";
+import { ValueTooLarge } from "./json-text-reader.ts";
 import {
   type JsonPathSegment,
   JsonScanError,
@@ -76,8 +77,9 @@ export async function scanJsonFile(file: string, visitor: JsonVisitor): Promise<
   }
 }
 
-/** A gzip failure as a typed error; anything else unchanged. */
+/** A gzip failure or an oversized value as a typed error; anything else unchanged. */
 export function inflateFailed(file: string, error: unknown): unknown {
+  if (error instanceof ValueTooLarge) return artifactTooLarge(file, error.message, { limit_characters: error.limit });
   if (error instanceof DecompressedTooLarge) {
     return artifactTooLarge(file, `the gzip data inflates beyond ${error.limit} bytes`, { limit_bytes: error.limit });
   }
