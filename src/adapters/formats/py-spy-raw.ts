@@ -12,10 +12,11 @@ const processPattern = /^process (\d+):"/;
 const threadPattern = /^thread \(([^)]*)\)(?:: ([^;]*))?(?:;|$)/;
 
 /** Takes py-spy's process/thread pseudo-frames off the front of a folded stack. */
-export function splitPySpyContext(stack: string): { thread: string | null; process: string | null; stack: string } {
+export function splitPySpyContext(stack: string): { thread: string | null; process: string | null; tid: string | null; stack: string } {
   let rest = stack;
   let process: string | null = null;
   let thread: string | null = null;
+  let tid: string | null = null;
   const processMatch = processPattern.exec(rest);
   if (processMatch) {
     process = processMatch[1] as string;
@@ -26,10 +27,11 @@ export function splitPySpyContext(stack: string): { thread: string | null; proce
   const threadMatch = threadPattern.exec(rest);
   if (threadMatch) {
     const name = threadMatch[2]?.trim();
-    thread = name ? name : (threadMatch[1] as string);
+    tid = threadMatch[1] as string;
+    thread = name ? name : tid;
     rest = rest.slice(threadMatch[0].length);
   }
-  return { thread, process, stack: rest };
+  return { thread, process, tid, stack: rest };
 }
 
 export async function extractPySpyRaw(path: string, sink: EvidenceSink, options: CollapsedOptions): Promise<ExtractResult> {
