@@ -18,8 +18,10 @@ export { FastScanError };
 export class UnsupportedShape extends Error {}
 
 export type ChromeEventHandlers = {
-  /** A top-level key of the trace object (other than traceEvents), for producer hints. */
-  topLevelKey(key: string): void;
+  /** A top-level key of the trace object (other than traceEvents), for producer hints; true to get its value. */
+  topLevelKey(key: string): boolean | undefined;
+  /** The value of a top-level key `topLevelKey` asked for. */
+  topLevelValue?: (key: string, value: unknown) => void;
   /** The trace object has a `traceEvents` array. */
   sawTraceEvents(): void;
   /** A record whose fields are filled (ordering key not yet). */
@@ -179,8 +181,8 @@ export class ChromeTraceReader extends JsonTextReader {
         }
         await this.readArray(false);
       } else {
-        this.handlers.topLevelKey(key);
-        await this.skipValue();
+        if (this.handlers.topLevelKey(key) === true) this.handlers.topLevelValue?.(key, await this.parseValue());
+        else await this.skipValue();
       }
       code = await this.expect();
       this.at++;

@@ -83,6 +83,8 @@ export class SliceNester {
   private readonly plainFrames = new Map<string | null, Map<string, number>>();
   private readonly maxOpenSlices: number;
   private readonly maxHeldStacks: number;
+  /** X and B slices seen. */
+  slices = 0;
   private nextId = 1;
   private lastThread: ThreadState | null = null;
 
@@ -141,8 +143,13 @@ export class SliceNester {
     }
   }
 
-  /** Closes what is still open, emits the stacks, and says what was approximate. */
-  finish(): void {
+  /** The names the trace's metadata events gave its threads and processes. */
+  get threadLabels(): ThreadLabels {
+    return this.labels;
+  }
+
+  /** Closes what is still open and emits the slices' stacks (unless `stacks` is false: a sampled profile stands for them). */
+  finish(stacks = true): void {
     for (const thread of this.threads.values()) {
       while (thread.stack.length > 0) {
         const slice = thread.stack.pop() as OpenSlice;
@@ -153,6 +160,7 @@ export class SliceNester {
       }
     }
     const resolve = (frameId: number) => this.frames.rows[frameId] as (typeof this.frames.rows)[number];
+    if (!stacks) return;
     if (this.aggregator.flushed) {
       // Earlier rows went out under thread keys; the sink relabels and merges them all.
       this.aggregator.flush(this.emitter, resolve);
@@ -251,6 +259,7 @@ export class SliceNester {
   }
 
   private open(record: TraceEventRecord, phase: "X" | "B"): void {
+    this.slices++;
     const tsNs = record.tsNs ?? 0;
     const thread = this.threadOf(record.pid, record.tid);
     this.closeEnded(thread, tsNs);

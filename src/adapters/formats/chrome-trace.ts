@@ -22,6 +22,7 @@ import {
 } from "./chrome-event-record.ts";
 import { EventOrderer, RestartInRuns } from "./chrome-event-order.ts";
 import { ChromeTraceReader, FastScanError, UnsupportedShape } from "./chrome-event-reader.ts";
+import { TraceCpuProfiles } from "./chrome-cpu-profile.ts";
 import { SliceNester } from "./chrome-slice-nesting.ts";
 import { RowEmitter, artifactParseFailed, boundStaging, canMergeStacks, type ExtractOptions, type ExtractResult } from "./common.ts";
 import { inflateFailed, maxInflatedJsonBytes, readJsonWithVisitor, scanJsonFile, walkParsedJson } from "./json-file.ts";
@@ -79,6 +80,7 @@ async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTrac
     },
     (record) => nester.process(record),
   );
+  const profiles = new TraceCpuProfiles();
   const counters: Counters = { nonObjects: 0, withoutPhase: 0, events: 0, unterminated: false };
   const hints: Hints = { torch: false, topLevelObject: false, sawTraceEvents: false };
 
@@ -94,6 +96,8 @@ async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTrac
     record.ts = ph === "M" ? Number.NEGATIVE_INFINITY : (record.tsNs ?? 0);
     record.group = ph === "B" || ph === "E" ? 0 : ph === "X" ? 1 : 2;
     record.sub = ph === "X" ? -(record.durNs ?? 0) : 0;
+    // Profile data is read before ordering: a record spilled to disk keeps only bounded args.
+    if (ph === "P" || ph === "I" || ph === "i") profiles.accept(record);
     orderer.accept(record);
   };
   const acceptValue = (value: unknown, sources?: NumberSources): void => {
@@ -108,12 +112,19 @@ async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTrac
   };
 
   try {
-    await readEvents(path, sink, options, { clock, counters, hints, acceptRecord, acceptValue });
+    await readEvents(path, sink, options, {
+      clock,
+      counters,
+      hints,
+      acceptRecord,
+      acceptValue,
+      topLevelValue: (key, value) => profiles.topLevel(key, value),
+    });
     if (hints.topLevelObject && !hints.sawTraceEvents) {
       throw artifactParseFailed(path, "the JSON object has no `traceEvents` array: this is not a Chrome trace");
     }
     await orderer.finish();
-    nester.finish();
+    nester.finish(!profiles.hasSamples);
   } finally {
     orderer.cleanup();
     if (typeof scratchOwner !== "function") rmSync(scratch, { recursive: true, force: true });
@@ -125,6 +136,15 @@ async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTrac
   }
   if (counters.nonObjects > 0) limitations.push(`${counters.nonObjects} trace entries were not objects and were skipped.`);
   if (counters.withoutPhase > 0) limitations.push(`${counters.withoutPhase} events had no "ph" and were skipped.`);
+  if (profiles.hasSamples) {
+    limitations.push(
+      ...profiles.emit(emitter, nester.threadLabels, {
+        projectRoot: options.projectRoot,
+        language: options.language,
+        slices: nester.slices,
+      }),
+    );
+  }
   limitations.push(...nester.limitations(), ...emitter.limitations());
   const result: ExtractResult = { rows: emitter.counts, limitations };
   if (hints.torch || nester.hints.torch) result.producer = "torch.profiler";
@@ -134,6 +154,7 @@ async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTrac
 
 type ReadContext = {
   clock: TraceClock;
+  topLevelValue(key: string, value: unknown): void;
   counters: Counters;
   hints: Hints;
   acceptRecord(record: TraceEventRecord): void;
@@ -153,7 +174,9 @@ async function readEvents(path: string, sink: EvidenceSink, options: ChromeTrace
       topLevelKey(key) {
         hints.topLevelObject = true;
         if (torchTopLevelKeys.has(key)) hints.torch = true;
+        return TraceCpuProfiles.topLevelKeys.has(key);
       },
+      topLevelValue: context.topLevelValue,
       sawTraceEvents() {
         hints.topLevelObject = true;
         hints.sawTraceEvents = true;
@@ -197,7 +220,7 @@ function selectTraceEvents(hints: Hints): JsonVisitor["select"] {
         return "enter";
       }
       if (torchTopLevelKeys.has(first as string)) hints.torch = true;
-      return "skip";
+      return TraceCpuProfiles.topLevelKeys.has(first as string) ? "capture" : "skip";
     }
     return p.length === 2 && first === "traceEvents" ? "capture" : "skip";
   };
@@ -206,8 +229,9 @@ function selectTraceEvents(hints: Hints): JsonVisitor["select"] {
 function genericVisitor(context: ReadContext, sources?: WeakMap<object, NumberSources>): JsonVisitor {
   return {
     select: selectTraceEvents(context.hints),
-    value(_p, value) {
-      context.acceptValue(value, value && typeof value === "object" ? sources?.get(value) : undefined);
+    value(p, value) {
+      if (p.length === 1 && typeof p[0] === "string") context.topLevelValue(p[0], value);
+      else context.acceptValue(value, value && typeof value === "object" ? sources?.get(value) : undefined);
     },
   };
 }

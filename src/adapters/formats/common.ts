@@ -6,6 +6,7 @@
 import { frameKey, type EvidenceSink, type FrameRow, type StackRow, type StackUnit, type TraceEventRow } from "../../domain/evidence.ts";
 import { closeSync, openSync, readSync } from "node:fs";
 import { FlameoxError } from "../../domain/errors.ts";
+import { openByteSource } from "./byte-source.ts";
 import type { ParseMode } from "./json-stream.ts";
 
 export type ExtractOptions = {
@@ -257,7 +258,23 @@ export function languageForFile(file: string | null | undefined): string | null 
   return languageByExtension[(match[1] as string).toLowerCase()] ?? null;
 }
 
-/** Reads a text file line by line without holding it whole; yields each line and its byte offset. */
+/** A line longer than this is refused rather than held (a folded file has no reason for one). */
+export const maxLineBytes = 64 << 20;
+
+/** The file has a line longer than `maxLineBytes`. */
+export class LineTooLong extends Error {
+  constructor(
+    readonly line: number,
+    readonly offset: number,
+  ) {
+    super(`line ${line} (byte ${offset}) is longer than ${maxLineBytes} bytes`);
+  }
+}
+
+/**
+ * Reads a text file (gzip-compressed or not) line by line without holding it whole; yields each
+ * line and its byte offset. A line over `maxLineBytes` throws LineTooLong.
+ */
 export async function* readLines(file: string): AsyncGenerator<{ line: string; offset: number; number: number }> {
   const decoder = new TextDecoder();
   let pending = "";
@@ -265,19 +282,28 @@ export async function* readLines(file: string): AsyncGenerator<{ line: string; o
   let number = 0;
   const encoder = new TextEncoder();
   const byteLength = (text: string): number => (/^[\x00-\x7f]*$/.test(text) ? text.length : encoder.encode(text).length);
-  for await (const chunk of Bun.file(file).stream()) {
-    pending += decoder.decode(chunk, { stream: true });
-    let newline = pending.indexOf("\n");
-    let start = 0;
-    while (newline !== -1) {
-      const raw = pending.slice(start, newline);
-      number++;
-      yield { line: raw.endsWith("\r") ? raw.slice(0, -1) : raw, offset: pendingOffset, number };
-      pendingOffset += byteLength(raw) + 1;
-      start = newline + 1;
-      newline = pending.indexOf("\n", start);
+  const source = await openByteSource(file, { maxInflatedBytes: 16 * 1024 ** 3 });
+  const chunk = Buffer.allocUnsafe(1 << 20);
+  try {
+    for (;;) {
+      const read = await source.read(chunk, 0, chunk.length);
+      if (read === 0) break;
+      pending += decoder.decode(chunk.subarray(0, read), { stream: true });
+      let newline = pending.indexOf("\n");
+      let start = 0;
+      while (newline !== -1) {
+        const raw = pending.slice(start, newline);
+        number++;
+        yield { line: raw.endsWith("\r") ? raw.slice(0, -1) : raw, offset: pendingOffset, number };
+        pendingOffset += byteLength(raw) + 1;
+        start = newline + 1;
+        newline = pending.indexOf("\n", start);
+      }
+      pending = pending.slice(start);
+      if (pending.length > maxLineBytes) throw new LineTooLong(number + 1, pendingOffset);
     }
-    pending = pending.slice(start);
+  } finally {
+    await source.close();
   }
   pending += decoder.decode();
   if (pending.length > 0) {

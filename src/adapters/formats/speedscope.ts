@@ -19,9 +19,10 @@ import {
 import { inflateFailed, maxInflatedJsonBytes, scanJsonFile } from "./json-file.ts";
 import { FastScanError } from "./json-text-reader.ts";
 import { splitPySpyContext } from "./py-spy-raw.ts";
-import { type ProfileState, SpeedscopeFold } from "./speedscope-fold.ts";
+import { SpeedscopeFold } from "./speedscope-fold.ts";
 import { SpeedscopeReader, SpeedscopeShapeError, foldParsedSpeedscope } from "./speedscope-reader.ts";
-import { StackAggregator, type StackGroup } from "./stack-aggregator.ts";
+import { StackAggregator } from "./stack-aggregator.ts";
+import { type LabelledGroup, disambiguateThreadLabels } from "./thread-labels.ts";
 
 /** py-spy names its speedscope profiles `Thread <tid> "<name>"` or `Process <pid> Thread <tid> "<name>"`. */
 export function parseSpeedscopeProfileName(name: string | null): { thread: string | null; process: string | null } {
@@ -73,31 +74,6 @@ async function readInto(path: string, fold: SpeedscopeFold, options: ExtractOpti
   }
 }
 
-type FinalGroup = { state: ProfileState; thread: string | null; process: string | null; tid: string | null; target: StackGroup };
-
-/** Thread labels used by more than one (process, thread) get the process and thread ids, so per-thread answers never merge them. */
-function disambiguate(groups: FinalGroup[]): void {
-  const owners = new Map<string, Set<string>>();
-  for (const group of groups) {
-    const owner = `${group.process ?? ""}\u0000${group.tid ?? group.state.index}`;
-    const label = group.thread ?? "";
-    let set = owners.get(label);
-    if (!set) {
-      set = new Set();
-      owners.set(label, set);
-    }
-    set.add(owner);
-  }
-  for (const group of groups) {
-    if ((owners.get(group.thread ?? "")?.size ?? 0) < 2) continue;
-    const ids = [
-      group.process !== null ? `pid ${group.process}` : null,
-      group.tid !== null ? `tid ${group.tid}` : `profile ${group.state.index}`,
-    ];
-    group.target.thread = `${group.thread ?? ""} (${ids.filter(Boolean).join(", ")})`;
-  }
-}
-
 export async function extractSpeedscope(path: string, sink: EvidenceSink, options: ExtractOptions): Promise<ExtractResult> {
   boundStaging(sink, path);
   const fold = new SpeedscopeFold();
@@ -133,7 +109,7 @@ export async function extractSpeedscope(path: string, sink: EvidenceSink, option
   // sample; they name the thread and process instead of being frames.
   const aggregator = fold.aggregator;
   const final = new StackAggregator();
-  const finalGroups = new Map<string, FinalGroup>();
+  const finalGroups = new Map<string, LabelledGroup>();
   for (const { state, group } of groups) {
     const named = parseProfileName(state.name ?? (groups.length > 1 ? `profile ${state.index}` : null));
     for (const [node, totals] of group.totals) {
@@ -154,13 +130,19 @@ export async function extractSpeedscope(path: string, sink: EvidenceSink, option
       const key = `${state.index}\u0000${process ?? ""}\u0000${thread ?? ""}`;
       let target = finalGroups.get(key);
       if (!target) {
-        target = { state, thread, process, tid, target: final.group(key, { thread, process, unit: group.unit, scale: group.scale }) };
+        target = {
+          thread,
+          process,
+          tid,
+          fallback: `profile ${state.index}`,
+          group: final.group(key, { thread, process, unit: group.unit, scale: group.scale }),
+        };
         finalGroups.set(key, target);
       }
-      final.add(target.target, final.path(ids), totals.weight, totals.count);
+      final.add(target.group, final.path(ids), totals.weight, totals.count);
     }
   }
-  disambiguate([...finalGroups.values()]);
+  disambiguateThreadLabels([...finalGroups.values()]);
   const emitter = new RowEmitter(sink, options.maxRows);
   final.emit(emitter, resolveFrame);
   if (unknownFrames > 0) limitations.push(`${unknownFrames} frame indexes had no entry in shared.frames.`);

@@ -83,3 +83,28 @@ export class ThreadLabels {
     return this.processNames.get(pid) ?? pid;
   }
 }
+
+/** A stack group whose thread label may be shared with others. */
+export type LabelledGroup = { thread: string | null; process: string | null; tid: string | null; group: StackGroup; fallback: string };
+
+/**
+ * Thread labels used by more than one (process, thread) get the process and thread ids added, so
+ * per-thread answers never merge them (the three `MainThread`s of `py-spy --subprocesses`).
+ */
+export function disambiguateThreadLabels(groups: readonly LabelledGroup[]): void {
+  const owners = new Map<string, Set<string>>();
+  for (const entry of groups) {
+    const label = entry.thread ?? "";
+    let set = owners.get(label);
+    if (!set) {
+      set = new Set();
+      owners.set(label, set);
+    }
+    set.add(`${entry.process ?? ""}\u0000${entry.tid ?? entry.fallback}`);
+  }
+  for (const entry of groups) {
+    if ((owners.get(entry.thread ?? "")?.size ?? 0) < 2) continue;
+    const ids = [entry.process !== null ? `pid ${entry.process}` : null, entry.tid !== null ? `tid ${entry.tid}` : entry.fallback];
+    entry.group.thread = `${entry.thread ?? ""} (${ids.filter(Boolean).join(", ")})`;
+  }
+}
