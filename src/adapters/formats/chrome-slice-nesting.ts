@@ -25,7 +25,9 @@ import {
   streamKeys,
 } from "./chrome-event-record.ts";
 import { StackAggregator, type StackGroup } from "./stack-aggregator.ts";
+import { nestingNotes } from "./chrome-nesting-notes.ts";
 import { isBookkeepingSpan, isTorchCategory } from "./kineto.ts";
+import { isPySpyContextFrame } from "./py-spy-raw.ts";
 import { ThreadLabels } from "./thread-labels.ts";
 
 type OpenSlice = {
@@ -45,6 +47,11 @@ type OpenSlice = {
 
 type ThreadState = { key: string; pid: string | null; tid: string | null; stack: OpenSlice[]; lastNs: number; group: StackGroup };
 
+/** py-spy's `process N:"…"` and `thread (N)` slices (chrometrace with --subprocesses/--threads). */
+function isPySpyContextSlice(record: TraceEventRecord): boolean {
+  return record.category === "py-spy" && !record.file && isPySpyContextFrame(record.name);
+}
+
 export type NestingOptions = {
   projectRoot: string | null;
   language?: string;
@@ -63,6 +70,7 @@ export type NestingCounters = {
   overlaps: number;
   tooDeep: number;
   bookkeeping: number;
+  pySpyContext: number;
   negativeDurations: number;
 };
 
@@ -74,6 +82,7 @@ export class SliceNester {
     overlaps: 0,
     tooDeep: 0,
     bookkeeping: 0,
+    pySpyContext: 0,
     negativeDurations: 0,
   };
   private readonly frames = new FrameTable();
@@ -172,31 +181,7 @@ export class SliceNester {
   }
 
   limitations(): string[] {
-    const counters = this.counters;
-    const notes: string[] = [];
-    if (counters.unmatchedEnds > 0) notes.push(`${counters.unmatchedEnds} E events matched no open B of their name on their thread.`);
-    if (counters.unclosedBegins > 0) {
-      notes.push(`${counters.unclosedBegins} B events were never closed; they end at their thread's last timestamp.`);
-    }
-    if (counters.overlaps > 0) {
-      notes.push(
-        `${counters.overlaps} X slices started inside the open slice but ended after it; that slice was ended first (they are siblings, and the overlap counts as self time of both), as trace viewers draw them.`,
-      );
-    }
-    if (counters.tooDeep > 0) {
-      notes.push(
-        `${counters.tooDeep} slices were nested deeper than ${this.maxOpenSlices} open slices; they are leaves of the deepest one.`,
-      );
-    }
-    if (counters.negativeDurations > 0)
-      notes.push(`${counters.negativeDurations} X slices had a negative dur and were taken as instants (dur 0).`);
-    if (counters.bookkeeping > 0) {
-      notes.push(
-        `${counters.bookkeeping} kineto bookkeeping spans (category "Trace", e.g. "PyTorch Profiler (0)") are kept as trace events but are not work: they carry no self time.`,
-      );
-    }
-    notes.push(...this.aggregator.limitations());
-    return notes;
+    return [...nestingNotes(this.counters, this.maxOpenSlices), ...this.aggregator.limitations()];
   }
 
   private threadOf(pid: string | null, tid: string | null): ThreadState {
@@ -279,7 +264,12 @@ export class SliceNester {
     const name = row.name === "" ? "<unnamed>" : row.name;
     const bookkeeping = isBookkeepingSpan(record);
     if (bookkeeping) this.counters.bookkeeping++;
-    const frame = bookkeeping ? -1 : this.sliceFrame(name, row.category, record);
+    const context = !bookkeeping && isPySpyContextSlice(record);
+    if (context) {
+      this.counters.pySpyContext++;
+      this.labels.contextName(record);
+    }
+    const frame = bookkeeping || context ? -1 : this.sliceFrame(name, row.category, record);
     const parentNode = parent?.node ?? 0;
     const node = frame < 0 ? parentNode : this.aggregator.child(parentNode, frame);
     const tooDeep = thread.stack.length >= this.maxOpenSlices;

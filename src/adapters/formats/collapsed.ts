@@ -97,6 +97,13 @@ export async function extractFolded(
         tid = split.tid;
         stack = split.stack;
       }
+      // The group is known even for an idle sample: its thread name may be the only one given.
+      const key = `${process ?? ""}\u0000${tid ?? ""}\u0000${thread ?? ""}`;
+      let group = labelled.get(key);
+      if (!group) {
+        group = { thread, process, tid, fallback: "", group: aggregator.group(key, { thread, process, unit, scale: 1 }) };
+        labelled.set(key, group);
+      }
       if (stack.trim() === "") {
         emptyStacks++;
         continue;
@@ -112,12 +119,6 @@ export async function extractFolded(
           language: options.language ?? dialect.language ?? languageForFile(parsed.file) ?? "unknown",
         });
         node = aggregator.child(node, frameId);
-      }
-      const key = `${process ?? ""}\u0000${tid ?? ""}\u0000${thread ?? ""}`;
-      let group = labelled.get(key);
-      if (!group) {
-        group = { thread, process, tid, fallback: "", group: aggregator.group(key, { thread, process, unit, scale: 1 }) };
-        labelled.set(key, group);
       }
       aggregator.add(group.group, node, weight, unit === "samples" ? weight : 1);
     }

@@ -276,18 +276,34 @@ export class LineTooLong extends Error {
  * line and its byte offset. A line over `maxLineBytes` throws LineTooLong.
  */
 export async function* readLines(file: string): AsyncGenerator<{ line: string; offset: number; number: number }> {
-  const decoder = new TextDecoder();
+  let decoder = new TextDecoder();
   let pending = "";
   let pendingOffset = 0;
   let number = 0;
   const encoder = new TextEncoder();
-  const byteLength = (text: string): number => (/^[\x00-\x7f]*$/.test(text) ? text.length : encoder.encode(text).length);
+  let byteLength = (text: string): number => (/^[\x00-\x7f]*$/.test(text) ? text.length : encoder.encode(text).length);
   const source = await openByteSource(file, { maxInflatedBytes: 16 * 1024 ** 3 });
   const chunk = Buffer.allocUnsafe(1 << 20);
+  let first = true;
   try {
     for (;;) {
       const read = await source.read(chunk, 0, chunk.length);
       if (read === 0) break;
+      if (first) {
+        first = false;
+        // UTF-16 text (with its byte-order mark) is read as such: two bytes per code unit.
+        const utf16 =
+          read >= 2 && chunk[0] === 0xff && chunk[1] === 0xfe
+            ? "utf-16le"
+            : read >= 2 && chunk[0] === 0xfe && chunk[1] === 0xff
+              ? "utf-16be"
+              : null;
+        if (utf16) {
+          decoder = new TextDecoder(utf16);
+          byteLength = (text) => text.length * 2;
+          pendingOffset = 2;
+        }
+      }
       pending += decoder.decode(chunk.subarray(0, read), { stream: true });
       let newline = pending.indexOf("\n");
       let start = 0;

@@ -119,7 +119,7 @@ export async function extractSpeedscope(path: string, sink: EvidenceSink, option
       let tid = named.tid;
       if (producer === "py-spy") {
         const context = splitPySpyContext(ids.map((id) => frames[id]?.name ?? "").join(";"));
-        const stripped = (context.process !== null ? 1 : 0) + (context.thread !== null ? 1 : 0);
+        const stripped = context.frames;
         if (stripped > 0 && ids.slice(0, stripped).every((id) => !frames[id]?.file)) {
           ids = ids.slice(stripped);
           thread = context.thread ?? thread;

@@ -36,6 +36,13 @@ export class ThreadLabels {
     }
   }
 
+  /** A py-spy `thread (N): Name` slice names its thread when no metadata event does. */
+  contextName(record: TraceEventRecord): void {
+    const match = /^thread \([^)]*\): (.+)$/.exec(record.name);
+    const key = `${record.pid ?? ""}\u0000${record.tid ?? ""}`;
+    if (match && !this.threadNames.has(key)) this.threadNames.set(key, (match[1] as string).trim());
+  }
+
   /** Sets every thread's final labels on its stack group. */
   apply(threads: readonly LabelledThread[]): void {
     const byKey = new Map(threads.map((thread) => [thread.key, thread]));
@@ -92,6 +99,22 @@ export type LabelledGroup = { thread: string | null; process: string | null; tid
  * per-thread answers never merge them (the three `MainThread`s of `py-spy --subprocesses`).
  */
 export function disambiguateThreadLabels(groups: readonly LabelledGroup[]): void {
+  // A thread py-spy sometimes names and sometimes does not (its first samples) gets its name throughout.
+  const named = new Map<string, string>();
+  for (const entry of groups) {
+    if (entry.tid !== null && entry.thread !== null && entry.thread !== entry.tid)
+      named.set(`${entry.process ?? ""}\u0000${entry.tid}`, entry.thread);
+  }
+  for (const entry of groups) {
+    const name =
+      entry.tid !== null && (entry.thread === null || entry.thread === entry.tid)
+        ? named.get(`${entry.process ?? ""}\u0000${entry.tid}`)
+        : undefined;
+    if (name !== undefined) {
+      entry.thread = name;
+      entry.group.thread = name;
+    }
+  }
   const owners = new Map<string, Set<string>>();
   for (const entry of groups) {
     const label = entry.thread ?? "";
