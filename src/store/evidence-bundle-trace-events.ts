@@ -15,7 +15,8 @@ import { decodedSelect, delimitedSource, escapeSql, traceEventLine } from "./evi
 /** Bytes buffered before one write. */
 export const flushBytes = 4 << 20;
 /** Bytes queued for the pipe before `drain` makes the extractor wait. */
-const maxPendingBytes = 32 << 20;
+const maxPendingBytes = 16 << 20;
+const maxSpareBuffers = 6;
 
 const writeAsync = promisify(write) as (
   handle: number,
@@ -33,7 +34,11 @@ export type Engine = { instance: DuckDBInstance; connection: DuckDBConnection };
 
 /** Streams one bundle's trace_events rows into its Parquet file (see the file comment). */
 export class TraceEventsWriter {
-  private bytes = Buffer.allocUnsafe(flushBytes);
+  private bytes: Buffer = Buffer.allocUnsafe(flushBytes);
+  /** Buffers the pipe has written, for `take` to reuse. */
+  private readonly spare: Buffer[] = [];
+  /** The whole buffer behind each view handed to the pipe. */
+  private readonly owners = new WeakMap<Buffer, Buffer>();
   private used = 0;
   private headHandle: number | undefined;
   private pipeHandle: number | undefined;
@@ -75,7 +80,7 @@ export class TraceEventsWriter {
 
   private copySql(source: string): string {
     return `COPY (SELECT '${escapeSql(this.context.runId)}' AS run_id, '${escapeSql(this.context.artifactId)}' AS artifact_id, * FROM (${decodedSelect("trace_events", source)}))
-      TO '${escapeSql(this.target)}' (FORMAT parquet, COMPRESSION zstd)`;
+      TO '${escapeSql(this.target)}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 30000)`;
   }
 
   /** Starts the streaming COPY once DuckDB is loaded; false where named pipes are unavailable. */
@@ -138,10 +143,12 @@ export class TraceEventsWriter {
     return true;
   }
 
-  /** Takes the encoded rows out of the buffer. */
+  /** Takes the encoded rows out of the buffer; the next buffer comes from those the pipe has written. */
   private take(): Buffer {
     const taken = this.bytes.subarray(0, this.used);
-    this.bytes = Buffer.allocUnsafe(Math.max(flushBytes, this.bytes.length));
+    this.owners.set(taken, this.bytes);
+    const spare = this.spare.pop();
+    this.bytes = spare && spare.length >= this.bytes.length ? spare : Buffer.allocUnsafe(Math.max(flushBytes, this.bytes.length));
     this.used = 0;
     return taken;
   }
@@ -175,6 +182,9 @@ export class TraceEventsWriter {
         this.writeFailure = error;
       } finally {
         this.pendingBytes -= bytes.length;
+        // Written buffers are reused: allocating one per flush piles up memory the GC does not see.
+        const owner = this.owners.get(bytes);
+        if (owner && this.spare.length < maxSpareBuffers) this.spare.push(owner);
       }
     });
   }

@@ -150,7 +150,7 @@ export class EvidenceBundleWriter implements EvidenceSink {
     const spill = join(this.scratchFolder, "duckdb");
     this.engineReady = (async () => {
       const duckdb = await loadDuckdb();
-      const instance = await duckdb.DuckDBInstance.create(":memory:", { threads: "1", memory_limit: "512MB", temp_directory: spill });
+      const instance = await duckdb.DuckDBInstance.create(":memory:", { threads: "1", memory_limit: "256MB", temp_directory: spill });
       const connection = await instance.connect();
       return { instance, connection };
     })();
@@ -333,7 +333,7 @@ export class EvidenceBundleWriter implements EvidenceSink {
     const identity = `'${escapeSql(this.context.runId)}' AS run_id, '${escapeSql(this.context.artifactId)}' AS artifact_id`;
     const copy = (table: EvidenceTable, select: string) => {
       const target = join(this.stagingFolder, `${table}.parquet`);
-      return { statement: `COPY (${select}) TO '${escapeSql(target)}' (FORMAT parquet, COMPRESSION zstd)`, target };
+      return { statement: `COPY (${select}) TO '${escapeSql(target)}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`, target };
     };
     const statements: { statement: string; target: string }[] = [];
     if (this.frames && this.frames.count > 0) {

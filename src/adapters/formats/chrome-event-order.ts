@@ -94,17 +94,62 @@ function threadKey(record: TraceEventRecord): string | null {
   return null;
 }
 
+/** Binary min-heap of records by `lessThan` (specialized: the window's hot loop). */
+class RecordHeap {
+  private readonly items: TraceEventRecord[] = [];
+  get size(): number {
+    return this.items.length;
+  }
+  push(item: TraceEventRecord): void {
+    const items = this.items;
+    let at = items.length;
+    items.push(item);
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      const above = items[parent] as TraceEventRecord;
+      if (!lessThan(item, above)) break;
+      items[at] = above;
+      at = parent;
+    }
+    items[at] = item;
+  }
+  pop(): TraceEventRecord | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    const length = items.length;
+    if (length > 0 && last !== undefined) {
+      let at = 0;
+      for (;;) {
+        const left = at * 2 + 1;
+        if (left >= length) break;
+        const right = left + 1;
+        let child = left;
+        if (right < length && lessThan(items[right] as TraceEventRecord, items[left] as TraceEventRecord)) child = right;
+        const candidate = items[child] as TraceEventRecord;
+        if (!lessThan(candidate, last)) break;
+        items[at] = candidate;
+        at = child;
+      }
+      items[at] = last;
+    }
+    return top;
+  }
+}
+
 /** Per-thread watermark check of a window-ordered stream: false once an event comes too late. */
 class WindowCheck {
-  private readonly heap = new Heap<TraceEventRecord>((record) => record);
+  private readonly heap = new RecordHeap();
   private readonly released = new Map<string, TraceEventRecord>();
+  private lastKey = "";
+  private lastMark: TraceEventRecord | undefined;
   constructor(private readonly window: number) {}
 
   /** Accepts a record; returns what the window releases (or null), or throws RestartInRuns. */
   push(record: TraceEventRecord): TraceEventRecord | null {
     const key = threadKey(record);
     if (key !== null) {
-      const mark = this.released.get(key);
+      const mark = key === this.lastKey ? this.lastMark : this.released.get(key);
       if (mark !== undefined && lessThan(record, mark)) throw new RestartInRuns();
     }
     this.heap.push(record);
@@ -115,7 +160,11 @@ class WindowCheck {
     const record = this.heap.pop();
     if (record === undefined) return null;
     const key = threadKey(record);
-    if (key !== null) this.released.set(key, record);
+    if (key !== null) {
+      this.released.set(key, record);
+      this.lastKey = key;
+      this.lastMark = record;
+    }
     return record;
   }
 

@@ -26,7 +26,14 @@ interestingArgs.set("filename", argFilename);
 interestingArgs.set("file", argFile);
 interestingArgs.set("line", argLine);
 interestingArgs.set("name", argName);
-const interestingLengths = new Set([...interestingArgs.keys()].map((key) => key.length));
+/** Candidate keys by length and first character, so a member is matched without slicing its key. */
+const candidatesByShape = new Map<number, [string, number][]>();
+for (const [key, slot] of interestingArgs) {
+  const shape = key.length * 0x10000 + key.charCodeAt(0);
+  const list = candidatesByShape.get(shape) ?? [];
+  list.push([key, slot]);
+  candidatesByShape.set(shape, list);
+}
 
 // Slot kinds.
 const ABSENT = 0;
@@ -98,10 +105,16 @@ export class ChromeEventScanner {
   private readonly argTouched: number[] = [];
   private text = "";
   private readonly onArgMember = (keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): void => {
-    const length = keyEnd - keyStart;
-    if (!interestingLengths.has(length)) return;
-    const slot = interestingArgs.get(this.text.slice(keyStart, keyEnd));
-    if (slot === undefined) return;
+    const candidates = candidatesByShape.get((keyEnd - keyStart) * 0x10000 + this.text.charCodeAt(keyStart));
+    if (candidates === undefined) return;
+    let slot = -1;
+    for (const [key, index] of candidates) {
+      if (this.text.startsWith(key, keyStart)) {
+        slot = index;
+        break;
+      }
+    }
+    if (slot < 0) return;
     const first = this.text.charCodeAt(valueStart);
     this.argTouched.push(slot);
     if (first === QUOTE) {

@@ -123,7 +123,7 @@ export function writeRun(path: string, records: readonly TraceEventRecord[]): nu
 /** Reads a run back in batches of records. */
 export class RunReader {
   private readonly decoder = new TextDecoder();
-  private readonly buffer = Buffer.allocUnsafe(1 << 20);
+  private readonly buffer = Buffer.allocUnsafe(256 << 10);
   private pending = "";
   private done = false;
 

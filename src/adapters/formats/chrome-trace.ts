@@ -73,7 +73,7 @@ async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTrac
   const scratch = typeof scratchOwner === "function" ? scratchOwner.call(sink) : mkdtempSync(join(tmpdir(), "flameox-trace-"));
   const orderer = new EventOrderer(
     {
-      memoryBytes: options.orderMemoryBytes ?? 64 << 20,
+      memoryBytes: options.orderMemoryBytes ?? 8 << 20,
       window: Math.max(1, options.reorderWindow ?? 20_000),
       restartable: mayStream,
       scratch,
