@@ -247,6 +247,8 @@ export class EvidenceBundleWriter implements EvidenceSink {
   /** Staging text → Parquet (typed columns), one round of fsyncs, then one rename into evidence/. */
   async finish(): Promise<{ bundleId: string; tables: Record<string, number>; folder: string }> {
     for (const writer of [this.frames, this.stacks, ...this.small.values()]) writer?.close();
+    // The extractor's garbage goes before DuckDB's heaviest phase (merging stacks), not after.
+    Bun.gc(true);
     let engine: Engine;
     try {
       engine = await this.engineReady;

@@ -14,7 +14,7 @@
  * are no stack frame and carry no self time.
  */
 import { projectRelativePath, type TraceEventRow } from "../../domain/evidence.ts";
-import { FrameTable, type RowEmitter } from "./common.ts";
+import { FrameTable, type RowEmitter, ownedString } from "./common.ts";
 import {
   type TraceClock,
   type TraceEventRecord,
@@ -191,8 +191,9 @@ export class SliceNester {
     const key = `${pid ?? ""}\u0000${tid ?? ""}`;
     let state = this.threads.get(key);
     if (!state) {
-      const group = this.aggregator.group(key, { thread: tid, process: pid, unit: "ns", scale: 1 });
-      state = { key, pid, tid, stack: [], lastNs: Number.NEGATIVE_INFINITY, group };
+      const group = this.aggregator.group(ownedString(key), { thread: ownedString(tid), process: ownedString(pid), unit: "ns", scale: 1 });
+      // Owned copies: a thread lives for the whole trace, a slice of the text would pin its chunk.
+      state = { key: ownedString(key), pid: ownedString(pid), tid: ownedString(tid), stack: [], lastNs: Number.NEGATIVE_INFINITY, group };
       if (this.aggregator.flushed) this.labels.keyed(state);
       this.threads.set(key, state);
     }
@@ -207,12 +208,13 @@ export class SliceNester {
       let byName = this.plainFrames.get(category);
       if (!byName) {
         byName = new Map();
-        this.plainFrames.set(category, byName);
+        this.plainFrames.set(ownedString(category), byName);
       }
       const known = byName.get(name);
       if (known !== undefined) return known;
       const frame = this.frames.intern({ function: name, file: null, line: null, module: category, language });
-      byName.set(name, frame);
+      // Keyed by the frame's own copy of the name, not a slice that pins the chunk it came from.
+      byName.set((this.frames.rows[frame] as { function: string }).function, frame);
       return frame;
     }
     return this.frames.intern({

@@ -173,14 +173,29 @@ function location(spec: FrameSpec): string | null {
   return spec.file ?? spec.module;
 }
 
+/**
+ * A copy of a string that holds its own characters. A slice of a large decoded chunk keeps the
+ * whole chunk alive, so strings kept for the whole extraction (frames, labels) are copied once.
+ */
+export function ownedString<T extends string | null>(text: T): T {
+  return (text === null || text.length === 0 ? text : JSON.parse(JSON.stringify(text))) as T;
+}
+
 export function frameRow(spec: FrameSpec): FrameRow {
-  return {
-    frame_key: frameKey({ language: spec.language, function: spec.function, file: location(spec), line: spec.line }),
-    function: spec.function,
-    file: spec.file,
+  const owned: FrameSpec = {
+    function: ownedString(spec.function),
+    file: ownedString(spec.file),
     line: spec.line,
-    module: spec.module,
+    module: ownedString(spec.module),
     language: spec.language,
+  };
+  return {
+    frame_key: frameKey({ language: owned.language, function: owned.function, file: location(owned), line: owned.line }),
+    function: owned.function,
+    file: owned.file,
+    line: owned.line,
+    module: owned.module,
+    language: owned.language,
   };
 }
 

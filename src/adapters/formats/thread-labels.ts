@@ -6,7 +6,7 @@
  * `process_labels` names an accelerator (`GPU 0`, `MTIA 1`, …) is labelled by that, so device
  * time can be told from host time.
  */
-import type { StackLabel } from "./common.ts";
+import { type StackLabel, ownedString } from "./common.ts";
 import type { TraceEventRecord } from "./chrome-event-record.ts";
 import type { StackGroup } from "./stack-aggregator.ts";
 
@@ -28,11 +28,11 @@ export class ThreadLabels {
   metadata(record: TraceEventRecord): void {
     const name = record.metaName;
     const pid = record.pid;
-    if (record.nameString === "process_name" && pid !== null && name) this.processNames.set(pid, name);
-    if (record.nameString === "thread_name" && name) this.threadNames.set(`${pid ?? ""}\u0000${record.tid ?? ""}`, name);
+    if (record.nameString === "process_name" && pid !== null && name) this.processNames.set(ownedString(pid), ownedString(name));
+    if (record.nameString === "thread_name" && name) this.threadNames.set(`${pid ?? ""}\u0000${record.tid ?? ""}`, ownedString(name));
     if (record.nameString === "process_labels" && pid !== null) {
       const labels = record.argsObject()?.labels;
-      if (typeof labels === "string" && labels) this.processLabels.set(pid, labels);
+      if (typeof labels === "string" && labels) this.processLabels.set(ownedString(pid), ownedString(labels));
     }
   }
 
