@@ -133,3 +133,26 @@ export function decodedSelect(table: DelimitedTable, source: string): string {
   const layout: DelimitedLayout = delimitedLayouts[table];
   return `SELECT ${layout.columns.map((column) => `${decodedColumn(table, column)} AS ${column}`).join(", ")} FROM ${source}`;
 }
+
+/** One line of the labels of flushed stacks: the thread key, then its final thread and process labels. */
+export function stackLabelLine(label: { key: string; thread: string | null; process: string | null }): string {
+  return `${textField(label.key)}\u001f${textField(label.thread)}\u001f${textField(label.process)}\n`;
+}
+
+/**
+ * Stacks an extractor flushed in parts: rows of one (thread key, process, stack, unit) summed,
+ * their thread key replaced by the labels it was given at the end.
+ */
+export function mergedStacksSelect(identity: string, stacksPath: string, labelsPath: string): string {
+  const column = (name: string) => decodedColumn("stacks", name);
+  const labels = `read_csv('${escapeSql(labelsPath)}', delim = '${fieldSeparator}', quote = '\u001e', escape = '\u001e', header = false, auto_detect = false, new_line = '\\n', nullstr = '${nullField}', allow_quoted_nulls = false, columns = {'key': 'VARCHAR', 'thread': 'VARCHAR', 'process': 'VARCHAR'})`;
+  const decodeLabel = (name: string) =>
+    `CASE WHEN starts_with(l.${name}, '${encodedMarker}') THEN json_extract_string(substr(l.${name}, 2), '$') ELSE l.${name} END`;
+  return `WITH s AS (SELECT ${column("thread")} AS thread, ${column("process")} AS process, ${column("frame_keys")} AS frame_keys, weight, ${column("unit")} AS unit, sample_count FROM ${delimitedSource("stacks", stacksPath)}),
+      l AS (SELECT ${decodeLabel("key")} AS key, ${decodeLabel("thread")} AS thread, ${decodeLabel("process")} AS process FROM ${labels} l)
+      SELECT ${identity}, CASE WHEN l.key IS NULL THEN s.thread ELSE l.thread END AS thread,
+             CASE WHEN l.key IS NULL THEN s.process ELSE l.process END AS process,
+             s.frame_keys, CAST(sum(s.weight) AS DOUBLE) AS weight, s.unit, CAST(sum(s.sample_count) AS BIGINT) AS sample_count
+      FROM s LEFT JOIN l ON l.key = s.thread
+      GROUP BY ALL`;
+}

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import type { EvidenceSink, EvidenceTable, FrameRow, MeasurementRow, ObservationRow, StackRow, TraceEventRow } from "../domain/evidence.ts";
@@ -6,17 +6,17 @@ import { FlameoxError } from "../domain/errors.ts";
 import { syncDirectory } from "./atomic-file.ts";
 import { loadDuckdb } from "./duckdb.ts";
 import {
-  type DelimitedTable,
-  decodedColumn,
   decodedSelect,
   delimitedSource,
   escapeSql,
-  fieldSeparator,
   frameLine,
+  mergedStacksSelect,
+  stackLabelLine,
   stackLine,
 } from "./evidence-bundle-encoding.ts";
-import { type Engine, TraceEventsWriter, flushBytes, writeBytes } from "./evidence-bundle-trace-events.ts";
-import { duckdbColumnsLiteral, evidenceColumns, evidenceTables } from "./evidence-schema.ts";
+import { type Engine, TraceEventsWriter } from "./evidence-bundle-trace-events.ts";
+import { DelimitedWriter, NdjsonWriter } from "./evidence-bundle-writers.ts";
+import { evidenceColumns, evidenceTables } from "./evidence-schema.ts";
 import type { Workspace } from "./workspace.ts";
 
 export { escapeSql };
@@ -26,92 +26,6 @@ export type StackLabel = { key: string; thread: string | null; process: string |
 
 /** Staging bytes any extraction may use, however small its input. */
 export const minimumStagingBytes = 256 << 20;
-
-/**
- * Buffered NDJSON writer for the small tables (measurements, observations). `run_id` and
- * `artifact_id` are the same on every row, so they are not written; the Parquet conversion adds them.
- * Null members are left out (read_json with explicit columns reads a missing key as NULL).
- */
-class NdjsonWriter {
-  private handle: number | undefined;
-  private buffer = "";
-  count = 0;
-  bytes = 0;
-  constructor(readonly path: string) {}
-
-  write(row: Record<string, unknown>): void {
-    let line = "{";
-    let first = true;
-    for (const key in row) {
-      const value = row[key];
-      if (value === null || value === undefined) continue;
-      const text = JSON.stringify(value);
-      if (text === undefined) continue;
-      line += first ? `"${key}":${text}` : `,"${key}":${text}`;
-      first = false;
-    }
-    this.buffer += `${line}}\n`;
-    this.count += 1;
-    if (this.buffer.length > flushBytes) this.flush();
-  }
-
-  flush(): void {
-    if (this.buffer.length === 0) return;
-    this.handle ??= openSync(this.path, "w", 0o600);
-    const bytes = Buffer.from(this.buffer);
-    writeBytes(this.handle, bytes);
-    this.bytes += bytes.length;
-    this.buffer = "";
-  }
-
-  close(): void {
-    this.flush();
-    if (this.handle !== undefined) closeSync(this.handle);
-    this.handle = undefined;
-  }
-
-  source(table: EvidenceTable): string {
-    return `read_json('${escapeSql(this.path)}', format = 'newline_delimited', columns = ${duckdbColumnsLiteral(table)}, maximum_object_size = 67108864)`;
-  }
-}
-
-/** Buffered delimited-text writer (frames, stacks): rows encoded into one byte buffer. */
-class DelimitedWriter {
-  private handle: number | undefined;
-  private bytes = Buffer.allocUnsafe(flushBytes);
-  private used = 0;
-  count = 0;
-  written = 0;
-  constructor(
-    readonly path: string,
-    private readonly encode: (row: never) => string,
-  ) {}
-
-  write(row: unknown): void {
-    const line = (this.encode as (row: unknown) => string)(row);
-    if (this.used + line.length * 3 > this.bytes.length) {
-      this.flush();
-      if (line.length * 3 > this.bytes.length) this.bytes = Buffer.allocUnsafe(line.length * 3);
-    }
-    this.used += this.bytes.write(line, this.used);
-    this.count += 1;
-  }
-
-  flush(): void {
-    if (this.used === 0) return;
-    this.handle ??= openSync(this.path, "w", 0o600);
-    let at = 0;
-    while (at < this.used) at += writeSync(this.handle, this.bytes, at, this.used - at);
-    this.written += this.used;
-    this.used = 0;
-  }
-
-  close(): void {
-    this.flush();
-    if (this.handle !== undefined) closeSync(this.handle);
-    this.handle = undefined;
-  }
-}
 
 type SmallTable = "measurements" | "observations";
 
@@ -354,39 +268,10 @@ export class EvidenceBundleWriter implements EvidenceSink {
 
   /** Stacks as written, or summed per distinct stack and relabelled when an extractor flushed them. */
   private stacksSelect(identity: string, path: string): string {
-    const source = delimitedSource("stacks", path);
-    const column = (name: string) => decodedColumn("stacks" satisfies DelimitedTable, name);
-    if (this.stackLabels === null) return `SELECT ${identity}, * FROM (${decodedSelect("stacks", source)})`;
+    if (this.stackLabels === null) return `SELECT ${identity}, * FROM (${decodedSelect("stacks", delimitedSource("stacks", path))})`;
     const labelsPath = join(this.scratchFolder, "stack-labels.txt");
-    const text = this.stackLabels
-      .map((label) => [label.key, label.thread, label.process].map((value) => labelField(value)).join(fieldSeparator))
-      .join("\n");
-    writeLabels(labelsPath, text);
-    const labels = `read_csv('${escapeSql(labelsPath)}', delim = '${fieldSeparator}', quote = '\u001e', escape = '\u001e', header = false, auto_detect = false, new_line = '\\n', nullstr = '\u0002', allow_quoted_nulls = false, columns = {'key': 'VARCHAR', 'thread': 'VARCHAR', 'process': 'VARCHAR'})`;
-    const decodeLabel = (name: string) =>
-      `CASE WHEN starts_with(l.${name}, '\u0003') THEN json_extract_string(substr(l.${name}, 2), '$') ELSE l.${name} END`;
-    return `WITH s AS (SELECT ${column("thread")} AS thread, ${column("process")} AS process, ${column("frame_keys")} AS frame_keys, weight, ${column("unit")} AS unit, sample_count FROM ${source}),
-      l AS (SELECT ${decodeLabel("key")} AS key, ${decodeLabel("thread")} AS thread, ${decodeLabel("process")} AS process FROM ${labels} l)
-      SELECT ${identity}, CASE WHEN l.key IS NULL THEN s.thread ELSE l.thread END AS thread,
-             CASE WHEN l.key IS NULL THEN s.process ELSE l.process END AS process,
-             s.frame_keys, CAST(sum(s.weight) AS DOUBLE) AS weight, s.unit, CAST(sum(s.sample_count) AS BIGINT) AS sample_count
-      FROM s LEFT JOIN l ON l.key = s.thread
-      GROUP BY ALL`;
-  }
-}
-
-function labelField(value: string | null): string {
-  if (value === null) return "\u0002";
-  if (value === "" || /[\n\r\u0001-\u0003\u001e\u001f]/.test(value)) return `\u0003${JSON.stringify(value)}`;
-  return value;
-}
-
-function writeLabels(path: string, text: string): void {
-  const handle = openSync(path, "w", 0o600);
-  try {
-    writeBytes(handle, Buffer.from(`${text}\n`));
-  } finally {
-    closeSync(handle);
+    writeFileSync(labelsPath, this.stackLabels.map(stackLabelLine).join(""), { mode: 0o600 });
+    return mergedStacksSelect(identity, path, labelsPath);
   }
 }
 

@@ -23,6 +23,14 @@ export class RestartInRuns extends Error {
   }
 }
 
+/** Sets a record's ordering key from its phase, timestamp and duration (metadata first). */
+export function setOrderKey(record: TraceEventRecord): void {
+  const ph = record.ph;
+  record.ts = ph === "M" ? Number.NEGATIVE_INFINITY : (record.tsNs ?? 0);
+  record.group = ph === "B" || ph === "E" ? 0 : ph === "X" ? 1 : 2;
+  record.sub = ph === "X" ? -(record.durNs ?? 0) : 0;
+}
+
 function lessThan(left: TraceEventRecord, right: TraceEventRecord): boolean {
   if (left.ts !== right.ts) return left.ts < right.ts;
   if (left.group !== right.group) return left.group < right.group;

@@ -20,7 +20,7 @@ import {
   parseWithSources,
   torchTopLevelKeys,
 } from "./chrome-event-record.ts";
-import { EventOrderer, RestartInRuns } from "./chrome-event-order.ts";
+import { EventOrderer, RestartInRuns, setOrderKey } from "./chrome-event-order.ts";
 import { ChromeTraceReader, FastScanError, UnsupportedShape } from "./chrome-event-reader.ts";
 import { TraceCpuProfiles } from "./chrome-cpu-profile.ts";
 import { SliceNester } from "./chrome-slice-nesting.ts";
@@ -62,24 +62,7 @@ type Hints = { torch: boolean; topLevelObject: boolean; sawTraceEvents: boolean 
 
 async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTraceOptions, mayStream: boolean): Promise<ExtractResult> {
   const clock = new TraceClock();
-  const emitter = new RowEmitter(sink, options.maxRows);
-  const nester = new SliceNester(emitter, {
-    projectRoot: options.projectRoot,
-    language: options.language,
-    clock,
-    maxHeldStacks: canMergeStacks(sink) ? (options.maxHeldStacks ?? 250_000) : 0,
-  });
-  const scratchOwner = (sink as { scratchDirectory?: () => string }).scratchDirectory;
-  const scratch = typeof scratchOwner === "function" ? scratchOwner.call(sink) : mkdtempSync(join(tmpdir(), "flameox-trace-"));
-  const orderer = new EventOrderer(
-    {
-      memoryBytes: options.orderMemoryBytes ?? 8 << 20,
-      window: Math.max(1, options.reorderWindow ?? 20_000),
-      restartable: mayStream,
-      scratch,
-    },
-    (record) => nester.process(record),
-  );
+  const { emitter, nester, orderer, scratch, ownsScratch } = pipeline(sink, options, clock, mayStream);
   const profiles = new TraceCpuProfiles();
   const counters: Counters = { nonObjects: 0, withoutPhase: 0, events: 0, unterminated: false };
   const hints: Hints = { torch: false, topLevelObject: false, sawTraceEvents: false };
@@ -93,9 +76,7 @@ async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTrac
       counters.withoutPhase++;
       return;
     }
-    record.ts = ph === "M" ? Number.NEGATIVE_INFINITY : (record.tsNs ?? 0);
-    record.group = ph === "B" || ph === "E" ? 0 : ph === "X" ? 1 : 2;
-    record.sub = ph === "X" ? -(record.durNs ?? 0) : 0;
+    setOrderKey(record);
     // Profile data is read before ordering: a record spilled to disk keeps only bounded args.
     if (ph === "P" || ph === "I" || ph === "i") profiles.accept(record);
     orderer.accept(record);
@@ -127,15 +108,10 @@ async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTrac
     nester.finish(!profiles.hasSamples);
   } finally {
     orderer.cleanup();
-    if (typeof scratchOwner !== "function") rmSync(scratch, { recursive: true, force: true });
+    if (ownsScratch) rmSync(scratch, { recursive: true, force: true });
   }
 
-  const limitations: string[] = [];
-  if (counters.unterminated) {
-    limitations.push("The event array ends without its closing `]` (allowed by the Trace Event Format); every complete event was read.");
-  }
-  if (counters.nonObjects > 0) limitations.push(`${counters.nonObjects} trace entries were not objects and were skipped.`);
-  if (counters.withoutPhase > 0) limitations.push(`${counters.withoutPhase} events had no "ph" and were skipped.`);
+  const limitations = readNotes(counters);
   if (profiles.hasSamples) {
     limitations.push(
       ...profiles.emit(emitter, nester.threadLabels, {
@@ -150,6 +126,41 @@ async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTrac
   if (hints.torch || nester.hints.torch) result.producer = "torch.profiler";
   else if (nester.hints.pySpy > 0 && nester.hints.other === 0) result.producer = "py-spy";
   return result;
+}
+
+/** The stages events go through: ordering (with its scratch folder), nesting, the row budget. */
+function pipeline(sink: EvidenceSink, options: ChromeTraceOptions, clock: TraceClock, mayStream: boolean) {
+  const emitter = new RowEmitter(sink, options.maxRows);
+  const nester = new SliceNester(emitter, {
+    projectRoot: options.projectRoot,
+    language: options.language,
+    clock,
+    maxHeldStacks: canMergeStacks(sink) ? (options.maxHeldStacks ?? 250_000) : 0,
+  });
+  const scratchOwner = (sink as { scratchDirectory?: () => string }).scratchDirectory;
+  const ownsScratch = typeof scratchOwner !== "function";
+  const scratch = ownsScratch ? mkdtempSync(join(tmpdir(), "flameox-trace-")) : scratchOwner.call(sink);
+  const orderer = new EventOrderer(
+    {
+      memoryBytes: options.orderMemoryBytes ?? 8 << 20,
+      window: Math.max(1, options.reorderWindow ?? 20_000),
+      restartable: mayStream,
+      scratch,
+    },
+    (record) => nester.process(record),
+  );
+  return { emitter, nester, orderer, scratch, ownsScratch };
+}
+
+/** What reading the file skipped or accepted beyond the strict format. */
+function readNotes(counters: Counters): string[] {
+  const notes: string[] = [];
+  if (counters.unterminated) {
+    notes.push("The event array ends without its closing `]` (allowed by the Trace Event Format); every complete event was read.");
+  }
+  if (counters.nonObjects > 0) notes.push(`${counters.nonObjects} trace entries were not objects and were skipped.`);
+  if (counters.withoutPhase > 0) notes.push(`${counters.withoutPhase} events had no "ph" and were skipped.`);
+  return notes;
 }
 
 type ReadContext = {

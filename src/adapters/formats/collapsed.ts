@@ -53,6 +53,10 @@ export type CollapsedDialect = {
   splitContext?: (stack: string) => { thread: string | null; process: string | null; tid: string | null; stack: string };
 };
 
+function noContext(stack: string): { thread: null; process: null; tid: null; stack: string } {
+  return { thread: null, process: null, tid: null, stack };
+}
+
 /** Shared by collapsed and py-spy raw. */
 export async function extractFolded(
   path: string,
@@ -86,17 +90,7 @@ export async function extractFolded(
         absurd++;
         continue;
       }
-      let stack = text.slice(0, space);
-      let thread: string | null = null;
-      let process: string | null = null;
-      let tid: string | null = null;
-      if (dialect.splitContext) {
-        const split = dialect.splitContext(stack);
-        thread = split.thread;
-        process = split.process;
-        tid = split.tid;
-        stack = split.stack;
-      }
+      const { thread, process, tid, stack } = dialect.splitContext?.(text.slice(0, space)) ?? noContext(text.slice(0, space));
       // The group is known even for an idle sample: its thread name may be the only one given.
       const key = `${process ?? ""}\u0000${tid ?? ""}\u0000${thread ?? ""}`;
       let group = labelled.get(key);
