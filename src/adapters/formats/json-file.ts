@@ -10,6 +10,7 @@ import {
   type JsonPathSegment,
   JsonScanError,
   JsonStreamScanner,
+  JsonValueTooLarge,
   type JsonVisitor,
   type ParseMode,
   wholeParseLimitBytes,
@@ -70,6 +71,7 @@ export async function scanJsonFile(file: string, visitor: JsonVisitor): Promise<
     }
     scanner.end();
   } catch (error) {
+    if (error instanceof JsonValueTooLarge) throw artifactTooLarge(file, error.message, { byte_offset: error.offset });
     if (error instanceof JsonScanError) throw jsonParseFailed(file, error);
     throw inflateFailed(file, error);
   } finally {

@@ -43,6 +43,12 @@ export class JsonScanError extends Error {
   }
 }
 
+/** A selected value is larger than the scanner holds (`maxCapturedBytes`). */
+export class JsonValueTooLarge extends JsonScanError {}
+
+/** Bytes of one captured value the scanner keeps before it refuses (no reader captures more than a sample or a frame table). */
+export const maxCapturedBytes = 256 << 20;
+
 const OBJECT = 0;
 const ARRAY = 1;
 
@@ -102,6 +108,7 @@ export class JsonStreamScanner {
   private valueStart = 0;
   private capturing = false;
   private captureParts: Uint8Array[] = [];
+  private capturedBytes = 0;
   private brackets: number[] = [];
   private inString = false;
   private escape = false;
@@ -269,6 +276,7 @@ export class JsonStreamScanner {
     }
     this.capturing = selection === "capture";
     this.captureParts = [];
+    this.capturedBytes = 0;
     this.valueStart = this.base + index;
     this.inString = false;
     this.escape = false;
@@ -344,7 +352,16 @@ export class JsonStreamScanner {
       this.inString = inString;
       this.escape = escaped;
     }
-    if (this.capturing) this.captureParts.push(chunk.slice(chunkStart, length));
+    if (this.capturing) {
+      this.captureParts.push(chunk.slice(chunkStart, length));
+      this.capturedBytes += length - chunkStart;
+      if (this.capturedBytes > maxCapturedBytes) {
+        throw new JsonValueTooLarge(
+          `the value that starts at byte ${this.valueStart} is larger than ${maxCapturedBytes} bytes`,
+          this.valueStart,
+        );
+      }
+    }
     return length;
   }
 
