@@ -177,6 +177,8 @@ export class EvidenceBundleWriter implements EvidenceSink {
         await this.traceEvents.finish(engine);
         written.push(join(this.stagingFolder, "trace_events.parquet"));
       }
+      // The extractor is done: the conversions may have both cores, and the memory its garbage held.
+      await connection.run("SET threads = 2; SET memory_limit = '512MB'");
       for (const sql of this.conversions()) {
         await connection.run(sql.statement);
         written.push(sql.target);
