@@ -67,7 +67,7 @@ function scan(text: string): { code: string; strings: string[] } {
 
 test("layer rules come from docs/layers.json and are at least as strict as the founding design", () => {
   const allowed = Object.fromEntries(Object.entries(rules.layers).map(([layer, rule]) => [layer, rule.may_import]));
-  // DESIGN §2: domain is pure; config, store, exec rest on domain; adapters never touch the store;
+  // The founding layer rules: domain is pure; config, store, exec rest on domain; adapters never touch the store;
   // analysis is pure; services never reach a transport; transports reach services.
   expect(allowed.domain).toEqual(["domain"]);
   expect(allowed.config).toEqual(["domain", "config"]);

@@ -85,9 +85,21 @@ const operators: { name: string; children: string[]; inputs: number }[] = [
  * with nested `cpu_op` X events named `aten::*` carrying `Input Dims`/`Input type`/`External id` args,
  * on two threads, interleaved with `[memory]` instant events.
  */
-export function chromeTrace(megabytes: number): { path: string; bytes: number; generated_ms: number | null; events: number | null } {
+/**
+ * `distinctSteps`: every few operators on the main thread sit inside their own `ProfilerStep#<n>`
+ * user annotation, all distinct, so distinct stacks grow with the trace (1.8M per GiB) — the shape
+ * that made a stack map grow without bound.
+ */
+export function chromeTrace(
+  megabytes: number,
+  shape: "plain" | "distinctSteps" = "plain",
+): { path: string; bytes: number; generated_ms: number | null; events: number | null } {
   let events = 0;
-  const file = cached(`chrome-trace-${megabytes}MB-v${generatorVersion}.json`, (writer) => {
+  const name =
+    shape === "plain"
+      ? `chrome-trace-${megabytes}MB-v${generatorVersion}.json`
+      : `chrome-trace-steps-${megabytes}MB-v${generatorVersion}.json`;
+  const file = cached(name, (writer) => {
     const target = megabytes * (1 << 20);
     const next = random(megabytes);
     const pid = 4242;
@@ -101,8 +113,25 @@ export function chromeTrace(megabytes: number): { path: string; bytes: number; g
       events += 1;
     };
     writer.write('{"schemaVersion":1,"deviceProperties":[],"distributedInfo":{"backend":"gloo","rank":0,"world_size":1},"traceEvents":[');
+    let step = 0;
+    let stepStart = -1;
+    let stepOperators = 0;
+    const closeStep = () => {
+      // Written after its operators, as a profiler writes a slice when it ends.
+      emit(
+        `{"ph":"X","cat":"user_annotation","name":"ProfilerStep#${step}","pid":${pid},"tid":${threads[0]},"ts":${stepStart},"dur":${clocks[0]! - stepStart}}`,
+      );
+    };
     while (writer.total < target) {
       const threadIndex = next() < 0.8 ? 0 : 1;
+      if (shape === "distinctSteps" && threadIndex === 0 && (stepStart < 0 || stepOperators === 3)) {
+        if (stepStart >= 0) closeStep();
+        step += 1;
+        stepStart = clocks[0]!;
+        stepOperators = 0;
+        clocks[0] = clocks[0]! + 1;
+      }
+      if (threadIndex === 0) stepOperators += 1;
       const tid = threads[threadIndex]!;
       const operator = operators[Math.floor(next() * operators.length)]!;
       const batch = 1 << Math.floor(next() * 6);
@@ -136,6 +165,7 @@ export function chromeTrace(megabytes: number): { path: string; bytes: number; g
       ts += duration + 2 + Math.floor(next() * 10);
       clocks[threadIndex] = ts;
     }
+    if (shape === "distinctSteps" && stepStart >= 0) closeStep();
     writer.write('\n],"traceName":"bench","baseTimeNanoseconds":1700000000000000000}\n');
     return { events };
   });

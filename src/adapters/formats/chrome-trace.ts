@@ -1,378 +1,232 @@
 /**
- * Chrome trace JSON (a bare array, or `{traceEvents: [...]}`): Chrome, Perfetto JSON, torch.profiler,
- * py-spy chrometrace. Events are streamed one by one through a bounded reorder window (producers
- * such as Chrome write X slices at completion, children first), then nested per pid/tid:
- * trace_events rows get parent/depth, and the self time of every slice (duration minus children)
- * becomes a stacks row for the root→leaf slice names (unit ns).
- *
- * Events come from the text scanner of chrome-event-scanner.ts (one pass per event, args kept as
- * their own JSON text where that equals the re-serialized value); `parseMode: "whole"` parses the
- * file with JSON.parse instead. Both give the same records. The reorder window is a min-heap of
- * (ts, B/E before X before others, longer X first, arrival) holding `reorderWindow` events: each new
- * event beyond that releases the smallest, exactly as before the scanner existed.
+ * Chrome trace JSON (a bare array, or `{traceEvents: [...]}`): Chrome, Perfetto JSON, torch.profiler
+ * (kineto), py-spy chrometrace; gzip-compressed or not. Events are read by the text scanner
+ * (chrome-event-reader.ts; `parseMode: "whole"` parses the file with JSON.parse instead, with the
+ * same records), put in timestamp order per thread whatever their order in the file
+ * (chrome-event-order.ts), and nested per pid/tid (chrome-slice-nesting.ts).
  */
-import { projectRelativePath, type EvidenceSink, type TraceEventRow } from "../../domain/evidence.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { EvidenceSink } from "../../domain/evidence.ts";
+import { openByteSource, readAllBytes } from "./byte-source.ts";
 import {
-  FrameTable,
-  RowEmitter,
-  StackAggregator,
-  artifactParseFailed,
-  type ExtractOptions,
-  type ExtractResult,
-  type StackGroup,
-} from "./common.ts";
-import {
-  FastScanError,
+  type NumberSources,
+  TraceClock,
   TraceEventRecord,
-  UnsupportedShape,
   boundedArgsJson,
-  correlationKeys,
-  deviceKeys,
   maxArgsBytes,
-  pick,
   recordFromObject,
-  scanChromeEvents,
-  streamKeys,
+  parseWithSources,
   torchTopLevelKeys,
-} from "./chrome-event-scanner.ts";
-import { readJsonWithVisitor, scanJsonFile, type JsonVisitor } from "./json-stream.ts";
+} from "./chrome-event-record.ts";
+import { EventOrderer, RestartInRuns, setOrderKey } from "./chrome-event-order.ts";
+import { ChromeTraceReader, FastScanError, UnsupportedShape } from "./chrome-event-reader.ts";
+import { TraceCpuProfiles } from "./chrome-cpu-profile.ts";
+import { SliceNester } from "./chrome-slice-nesting.ts";
+import { RowEmitter, artifactParseFailed, boundStaging, canMergeStacks, type ExtractOptions, type ExtractResult } from "./common.ts";
+import { inflateFailed, maxInflatedJsonBytes, readJsonWithVisitor, scanJsonFile, walkParsedJson } from "./json-file.ts";
+import type { JsonVisitor } from "./json-stream.ts";
 
 export { boundedArgsJson, maxArgsBytes };
 
 export type ChromeTraceOptions = ExtractOptions & {
-  /** Events held back to restore timestamp order before nesting; bounds memory. */
+  /** Events held back to restore timestamp order when a large, nearly ordered trace streams. */
   reorderWindow?: number;
+  /** Bytes of events ordered in memory before runs are sorted on disk. */
+  orderMemoryBytes?: number;
+  /** Distinct stacks held before they are flushed to a sink that merges repeats. */
+  maxHeldStacks?: number;
 };
 
-type Pending = TraceEventRecord;
+type Restartable = { restart(): Promise<void> | void };
 
-type OpenSlice = {
-  id: number;
-  name: string;
-  tsNs: number;
-  endNs: number;
-  durNs: number;
-  childNs: number;
-  node: number;
-  /** B slices wait for their E before their row can be written. */
-  begin: { row: TraceEventRow; record: TraceEventRecord } | null;
-};
-
-type ThreadState = { pid: string | null; tid: string | null; stack: OpenSlice[]; lastNs: number; group: StackGroup };
-
-const torchCategories = new Set([
-  "cpu_op",
-  "python_function",
-  "user_annotation",
-  "cpu_instant_event",
-  "kernel",
-  "cuda_runtime",
-  "gpu_memcpy",
-  "gpu_memset",
-  "ac2g",
-]);
-
-function lessThan(left: Pending, right: Pending): boolean {
-  if (left.ts !== right.ts) return left.ts < right.ts;
-  if (left.group !== right.group) return left.group < right.group;
-  if (left.sub !== right.sub) return left.sub < right.sub;
-  return left.seq < right.seq;
-}
-
-/** Binary min-heap of pending events. */
-class PendingHeap {
-  private readonly items: Pending[] = [];
-  get size(): number {
-    return this.items.length;
-  }
-  push(item: Pending): void {
-    const items = this.items;
-    let at = items.length;
-    items.push(item);
-    while (at > 0) {
-      const parent = (at - 1) >> 1;
-      const above = items[parent] as Pending;
-      if (!lessThan(item, above)) break;
-      items[at] = above;
-      at = parent;
-    }
-    items[at] = item;
-  }
-  pop(): Pending | undefined {
-    const items = this.items;
-    const top = items[0];
-    const last = items.pop();
-    const length = items.length;
-    if (length > 0 && last) {
-      let at = 0;
-      for (;;) {
-        const left = at * 2 + 1;
-        if (left >= length) break;
-        const right = left + 1;
-        let child = left;
-        if (right < length && lessThan(items[right] as Pending, items[left] as Pending)) child = right;
-        const candidate = items[child] as Pending;
-        if (!lessThan(candidate, last)) break;
-        items[at] = candidate;
-        at = child;
-      }
-      items[at] = last;
-    }
-    return top;
-  }
+function restartable(sink: EvidenceSink): sink is EvidenceSink & Restartable {
+  return typeof (sink as Partial<Restartable>).restart === "function";
 }
 
 export async function extractChromeTrace(path: string, sink: EvidenceSink, options: ChromeTraceOptions): Promise<ExtractResult> {
-  const emitter = new RowEmitter(sink, options.maxRows);
-  const frames = new FrameTable();
-  const aggregator = new StackAggregator();
-  const heap = new PendingHeap();
-  const window = Math.max(1, options.reorderWindow ?? 20_000);
-  const threads = new Map<string, ThreadState>();
-  const processNames = new Map<string, string>();
-  const threadNames = new Map<string, string>();
-  const counters = { nonObjects: 0, withoutPhase: 0, unmatchedEnds: 0, unclosedBegins: 0, late: 0, events: 0 };
-  const hints = { torch: false, pySpy: 0, other: 0, topLevelObject: false, sawTraceEvents: false };
+  boundStaging(sink, path);
+  try {
+    return await extractOnce(path, sink, options, restartable(sink));
+  } catch (error) {
+    if (!(error instanceof RestartInRuns) || !restartable(sink)) throw error;
+    // A large trace that began in order turned out not to be: order it in runs from the start.
+    await sink.restart();
+    return extractOnce(path, sink, options, false);
+  }
+}
+
+type Counters = { nonObjects: number; withoutPhase: number; events: number; unterminated: boolean };
+type Hints = { torch: boolean; topLevelObject: boolean; sawTraceEvents: boolean };
+
+async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTraceOptions, mayStream: boolean): Promise<ExtractResult> {
+  const clock = new TraceClock();
+  const { emitter, nester, orderer, scratch, ownsScratch } = pipeline(sink, options, clock, mayStream);
+  const profiles = new TraceCpuProfiles();
+  const counters: Counters = { nonObjects: 0, withoutPhase: 0, events: 0, unterminated: false };
+  const hints: Hints = { torch: false, topLevelObject: false, sawTraceEvents: false };
+
   let seq = 0;
-  let nextId = 1;
-  let releasedTs = Number.NEGATIVE_INFINITY;
-  const language = options.language;
-
-  const threadKey = (pid: string | null, tid: string | null): string => `${pid ?? ""}\u0000${tid ?? ""}`;
-  // Most events hit the thread of the previous one.
-  let lastThread: ThreadState | null = null;
-  const threadOf = (pid: string | null, tid: string | null): ThreadState => {
-    if (lastThread !== null && lastThread.pid === pid && lastThread.tid === tid) return lastThread;
-    const key = threadKey(pid, tid);
-    let state = threads.get(key);
-    if (!state) {
-      const group = aggregator.group(key, { thread: tid, process: pid, unit: "ns", scale: 1 });
-      state = { pid, tid, stack: [], lastNs: Number.NEGATIVE_INFINITY, group };
-      threads.set(key, state);
-    }
-    lastThread = state;
-    return state;
-  };
-
-  // Frames of slices without file/line, by category then name (interning builds a key per call).
-  const plainFrames = new Map<string | null, Map<string, number>>();
-  const sliceFrame = (name: string, category: string | null, record: TraceEventRecord): number => {
-    const file = record.file;
-    const line = record.line;
-    if (file === null && line === null) {
-      let byName = plainFrames.get(category);
-      if (!byName) {
-        byName = new Map();
-        plainFrames.set(category, byName);
-      }
-      const known = byName.get(name);
-      if (known !== undefined) return known;
-      const frame = frames.intern({
-        function: name,
-        file: null,
-        line: null,
-        module: category,
-        language: language ?? (category === "py-spy" ? "python" : "trace"),
-      });
-      byName.set(name, frame);
-      return frame;
-    }
-    return frames.intern({
-      function: name,
-      file: projectRelativePath(file, options.projectRoot),
-      line,
-      module: category,
-      language: language ?? (category === "py-spy" ? "python" : "trace"),
-    });
-  };
-
-  const finishSlice = (thread: ThreadState, slice: OpenSlice): void => {
-    const self = Math.max(0, slice.durNs - slice.childNs);
-    if (self > 0) aggregator.add(thread.group, slice.node, self, 1);
-    const parent = thread.stack[thread.stack.length - 1];
-    if (parent) parent.childNs += Math.max(0, Math.min(slice.endNs, parent.endNs) - slice.tsNs);
-  };
-
-  /** Closes complete (X) slices that ended at or before `tsNs`. */
-  const closeEnded = (thread: ThreadState, tsNs: number): void => {
-    for (;;) {
-      const top = thread.stack[thread.stack.length - 1];
-      if (!top || top.begin || top.endNs > tsNs) return;
-      thread.stack.pop();
-      finishSlice(thread, top);
-    }
-  };
-
-  const baseRow = (record: TraceEventRecord, phase: string, tsNs: number): TraceEventRow => ({
-    event_id: nextId++,
-    parent_id: null,
-    depth: 0,
-    name: record.name,
-    category: record.category,
-    ts_ns: tsNs,
-    dur_ns: null,
-    pid: record.pid,
-    tid: record.tid,
-    args: record.argsJson,
-    correlation: record.correlation,
-    device: record.device,
-    stream: record.stream,
-    phase,
-  });
-
-  const process = (record: TraceEventRecord): void => {
-    const phase = record.ph as string;
-    const tsNs = record.tsNs ?? 0;
-    const pid = record.pid;
-    const tid = record.tid;
-    const category = record.category;
-    if (category === "py-spy") hints.pySpy++;
-    else if (category !== null) hints.other++;
-    if (!hints.torch && ((category !== null && torchCategories.has(category)) || record.nameString?.startsWith("ProfilerStep#"))) {
-      hints.torch = true;
-    }
-    switch (phase) {
-      case "X":
-      case "B": {
-        const thread = threadOf(pid, tid);
-        closeEnded(thread, tsNs);
-        const parent = thread.stack[thread.stack.length - 1] ?? null;
-        const row = baseRow(record, phase, tsNs);
-        row.parent_id = parent?.id ?? null;
-        row.depth = thread.stack.length;
-        const name = row.name === "" ? "<unnamed>" : row.name;
-        const node = aggregator.child(parent?.node ?? 0, sliceFrame(name, row.category, record));
-        if (phase === "X") {
-          const durNs = Math.max(0, record.durNs ?? 0);
-          row.dur_ns = durNs;
-          emitter.traceEvent(row);
-          thread.stack.push({ id: row.event_id, name, tsNs, endNs: tsNs + durNs, durNs, childNs: 0, node, begin: null });
-          thread.lastNs = Math.max(thread.lastNs, tsNs + durNs);
-        } else {
-          thread.stack.push({
-            id: row.event_id,
-            name,
-            tsNs,
-            endNs: Number.POSITIVE_INFINITY,
-            durNs: 0,
-            childNs: 0,
-            node,
-            begin: { row, record },
-          });
-          thread.lastNs = Math.max(thread.lastNs, tsNs);
-        }
-        return;
-      }
-      case "E": {
-        const thread = threadOf(pid, tid);
-        thread.lastNs = Math.max(thread.lastNs, tsNs);
-        let at = thread.stack.length - 1;
-        while (at >= 0 && !thread.stack[at]?.begin) at--;
-        if (at < 0) {
-          counters.unmatchedEnds++;
-          return;
-        }
-        // Complete slices still open above the B end with it (badly nested input).
-        while (thread.stack.length - 1 > at) {
-          const inner = thread.stack.pop() as OpenSlice;
-          finishSlice(thread, inner);
-        }
-        closeBegin(thread, thread.stack.pop() as OpenSlice, tsNs, record.argsObject());
-        return;
-      }
-      case "M": {
-        const name = record.metaName;
-        if (record.nameString === "process_name" && pid !== null && name) processNames.set(pid, name);
-        if (record.nameString === "thread_name" && name) threadNames.set(threadKey(pid, tid), name);
-        emitter.traceEvent(baseRow(record, phase, tsNs));
-        return;
-      }
-      case "i":
-      case "I":
-      case "n":
-      case "s":
-      case "t":
-      case "f": {
-        const row = baseRow(record, phase, tsNs);
-        if (phase === "s" || phase === "t" || phase === "f") row.correlation ??= record.idText ?? record.bindIdText;
-        if (record.scope === "t" && phase !== "n") {
-          const thread = threadOf(pid, tid);
-          closeEnded(thread, tsNs);
-          const parent = thread.stack[thread.stack.length - 1];
-          row.parent_id = parent?.id ?? null;
-          row.depth = thread.stack.length;
-        }
-        emitter.traceEvent(row);
-        return;
-      }
-      default: {
-        const row = baseRow(record, phase, tsNs);
-        if (record.idDefined) row.correlation ??= record.idText;
-        emitter.traceEvent(row);
-      }
-    }
-  };
-
-  const closeBegin = (thread: ThreadState, slice: OpenSlice, endNs: number, endArgs: Record<string, unknown> | null): void => {
-    const begin = slice.begin as NonNullable<OpenSlice["begin"]>;
-    slice.durNs = Math.max(0, endNs - slice.tsNs);
-    slice.endNs = slice.tsNs + slice.durNs;
-    const row = begin.row;
-    row.dur_ns = slice.durNs;
-    if (endArgs) {
-      const merged = { ...(begin.record.argsObject() ?? {}), ...endArgs };
-      row.args = boundedArgsJson(merged);
-      row.correlation ??= pick(merged, correlationKeys);
-      row.device ??= pick(merged, deviceKeys);
-      row.stream ??= pick(merged, streamKeys);
-    }
-    emitter.traceEvent(row);
-    finishSlice(thread, slice);
-  };
-
-  const release = (): void => {
-    const item = heap.pop();
-    if (!item) return;
-    releasedTs = Math.max(releasedTs, item.ts);
-    process(item);
-  };
-
   const acceptRecord = (record: TraceEventRecord): void => {
     counters.events++;
+    record.seq = seq++;
     const ph = record.ph;
     if (ph === null) {
       counters.withoutPhase++;
       return;
     }
-    const ts = ph === "M" ? Number.NEGATIVE_INFINITY : (record.tsNs ?? 0);
-    let group = 2;
-    let sub = 0;
-    if (ph === "B" || ph === "E") group = 0;
-    else if (ph === "X") {
-      group = 1;
-      sub = -(record.durNs ?? 0);
-    }
-    if (ts < releasedTs) counters.late++;
-    record.ts = ts;
-    record.group = group;
-    record.sub = sub;
-    record.seq = seq++;
-    heap.push(record);
-    if (heap.size > window) release();
+    setOrderKey(record);
+    // Profile data is read before ordering: a record spilled to disk keeps only bounded args.
+    if (ph === "P" || ph === "I" || ph === "i") profiles.accept(record);
+    orderer.accept(record);
   };
-
-  const accept = (value: unknown): void => {
+  const acceptValue = (value: unknown, sources?: NumberSources): void => {
     if (!value || typeof value !== "object" || Array.isArray(value)) {
       counters.events++;
       counters.nonObjects++;
       return;
     }
     const record = new TraceEventRecord();
-    recordFromObject(value as Record<string, unknown>, record);
+    recordFromObject(value as Record<string, unknown>, record, clock, sources);
     acceptRecord(record);
   };
 
-  const select: JsonVisitor["select"] = (p) => {
+  try {
+    await readEvents(path, sink, options, {
+      clock,
+      counters,
+      hints,
+      acceptRecord,
+      acceptValue,
+      topLevelValue: (key, value) => profiles.topLevel(key, value),
+    });
+    if (hints.topLevelObject && !hints.sawTraceEvents) {
+      throw artifactParseFailed(path, "the JSON object has no `traceEvents` array: this is not a Chrome trace");
+    }
+    await orderer.finish();
+    nester.finish(!profiles.hasSamples);
+  } finally {
+    orderer.cleanup();
+    if (ownsScratch) rmSync(scratch, { recursive: true, force: true });
+  }
+
+  const limitations = readNotes(counters);
+  if (profiles.hasSamples) {
+    limitations.push(
+      ...profiles.emit(emitter, nester.threadLabels, {
+        projectRoot: options.projectRoot,
+        language: options.language,
+        slices: nester.slices,
+      }),
+    );
+  }
+  limitations.push(...nester.limitations(), ...emitter.limitations());
+  const result: ExtractResult = { rows: emitter.counts, limitations };
+  if (hints.torch || nester.hints.torch) result.producer = "torch.profiler";
+  else if (nester.hints.pySpy > 0 && nester.hints.other === 0) result.producer = "py-spy";
+  return result;
+}
+
+/** The stages events go through: ordering (with its scratch folder), nesting, the row budget. */
+function pipeline(sink: EvidenceSink, options: ChromeTraceOptions, clock: TraceClock, mayStream: boolean) {
+  const emitter = new RowEmitter(sink, options.maxRows);
+  const nester = new SliceNester(emitter, {
+    projectRoot: options.projectRoot,
+    language: options.language,
+    clock,
+    maxHeldStacks: canMergeStacks(sink) ? (options.maxHeldStacks ?? 250_000) : 0,
+  });
+  const scratchOwner = (sink as { scratchDirectory?: () => string }).scratchDirectory;
+  const ownsScratch = typeof scratchOwner !== "function";
+  const scratch = ownsScratch ? mkdtempSync(join(tmpdir(), "flameox-trace-")) : scratchOwner.call(sink);
+  const orderer = new EventOrderer(
+    {
+      memoryBytes: options.orderMemoryBytes ?? 8 << 20,
+      window: Math.max(1, options.reorderWindow ?? 20_000),
+      restartable: mayStream,
+      scratch,
+    },
+    (record) => nester.process(record),
+  );
+  return { emitter, nester, orderer, scratch, ownsScratch };
+}
+
+/** What reading the file skipped or accepted beyond the strict format. */
+function readNotes(counters: Counters): string[] {
+  const notes: string[] = [];
+  if (counters.unterminated) {
+    notes.push("The event array ends without its closing `]` (allowed by the Trace Event Format); every complete event was read.");
+  }
+  if (counters.nonObjects > 0) notes.push(`${counters.nonObjects} trace entries were not objects and were skipped.`);
+  if (counters.withoutPhase > 0) notes.push(`${counters.withoutPhase} events had no "ph" and were skipped.`);
+  return notes;
+}
+
+type ReadContext = {
+  clock: TraceClock;
+  topLevelValue(key: string, value: unknown): void;
+  counters: Counters;
+  hints: Hints;
+  acceptRecord(record: TraceEventRecord): void;
+  acceptValue(value: unknown, sources?: NumberSources): void;
+};
+
+/** Feeds every event of the file to the context: the fast reader, else the generic readers. */
+async function readEvents(path: string, sink: EvidenceSink, options: ChromeTraceOptions, context: ReadContext): Promise<void> {
+  const { hints } = context;
+  if (options.parseMode === "whole") return readWhole(path, context);
+  // A sink that streams its rows (the evidence bundle writer) may ask the reader to wait for it.
+  const drain = (sink as { drain?: () => Promise<void> }).drain;
+  let chunks = 0;
+  const source = await openByteSource(path, { maxInflatedBytes: maxInflatedJsonBytes });
+  const reader = new ChromeTraceReader(
+    source,
+    {
+      topLevelKey(key) {
+        hints.topLevelObject = true;
+        if (torchTopLevelKeys.has(key)) hints.torch = true;
+        return TraceCpuProfiles.topLevelKeys.has(key);
+      },
+      topLevelValue: context.topLevelValue,
+      sawTraceEvents() {
+        hints.topLevelObject = true;
+        hints.sawTraceEvents = true;
+      },
+      event: context.acceptRecord,
+      other: (value) => context.acceptValue(value),
+      chunk: async () => {
+        // A full collection every 64 MiB: otherwise the GC lets dead rows and text chunks pile up
+        // far past what is live (RSS doubles on a 1 GiB trace), as it does not see their storage.
+        if (++chunks % 8 === 0) Bun.gc(true);
+        if (typeof drain === "function") await drain.call(sink);
+      },
+      unterminated() {
+        context.counters.unterminated = true;
+      },
+    },
+    context.clock,
+  );
+  try {
+    await reader.read();
+  } catch (error) {
+    if (error instanceof UnsupportedShape) {
+      await readJsonWithVisitor(path, genericVisitor(context), { mode: options.parseMode });
+      return;
+    }
+    if (error instanceof FastScanError) {
+      // The generic scanner names the exact place; it throws ARTIFACT_PARSE_FAILED.
+      await scanJsonFile(path, { select: selectTraceEvents(hints), value: () => {} });
+      throw artifactParseFailed(path, error.message);
+    }
+    throw inflateFailed(path, error);
+  } finally {
+    await source.close();
+  }
+}
+
+function selectTraceEvents(hints: Hints): JsonVisitor["select"] {
+  return (p) => {
     if (p.length === 0) return "enter";
     const first = p[0];
     if (p.length === 1) {
@@ -383,83 +237,53 @@ export async function extractChromeTrace(path: string, sink: EvidenceSink, optio
         return "enter";
       }
       if (torchTopLevelKeys.has(first as string)) hints.torch = true;
-      return "skip";
+      return TraceCpuProfiles.topLevelKeys.has(first as string) ? "capture" : "skip";
     }
     return p.length === 2 && first === "traceEvents" ? "capture" : "skip";
   };
-  const visitor: JsonVisitor = {
-    select,
-    value(_p, value) {
-      accept(value);
+}
+
+function genericVisitor(context: ReadContext, sources?: WeakMap<object, NumberSources>): JsonVisitor {
+  return {
+    select: selectTraceEvents(context.hints),
+    value(p, value) {
+      if (p.length === 1 && typeof p[0] === "string") context.topLevelValue(p[0], value);
+      else context.acceptValue(value, value && typeof value === "object" ? sources?.get(value) : undefined);
     },
   };
+}
 
-  // A sink that streams its rows (the evidence bundle writer) may ask the reader to wait for it.
-  const drain = (sink as { drain?: () => Promise<void> }).drain;
-  let generic = options.parseMode === "whole";
-  if (!generic) {
+/** JSON.parse of the whole file, keeping each number's text for exact timestamps. */
+async function readWhole(path: string, context: ReadContext): Promise<void> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readAllBytes(path, { maxInflatedBytes: maxInflatedJsonBytes });
+  } catch (error) {
+    throw inflateFailed(path, error);
+  }
+  const text = new TextDecoder().decode(bytes);
+  const sources = new WeakMap<object, NumberSources>();
+  let parsed: unknown;
+  try {
+    parsed = parseWithSources(text, sources);
+  } catch (error) {
+    const unterminated = withClosingBracket(text);
     try {
-      await scanChromeEvents(path, {
-        topLevelKey(key) {
-          hints.topLevelObject = true;
-          if (torchTopLevelKeys.has(key)) hints.torch = true;
-        },
-        sawTraceEvents() {
-          hints.topLevelObject = true;
-          hints.sawTraceEvents = true;
-        },
-        event: acceptRecord,
-        other: accept,
-        chunk: typeof drain === "function" ? () => drain.call(sink) : undefined,
-      });
-    } catch (error) {
-      if (error instanceof UnsupportedShape) generic = true;
-      else if (error instanceof FastScanError) {
-        // The generic scanner names the exact place; it throws ARTIFACT_PARSE_FAILED.
-        await scanJsonFile(path, { select, value: () => {} });
-        throw artifactParseFailed(path, error.message);
-      } else throw error;
+      if (unterminated === null) throw error;
+      parsed = parseWithSources(unterminated, sources);
+      context.counters.unterminated = true;
+    } catch {
+      // The scanner says where the JSON breaks.
+      await scanJsonFile(path, { select: selectTraceEvents(context.hints), value: () => {} });
+      throw artifactParseFailed(path, error instanceof Error ? error.message : String(error));
     }
   }
-  if (generic) await readJsonWithVisitor(path, visitor, { mode: options.parseMode });
-  if (hints.topLevelObject && !hints.sawTraceEvents) {
-    throw artifactParseFailed(path, "the JSON object has no `traceEvents` array: this is not a Chrome trace");
-  }
-  while (heap.size > 0) release();
+  walkParsedJson(parsed, genericVisitor(context, sources));
+}
 
-  for (const thread of threads.values()) {
-    while (thread.stack.length > 0) {
-      const slice = thread.stack.pop() as OpenSlice;
-      if (slice.begin) {
-        counters.unclosedBegins++;
-        closeBegin(thread, slice, Math.max(thread.lastNs, slice.tsNs), null);
-      } else finishSlice(thread, slice);
-    }
-  }
-
-  // Thread/process names from M events apply to the stacks rows (trace rows keep raw ids).
-  for (const thread of threads.values()) {
-    const group = thread.group;
-    group.thread = threadNames.get(threadKey(thread.pid, thread.tid)) ?? thread.tid;
-    group.process = (thread.pid !== null ? processNames.get(thread.pid) : undefined) ?? thread.pid;
-  }
-  aggregator.emit(emitter, (frameId) => frames.rows[frameId] as (typeof frames.rows)[number]);
-
-  const limitations: string[] = [];
-  if (counters.nonObjects > 0) limitations.push(`${counters.nonObjects} trace entries were not objects and were skipped.`);
-  if (counters.withoutPhase > 0) limitations.push(`${counters.withoutPhase} events had no "ph" and were skipped.`);
-  if (counters.unmatchedEnds > 0) limitations.push(`${counters.unmatchedEnds} E events had no open B on their thread.`);
-  if (counters.unclosedBegins > 0) {
-    limitations.push(`${counters.unclosedBegins} B events were never closed; they end at their thread's last timestamp.`);
-  }
-  if (counters.late > 0) {
-    limitations.push(
-      `${counters.late} events arrived more than ${window} events out of timestamp order; their nesting may be approximate.`,
-    );
-  }
-  limitations.push(...emitter.limitations());
-  const result: ExtractResult = { rows: emitter.counts, limitations };
-  if (hints.torch) result.producer = "torch.profiler";
-  else if (hints.pySpy > 0 && hints.other === 0) result.producer = "py-spy";
-  return result;
+/** A bare event array that lacks its closing `]`, closed; null for anything else. */
+function withClosingBracket(text: string): string | null {
+  const trimmed = text.replace(/^\uFEFF/, "").trim();
+  if (!trimmed.startsWith("[") || trimmed.endsWith("]")) return null;
+  return `${trimmed.replace(/,\s*$/, "")}]`;
 }

@@ -6,13 +6,18 @@ import { projectRelativePath, type EvidenceSink, type StackUnit } from "../../do
 import {
   FrameTable,
   RowEmitter,
-  StackAggregator,
+  LineTooLong,
   artifactParseFailed,
+  artifactTooLarge,
+  boundStaging,
   languageForFile,
   readLines,
   type ExtractOptions,
   type ExtractResult,
 } from "./common.ts";
+import { inflateFailed } from "./json-file.ts";
+import { StackAggregator } from "./stack-aggregator.ts";
+import { type LabelledGroup, disambiguateThreadLabels } from "./thread-labels.ts";
 
 export type CollapsedOptions = ExtractOptions & {
   /** Unit of the trailing weights; samples unless the producer wrote time or bytes. */
@@ -45,8 +50,12 @@ export type CollapsedDialect = {
   language: string | null;
   allowFileOnly: boolean;
   /** Strips leading context frames (process/thread) off a line; returns the rest. */
-  splitContext?: (stack: string) => { thread: string | null; process: string | null; stack: string };
+  splitContext?: (stack: string) => { thread: string | null; process: string | null; tid: string | null; stack: string };
 };
+
+function noContext(stack: string): { thread: null; process: null; tid: null; stack: string } {
+  return { thread: null, process: null, tid: null, stack };
+}
 
 /** Shared by collapsed and py-spy raw. */
 export async function extractFolded(
@@ -55,56 +64,68 @@ export async function extractFolded(
   options: CollapsedOptions,
   dialect: CollapsedDialect,
 ): Promise<ExtractResult> {
+  boundStaging(sink, path);
   const frames = new FrameTable();
   const aggregator = new StackAggregator();
   const unit = options.unit ?? "samples";
+  const labelled = new Map<string, LabelledGroup>();
   let emptyStacks = 0;
+  let absurd = 0;
   let lines = 0;
-  for await (const { line, offset, number } of readLines(path)) {
-    const text = line.trimEnd();
-    if (text.trim() === "" || text.startsWith("#")) continue;
-    const space = text.lastIndexOf(" ");
-    const weightText = space === -1 ? "" : text.slice(space + 1);
-    const weight = Number(weightText);
-    if (space === -1 || weightText === "" || !Number.isFinite(weight)) {
-      throw artifactParseFailed(path, `line ${number} (byte ${offset}) does not end with a numeric weight`, {
-        line: number,
-        byte_offset: offset,
-      });
+  try {
+    for await (const { line, offset, number } of readLines(path)) {
+      const text = line.trimEnd();
+      if (text.trim() === "" || text.startsWith("#")) continue;
+      const space = text.lastIndexOf(" ");
+      const weightText = space === -1 ? "" : text.slice(space + 1);
+      const weight = Number(weightText);
+      if (space === -1 || weightText === "" || Number.isNaN(weight)) {
+        throw artifactParseFailed(path, `line ${number} (byte ${offset}) does not end with a numeric weight`, {
+          line: number,
+          byte_offset: offset,
+        });
+      }
+      lines++;
+      if (!(weight >= 0 && weight <= Number.MAX_SAFE_INTEGER)) {
+        absurd++;
+        continue;
+      }
+      const { thread, process, tid, stack } = dialect.splitContext?.(text.slice(0, space)) ?? noContext(text.slice(0, space));
+      // The group is known even for an idle sample: its thread name may be the only one given.
+      const key = `${process ?? ""}\u0000${tid ?? ""}\u0000${thread ?? ""}`;
+      let group = labelled.get(key);
+      if (!group) {
+        group = { thread, process, tid, fallback: "", group: aggregator.group(key, { thread, process, unit, scale: 1 }) };
+        labelled.set(key, group);
+      }
+      if (stack.trim() === "") {
+        emptyStacks++;
+        continue;
+      }
+      let node = 0;
+      for (const part of stack.split(";")) {
+        const parsed = parseCollapsedFrame(part, { allowFileOnly: dialect.allowFileOnly });
+        const frameId = frames.intern({
+          function: parsed.function,
+          file: projectRelativePath(parsed.file, options.projectRoot),
+          line: parsed.line,
+          module: parsed.module,
+          language: options.language ?? dialect.language ?? languageForFile(parsed.file) ?? "unknown",
+        });
+        node = aggregator.child(node, frameId);
+      }
+      aggregator.add(group.group, node, weight, unit === "samples" ? weight : 1);
     }
-    lines++;
-    let stack = text.slice(0, space);
-    let thread: string | null = null;
-    let process: string | null = null;
-    if (dialect.splitContext) {
-      const split = dialect.splitContext(stack);
-      thread = split.thread;
-      process = split.process;
-      stack = split.stack;
-    }
-    if (stack.trim() === "") {
-      emptyStacks++;
-      continue;
-    }
-    let node = 0;
-    for (const part of stack.split(";")) {
-      const parsed = parseCollapsedFrame(part, { allowFileOnly: dialect.allowFileOnly });
-      const frameId = frames.intern({
-        function: parsed.function,
-        file: projectRelativePath(parsed.file, options.projectRoot),
-        line: parsed.line,
-        module: parsed.module,
-        language: options.language ?? dialect.language ?? languageForFile(parsed.file) ?? "unknown",
-      });
-      node = aggregator.child(node, frameId);
-    }
-    const group = aggregator.group(`${process ?? ""}\u0000${thread ?? ""}`, { thread, process, unit, scale: 1 });
-    aggregator.add(group, node, weight, unit === "samples" ? weight : 1);
+  } catch (error) {
+    if (error instanceof LineTooLong) throw artifactTooLarge(path, error.message, { line: error.line, byte_offset: error.offset });
+    throw inflateFailed(path, error);
   }
   if (lines === 0) throw artifactParseFailed(path, "no folded stack lines (`frame;frame weight`) were found");
+  disambiguateThreadLabels([...labelled.values()]);
   const emitter = new RowEmitter(sink, options.maxRows);
   aggregator.emit(emitter, (frameId) => frames.rows[frameId] as (typeof frames.rows)[number]);
-  const limitations = emitter.limitations();
+  const limitations = [...aggregator.limitations(), ...emitter.limitations()];
+  if (absurd > 0) limitations.unshift(`${absurd} lines had a negative, infinite or absurd weight (past 2^53) and were left out.`);
   if (emptyStacks > 0) limitations.unshift(`${emptyStacks} lines had an empty stack (idle samples) and carry no frames.`);
   return { rows: emitter.counts, limitations };
 }

@@ -1,10 +1,12 @@
 /**
- * Shared plumbing of the profile/trace extractors: options and result shapes, a row budget, and a
- * stack aggregator (a trie of frames plus weights per thread/profile) so big inputs fold into
- * one row per distinct stack instead of one per sample.
+ * Shared plumbing of the profile/trace extractors: options and result shapes, a row budget, frame
+ * interning, units and languages, line reading, and growable typed arrays. Stacks fold in
+ * stack-aggregator.ts.
  */
 import { frameKey, type EvidenceSink, type FrameRow, type StackRow, type StackUnit, type TraceEventRow } from "../../domain/evidence.ts";
+import { closeSync, openSync, readSync } from "node:fs";
 import { FlameoxError } from "../../domain/errors.ts";
+import { openByteSource } from "./byte-source.ts";
 import type { ParseMode } from "./json-stream.ts";
 
 export type ExtractOptions = {
@@ -36,6 +38,58 @@ export function artifactParseFailed(file: string, message: string, details: Reco
       "Re-export the profile or trace and import it again.",
     ],
   });
+}
+
+/** The final labels of the stacks rows whose `thread` is `key`. */
+export type StackLabel = { key: string; thread: string | null; process: string | null };
+
+/** A sink (the evidence bundle writer) that can sum repeated stacks rows and relabel them when it finishes. */
+export type StackMergingSink = { mergeRepeatedStacks(labels: StackLabel[]): void };
+
+export function canMergeStacks(sink: EvidenceSink): boolean {
+  return typeof (sink as Partial<StackMergingSink>).mergeRepeatedStacks === "function";
+}
+
+/** An input whose extraction would pass a hard bound (inflated size, staging bytes, depth). */
+export function artifactTooLarge(file: string, message: string, details: Record<string, unknown> = {}): FlameoxError {
+  return new FlameoxError({
+    code: "ARTIFACT_TOO_LARGE",
+    message: `Cannot extract ${file}: ${message}`,
+    details: { path: file, ...details },
+    remediation: [
+      "Check that the file is what it claims to be (a compressed file that inflates without bound is refused).",
+      "Capture or export a smaller profile or trace and import that.",
+    ],
+  });
+}
+
+/** Staging text an extraction may write per input byte (plain, and gzip-compressed input). */
+const stagingPerInputByte = 16;
+const stagingPerCompressedByte = 64;
+
+/**
+ * Bounds the staging text a sink that supports it (the bundle writer) accepts for this input: a
+ * multiple of the input's size, with the sink's floor. An input that would expand past it (deep
+ * nesting, overlap patterns, a bomb) ends with ARTIFACT_TOO_LARGE instead of filling the disk.
+ */
+export function boundStaging(sink: EvidenceSink, file: string): void {
+  const limit = (sink as { limitStagingBytes?: (bytes: number) => void }).limitStagingBytes;
+  if (typeof limit !== "function") return;
+  const size = Bun.file(file).size;
+  const head = new Uint8Array(readHeadSync(file));
+  const perByte = head[0] === 0x1f && head[1] === 0x8b ? stagingPerCompressedByte : stagingPerInputByte;
+  limit.call(sink, size * perByte);
+}
+
+function readHeadSync(file: string): Uint8Array {
+  const handle = openSync(file, "r");
+  try {
+    const head = new Uint8Array(2);
+    readSync(handle, head, 0, 2, 0);
+    return head;
+  } finally {
+    closeSync(handle);
+  }
 }
 
 /** Wraps the sink: dedups frames it has already passed on, counts rows and enforces `maxRows`. */
@@ -85,6 +139,14 @@ export class RowEmitter {
     return true;
   }
 
+  /**
+   * Rows were flushed before the end: they may repeat a stack, and their `thread` holds a key that
+   * `labels` maps to the final thread and process labels. Only for sinks that `canMergeStacks`.
+   */
+  stacksMayRepeat(labels: StackLabel[]): void {
+    (this.sink as unknown as StackMergingSink).mergeRepeatedStacks(labels);
+  }
+
   limitations(): string[] {
     const notes: string[] = [];
     if (this.droppedStacks > 0) notes.push(`maxRows reached: ${this.droppedStacks} stacks rows were not emitted.`);
@@ -103,125 +165,53 @@ export type FrameSpec = {
   language: string;
 };
 
+/**
+ * A frame without a source file is located by its module (`memcpy` in libc.so.6 is not `memcpy`
+ * in libfoo.so, a GPU annotation is not the CPU one of the same name), as the perf adapter keys them.
+ */
+function location(spec: FrameSpec): string | null {
+  return spec.file ?? spec.module;
+}
+
+/**
+ * A copy of a string that holds its own characters. A slice of a large decoded chunk keeps the
+ * whole chunk alive, so strings kept for the whole extraction (frames, labels) are copied once.
+ */
+export function ownedString<T extends string | null>(text: T): T {
+  return (text === null || text.length === 0 ? text : JSON.parse(JSON.stringify(text))) as T;
+}
+
 export function frameRow(spec: FrameSpec): FrameRow {
-  return {
-    frame_key: frameKey({ language: spec.language, function: spec.function, file: spec.file, line: spec.line }),
-    function: spec.function,
-    file: spec.file,
+  const owned: FrameSpec = {
+    function: ownedString(spec.function),
+    file: ownedString(spec.file),
     line: spec.line,
-    module: spec.module,
+    module: ownedString(spec.module),
     language: spec.language,
+  };
+  return {
+    frame_key: frameKey({ language: owned.language, function: owned.function, file: location(owned), line: owned.line }),
+    function: owned.function,
+    file: owned.file,
+    line: owned.line,
+    module: owned.module,
+    language: owned.language,
   };
 }
 
-/** Interns frames by identity; the first module seen for a frame wins. */
+/** Interns frames by identity (a frame with a file: the first module seen for it wins). */
 export class FrameTable {
   readonly rows: FrameRow[] = [];
   private readonly byIdentity = new Map<string, number>();
 
   intern(spec: FrameSpec): number {
-    const identity = `${spec.language}\u0000${spec.function}\u0000${spec.file ?? ""}\u0000${spec.line ?? ""}`;
+    const identity = `${spec.language}\u0000${spec.function}\u0000${location(spec) ?? ""}\u0000${spec.line ?? ""}`;
     const known = this.byIdentity.get(identity);
     if (known !== undefined) return known;
     const index = this.rows.length;
     this.rows.push(frameRow(spec));
     this.byIdentity.set(identity, index);
     return index;
-  }
-}
-
-type StackTotals = { weight: number; count: number };
-
-export type StackGroup = {
-  thread: string | null;
-  process: string | null;
-  unit: StackUnit;
-  /** Multiplies raw weights at emit time (e.g. milliseconds → ns). */
-  scale: number;
-  totals: Map<number, StackTotals>;
-};
-
-/**
- * A prefix trie of frame ids (node 0 is the empty stack) with weight totals per group. Frame ids
- * are whatever the caller uses (a FrameTable index, or a format's own frame index resolved later).
- */
-export class StackAggregator {
-  private readonly parents: number[] = [-1];
-  private readonly frameIds: number[] = [-1];
-  private readonly children = new Map<number | string, number>();
-  private readonly groups = new Map<string, StackGroup>();
-
-  child(node: number, frameId: number): number {
-    // Numeric keys while they fit in a double's integer range (the common case), text beyond.
-    const key = frameId < 0x100000 && node < 0x80000000 ? node * 0x100000 + frameId : `${node},${frameId}`;
-    const known = this.children.get(key);
-    if (known !== undefined) return known;
-    const created = this.parents.length;
-    this.parents.push(node);
-    this.frameIds.push(frameId);
-    this.children.set(key, created);
-    return created;
-  }
-
-  /** Node of a root→leaf list of frame ids. */
-  path(frameIds: readonly number[]): number {
-    let node = 0;
-    for (const frameId of frameIds) node = this.child(node, frameId);
-    return node;
-  }
-
-  group(key: string, init: Omit<StackGroup, "totals">): StackGroup {
-    let group = this.groups.get(key);
-    if (!group) {
-      group = { ...init, totals: new Map() };
-      this.groups.set(key, group);
-    }
-    return group;
-  }
-
-  add(group: StackGroup, node: number, weight: number, count: number): void {
-    if (node === 0) return;
-    const totals = group.totals.get(node);
-    if (totals) {
-      totals.weight += weight;
-      totals.count += count;
-    } else {
-      group.totals.set(node, { weight, count });
-    }
-  }
-
-  /** Frame ids root→leaf of a node. */
-  frameIdsOf(node: number): number[] {
-    const ids: number[] = [];
-    for (let at = node; at > 0; at = this.parents[at] as number) ids.push(this.frameIds[at] as number);
-    return ids.reverse();
-  }
-
-  /** Emits one stacks row per (group, distinct stack) with positive weight. */
-  emit(emitter: RowEmitter, resolveFrame: (frameId: number) => FrameRow): void {
-    for (const group of this.groups.values()) {
-      for (const [node, totals] of group.totals) {
-        let weight = totals.weight * group.scale;
-        if (group.unit === "ns") weight = Math.round(weight);
-        if (!(weight > 0)) continue;
-        if (emitter.full("stacks")) {
-          emitter.stack({ thread: null, process: null, frame_keys: [], weight, unit: group.unit, sample_count: 0 });
-          continue;
-        }
-        const frames = this.frameIdsOf(node).map(resolveFrame);
-        emitter.stack(
-          {
-            thread: group.thread,
-            process: group.process,
-            frame_keys: frames.map((frame) => frame.frame_key),
-            weight,
-            unit: group.unit,
-            sample_count: totals.count,
-          },
-          frames,
-        );
-      }
-    }
   }
 }
 
@@ -283,27 +273,68 @@ export function languageForFile(file: string | null | undefined): string | null 
   return languageByExtension[(match[1] as string).toLowerCase()] ?? null;
 }
 
-/** Reads a text file line by line without holding it whole; yields each line and its byte offset. */
+/** A line longer than this is refused rather than held (a folded file has no reason for one). */
+export const maxLineBytes = 64 << 20;
+
+/** The file has a line longer than `maxLineBytes`. */
+export class LineTooLong extends Error {
+  constructor(
+    readonly line: number,
+    readonly offset: number,
+  ) {
+    super(`line ${line} (byte ${offset}) is longer than ${maxLineBytes} bytes`);
+  }
+}
+
+/**
+ * Reads a text file (gzip-compressed or not) line by line without holding it whole; yields each
+ * line and its byte offset. A line over `maxLineBytes` throws LineTooLong.
+ */
 export async function* readLines(file: string): AsyncGenerator<{ line: string; offset: number; number: number }> {
-  const decoder = new TextDecoder();
+  let decoder = new TextDecoder();
   let pending = "";
   let pendingOffset = 0;
   let number = 0;
   const encoder = new TextEncoder();
-  const byteLength = (text: string): number => (/^[\x00-\x7f]*$/.test(text) ? text.length : encoder.encode(text).length);
-  for await (const chunk of Bun.file(file).stream()) {
-    pending += decoder.decode(chunk, { stream: true });
-    let newline = pending.indexOf("\n");
-    let start = 0;
-    while (newline !== -1) {
-      const raw = pending.slice(start, newline);
-      number++;
-      yield { line: raw.endsWith("\r") ? raw.slice(0, -1) : raw, offset: pendingOffset, number };
-      pendingOffset += byteLength(raw) + 1;
-      start = newline + 1;
-      newline = pending.indexOf("\n", start);
+  let byteLength = (text: string): number => (/^[\x00-\x7f]*$/.test(text) ? text.length : encoder.encode(text).length);
+  const source = await openByteSource(file, { maxInflatedBytes: 16 * 1024 ** 3 });
+  const chunk = Buffer.allocUnsafe(1 << 20);
+  let first = true;
+  try {
+    for (;;) {
+      const read = await source.read(chunk, 0, chunk.length);
+      if (read === 0) break;
+      if (first) {
+        first = false;
+        // UTF-16 text (with its byte-order mark) is read as such: two bytes per code unit.
+        const utf16 =
+          read >= 2 && chunk[0] === 0xff && chunk[1] === 0xfe
+            ? "utf-16le"
+            : read >= 2 && chunk[0] === 0xfe && chunk[1] === 0xff
+              ? "utf-16be"
+              : null;
+        if (utf16) {
+          decoder = new TextDecoder(utf16);
+          byteLength = (text) => text.length * 2;
+          pendingOffset = 2;
+        }
+      }
+      pending += decoder.decode(chunk.subarray(0, read), { stream: true });
+      let newline = pending.indexOf("\n");
+      let start = 0;
+      while (newline !== -1) {
+        const raw = pending.slice(start, newline);
+        number++;
+        yield { line: raw.endsWith("\r") ? raw.slice(0, -1) : raw, offset: pendingOffset, number };
+        pendingOffset += byteLength(raw) + 1;
+        start = newline + 1;
+        newline = pending.indexOf("\n", start);
+      }
+      pending = pending.slice(start);
+      if (pending.length > maxLineBytes) throw new LineTooLong(number + 1, pendingOffset);
     }
-    pending = pending.slice(start);
+  } finally {
+    await source.close();
   }
   pending += decoder.decode();
   if (pending.length > 0) {

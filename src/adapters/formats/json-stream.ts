@@ -3,7 +3,20 @@
  * only the path to the current value, and hands the caller parsed values at the paths it selects.
  * Multi-GiB traces never exist as one string, so memory stays bounded by the largest selected value.
  */
-import { FlameoxError } from "../../domain/errors.ts";
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  describeCode,
+  isJsonWhitespace,
+  isScalarByte,
+  isScalarStart,
+} from "./json-grammar.ts";
 
 export type JsonPathSegment = string | number;
 
@@ -30,6 +43,12 @@ export class JsonScanError extends Error {
   }
 }
 
+/** A selected value is larger than the scanner holds (`maxCapturedBytes`). */
+export class JsonValueTooLarge extends JsonScanError {}
+
+/** Bytes of one captured value the scanner keeps before it refuses (no reader captures more than a sample or a frame table). */
+export const maxCapturedBytes = 256 << 20;
+
 const OBJECT = 0;
 const ARRAY = 1;
 
@@ -48,34 +67,6 @@ const DONE = 8;
 const KIND_CONTAINER = 0;
 const KIND_STRING = 1;
 const KIND_SCALAR = 2;
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-
-function isWhitespace(byte: number): boolean {
-  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
-}
-
-function isScalarStart(byte: number): boolean {
-  // digits, minus, and the first letters of true/false/null
-  return (byte >= 0x30 && byte <= 0x39) || byte === 0x2d || byte === 0x74 || byte === 0x66 || byte === 0x6e;
-}
-
-function isScalarByte(byte: number): boolean {
-  return (
-    (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x7a) || byte === 0x2d || byte === 0x2b || byte === 0x2e || byte === 0x45
-  );
-}
-
-function describeByte(byte: number): string {
-  return byte >= 0x20 && byte < 0x7f ? `'${String.fromCharCode(byte)}'` : `byte 0x${byte.toString(16).padStart(2, "0")}`;
-}
 
 export function formatJsonPath(path: readonly JsonPathSegment[]): string {
   let text = "";
@@ -117,6 +108,7 @@ export class JsonStreamScanner {
   private valueStart = 0;
   private capturing = false;
   private captureParts: Uint8Array[] = [];
+  private capturedBytes = 0;
   private brackets: number[] = [];
   private inString = false;
   private escape = false;
@@ -144,7 +136,7 @@ export class JsonStreamScanner {
         continue;
       }
       const byte = chunk[i] as number;
-      if (isWhitespace(byte)) {
+      if (isJsonWhitespace(byte)) {
         i++;
         continue;
       }
@@ -172,7 +164,7 @@ export class JsonStreamScanner {
           i = this.startKey(byte, i);
           break;
         case EXPECT_COLON:
-          if (byte !== COLON) this.fail(`expected ':' after an object key, found ${describeByte(byte)}`, i);
+          if (byte !== COLON) this.fail(`expected ':' after an object key, found ${describeCode(byte)}`, i);
           this.state = EXPECT_VALUE;
           i++;
           break;
@@ -190,13 +182,13 @@ export class JsonStreamScanner {
           } else if (byte === CLOSE_BRACE) {
             this.closeContainer(OBJECT, i);
           } else {
-            this.fail(`expected ',' or a closing bracket, found ${describeByte(byte)}`, i);
+            this.fail(`expected ',' or a closing bracket, found ${describeCode(byte)}`, i);
           }
           i++;
           break;
         }
         case DONE:
-          this.fail(`unexpected ${describeByte(byte)} after the end of the JSON document`, i);
+          this.fail(`unexpected ${describeCode(byte)} after the end of the JSON document`, i);
           break;
         default:
           this.fail("scanner reached an impossible state", i);
@@ -228,7 +220,7 @@ export class JsonStreamScanner {
   }
 
   private startKey(byte: number, index: number): number {
-    if (byte !== QUOTE) this.fail(`expected an object key string, found ${describeByte(byte)}`, index);
+    if (byte !== QUOTE) this.fail(`expected an object key string, found ${describeCode(byte)}`, index);
     this.state = IN_KEY;
     this.keyParts = [];
     this.keyEscape = false;
@@ -284,6 +276,7 @@ export class JsonStreamScanner {
     }
     this.capturing = selection === "capture";
     this.captureParts = [];
+    this.capturedBytes = 0;
     this.valueStart = this.base + index;
     this.inString = false;
     this.escape = false;
@@ -296,7 +289,7 @@ export class JsonStreamScanner {
     } else if (isScalarStart(byte)) {
       this.valueKind = KIND_SCALAR;
     } else {
-      this.fail(`expected a value, found ${describeByte(byte)}`, index);
+      this.fail(`expected a value, found ${describeCode(byte)}`, index);
     }
     this.state = IN_VALUE;
     return this.scanValue(chunk, index + 1, index);
@@ -313,11 +306,11 @@ export class JsonStreamScanner {
       for (; i < length; i++) {
         const byte = chunk[i] as number;
         if (!isScalarByte(byte)) {
-          if (isWhitespace(byte) || byte === COMMA || byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
+          if (isJsonWhitespace(byte) || byte === COMMA || byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
             this.finishValue(chunk, chunkStart, i);
             return i;
           }
-          this.fail(`unexpected ${describeByte(byte)} in a literal`, i);
+          this.fail(`unexpected ${describeCode(byte)} in a literal`, i);
         }
       }
     } else {
@@ -346,7 +339,7 @@ export class JsonStreamScanner {
         else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
           const open = brackets.pop();
           if (open !== (byte === CLOSE_BRACE ? OPEN_BRACE : OPEN_BRACKET)) {
-            this.fail(`mismatched ${describeByte(byte)}`, i);
+            this.fail(`mismatched ${describeCode(byte)}`, i);
           }
           if (brackets.length === 0) {
             this.inString = false;
@@ -359,7 +352,16 @@ export class JsonStreamScanner {
       this.inString = inString;
       this.escape = escaped;
     }
-    if (this.capturing) this.captureParts.push(chunk.slice(chunkStart, length));
+    if (this.capturing) {
+      this.captureParts.push(chunk.slice(chunkStart, length));
+      this.capturedBytes += length - chunkStart;
+      if (this.capturedBytes > maxCapturedBytes) {
+        throw new JsonValueTooLarge(
+          `the value that starts at byte ${this.valueStart} is larger than ${maxCapturedBytes} bytes`,
+          this.valueStart,
+        );
+      }
+    }
     return length;
   }
 
@@ -395,94 +397,4 @@ export class JsonStreamScanner {
   private afterValue(): void {
     this.state = this.containers.length === 0 ? DONE : EXPECT_COMMA_OR_CLOSE;
   }
-}
-
-/** Walks an already parsed value with the same visitor protocol as the scanner. */
-export function walkParsedJson(root: unknown, visitor: JsonVisitor): void {
-  const path: JsonPathSegment[] = [];
-  const visit = (value: unknown): void => {
-    const selection = visitor.select(path);
-    if (selection === "capture") {
-      visitor.value(path, value);
-      return;
-    }
-    if (selection !== "enter" || value === null || typeof value !== "object") return;
-    if (Array.isArray(value)) {
-      for (let index = 0; index < value.length; index++) {
-        path.push(index);
-        visit(value[index]);
-        path.pop();
-      }
-      return;
-    }
-    for (const key of Object.keys(value)) {
-      path.push(key);
-      visit((value as Record<string, unknown>)[key]);
-      path.pop();
-    }
-  };
-  visit(root);
-}
-
-export function jsonParseFailed(file: string, error: JsonScanError): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_PARSE_FAILED",
-    message: `Cannot parse ${file}: ${error.message}`,
-    details: { path: file, byte_offset: error.offset },
-    remediation: [
-      "Check that the producer finished writing the file (a cut-off file ends mid-value).",
-      "Re-export the profile or trace and import it again.",
-    ],
-  });
-}
-
-/** Streams a file through the scanner. */
-export async function scanJsonFile(file: string, visitor: JsonVisitor): Promise<void> {
-  const scanner = new JsonStreamScanner(visitor);
-  try {
-    for await (const chunk of Bun.file(file).stream()) scanner.push(chunk);
-    scanner.end();
-  } catch (error) {
-    if (error instanceof JsonScanError) throw jsonParseFailed(file, error);
-    throw error;
-  }
-}
-
-const skipEverything: JsonVisitor = {
-  select: () => "enter",
-  value: () => {},
-};
-
-/**
- * Reads a JSON file with a visitor: small files are parsed whole (`auto` below
- * `wholeParseLimitBytes`), large ones streamed. Both paths call the visitor identically.
- */
-export async function readJsonWithVisitor(
-  file: string,
-  visitor: JsonVisitor,
-  options: { mode?: ParseMode; wholeLimitBytes?: number } = {},
-): Promise<"whole" | "stream"> {
-  const mode = options.mode ?? "auto";
-  const size = Bun.file(file).size;
-  const whole = mode === "whole" || (mode === "auto" && size < (options.wholeLimitBytes ?? wholeParseLimitBytes));
-  if (!whole) {
-    await scanJsonFile(file, visitor);
-    return "stream";
-  }
-  const text = await Bun.file(file).text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    // JSON.parse does not say where; the scanner does.
-    await scanJsonFile(file, skipEverything);
-    throw new FlameoxError({
-      code: "ARTIFACT_PARSE_FAILED",
-      message: `Cannot parse ${file}: ${error instanceof Error ? error.message : String(error)}`,
-      details: { path: file },
-      remediation: ["Re-export the profile or trace and import it again."],
-    });
-  }
-  walkParsedJson(parsed, visitor);
-  return "whole";
 }

@@ -1,71 +1,20 @@
 /**
  * V8 `.cpuprofile` (node --cpu-prof, Chrome DevTools): `nodes` (flat, with callFrame and children
- * ids), `samples` (node ids) and `timeDeltas` (µs before each sample). Each sample lasts until the
- * next one (the last until `endTime`), as DevTools draws it. `(root)` is dropped; `(program)`,
- * `(idle)` and `(garbage collector)` stay frames.
+ * ids), `samples` (node ids) and `timeDeltas` (µs before each sample); the pre-2016 format nests
+ * nodes under `head` and times each sample by absolute `timestamps` (µs) between `startTime` and
+ * `endTime` in seconds. The profile itself is read by v8-profile.ts.
  */
-import { fileURLToPath } from "node:url";
-import { projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts";
-import {
-  FrameTable,
-  GrowableFloat64,
-  GrowableInt32,
-  RowEmitter,
-  StackAggregator,
-  artifactParseFailed,
-  type ExtractOptions,
-  type ExtractResult,
-} from "./common.ts";
-import { readJsonWithVisitor, type JsonVisitor } from "./json-stream.ts";
-
-type CallFrame = { functionName?: unknown; url?: unknown; lineNumber?: unknown; columnNumber?: unknown };
-type ProfileNode = { id: number; callFrame: CallFrame; children: number[]; parent: number | null };
-
-function scriptPath(url: string): string | null {
-  if (url === "") return null;
-  if (url.startsWith("file://")) {
-    try {
-      return fileURLToPath(url);
-    } catch {
-      return url;
-    }
-  }
-  return url;
-}
+import type { EvidenceSink } from "../../domain/evidence.ts";
+import { FrameTable, RowEmitter, artifactParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
+import { readJsonWithVisitor } from "./json-file.ts";
+import type { JsonVisitor } from "./json-stream.ts";
+import { StackAggregator } from "./stack-aggregator.ts";
+import { V8Profile, V8ProfileError } from "./v8-profile.ts";
 
 export async function extractV8CpuProfile(path: string, sink: EvidenceSink, options: ExtractOptions): Promise<ExtractResult> {
-  const nodes = new Map<number, ProfileNode>();
-  const samples = new GrowableInt32();
-  const deltas = new GrowableFloat64();
-  const times: { start: number | null; end: number | null } = { start: null, end: null };
-  let sawNodes = false;
-
-  const addNode = (value: unknown, parent: number | null): void => {
-    const record = value as Record<string, unknown> | null;
-    if (!record || typeof record !== "object" || typeof record.id !== "number") {
-      throw artifactParseFailed(path, "a profile node has no numeric id");
-    }
-    if (record.callFrame !== undefined && (record.callFrame === null || typeof record.callFrame !== "object")) {
-      throw artifactParseFailed(path, `profile node ${record.id} has a callFrame that is not an object`);
-    }
-    const children: number[] = [];
-    const rawChildren = Array.isArray(record.children) ? (record.children as unknown[]) : [];
-    for (const child of rawChildren) {
-      // The pre-2016 format nests child objects under `head`.
-      if (child && typeof child === "object") {
-        addNode(child, record.id);
-        children.push((child as { id: number }).id);
-      } else if (typeof child === "number") children.push(child);
-    }
-    const node: ProfileNode = {
-      id: record.id,
-      callFrame: (record.callFrame && typeof record.callFrame === "object" ? record.callFrame : record) as CallFrame,
-      children,
-      parent: typeof record.parent === "number" ? record.parent : parent,
-    };
-    nodes.set(node.id, node);
-  };
-
+  boundStaging(sink, path);
+  const profile = new V8Profile();
+  const times: { start: number | null; end: number | null; timestamps: boolean } = { start: null, end: null, timestamps: false };
   const visitor: JsonVisitor = {
     select(p) {
       if (p.length === 0) return "enter";
@@ -73,120 +22,45 @@ export async function extractV8CpuProfile(path: string, sink: EvidenceSink, opti
       if (p.length === 1) {
         if (key === "nodes") return "enter";
         // Numeric arrays are captured whole (a few MB even for 1M samples) so their type can be checked.
-        if (key === "samples" || key === "timeDeltas") return "capture";
-        if (key === "head") return "capture";
+        if (key === "samples" || key === "timeDeltas" || key === "timestamps" || key === "head") return "capture";
         return key === "startTime" || key === "endTime" ? "capture" : "skip";
       }
-      return p.length === 2 ? "capture" : "skip";
+      return p.length === 2 && key === "nodes" ? "capture" : "skip";
     },
     value(p, value) {
       const key = p[0];
-      if (p.length === 1 && (key === "nodes" || key === "samples" || key === "timeDeltas") && !Array.isArray(value)) {
-        throw artifactParseFailed(path, `\`${String(key)}\` is not an array`);
-      }
-      if (key === "nodes" || key === "head") {
-        sawNodes = true;
-        addNode(value, null);
-      } else if (key === "samples") {
-        for (const [index, id] of (value as unknown[]).entries()) {
-          if (typeof id !== "number") throw artifactParseFailed(path, `samples[${index}] is not a node id`);
-          samples.push(id);
-        }
-      } else if (key === "timeDeltas") {
-        for (const delta of value as unknown[]) deltas.push(typeof delta === "number" ? delta : 0);
+      if (p.length === 1 && key === "nodes") throw new V8ProfileError("`nodes` is not an array");
+      if (key === "nodes" || key === "head") profile.addNode(value);
+      else if (key === "samples") profile.addSamples(value);
+      else if (key === "timeDeltas") profile.addTimeDeltas(value);
+      else if (key === "timestamps") {
+        times.timestamps = true;
+        profile.addTimestamps(value);
       } else if (key === "startTime" && typeof value === "number") times.start = value;
       else if (key === "endTime" && typeof value === "number") times.end = value;
     },
   };
-  await readJsonWithVisitor(path, visitor, { mode: options.parseMode });
-  if (!sawNodes) throw artifactParseFailed(path, "no `nodes` array: this is not a V8 .cpuprofile");
-
-  for (const node of nodes.values()) {
-    for (const child of node.children) {
-      const childNode = nodes.get(child);
-      if (childNode && childNode.parent === null) childNode.parent = node.id;
-    }
+  try {
+    await readJsonWithVisitor(path, visitor, { mode: options.parseMode });
+  } catch (error) {
+    if (error instanceof V8ProfileError) throw artifactParseFailed(path, error.message);
+    throw error;
   }
+  if (!profile.sawNodes) throw artifactParseFailed(path, "no `nodes` array: this is not a V8 .cpuprofile");
+  // Before 2016, startTime and endTime were seconds while timestamps were µs.
+  const scale = times.timestamps ? 1e6 : 1;
+  profile.startTime = times.start === null ? null : times.start * scale;
+  profile.endTime = times.end === null ? null : times.end * scale;
 
   const frames = new FrameTable();
   const aggregator = new StackAggregator();
-  const trieNodeOf = new Map<number, number>();
-  const language = options.language ?? "javascript";
-  const resolve = (id: number): number => {
-    const known = trieNodeOf.get(id);
-    if (known !== undefined) return known;
-    // Walk up to the first resolved ancestor, then build down (no recursion on deep stacks).
-    const chain: ProfileNode[] = [];
-    let base = 0;
-    const seen = new Set<number>();
-    for (let at: number | null = id; at !== null; ) {
-      const cached = trieNodeOf.get(at);
-      if (cached !== undefined) {
-        base = cached;
-        break;
-      }
-      const node = nodes.get(at);
-      if (!node || seen.has(at)) break;
-      seen.add(at);
-      chain.push(node);
-      at = node.parent;
-    }
-    for (let index = chain.length - 1; index >= 0; index--) {
-      const node = chain[index] as ProfileNode;
-      const frame = node.callFrame;
-      const functionName = typeof frame.functionName === "string" ? frame.functionName : "";
-      if (node.parent === null && functionName === "(root)") {
-        trieNodeOf.set(node.id, base);
-        continue;
-      }
-      const url = typeof frame.url === "string" ? frame.url : "";
-      const line = typeof frame.lineNumber === "number" && frame.lineNumber >= 0 ? frame.lineNumber + 1 : null;
-      const frameId = frames.intern({
-        function: functionName === "" ? "(anonymous)" : functionName,
-        file: projectRelativePath(scriptPath(url), options.projectRoot),
-        line,
-        module: null,
-        language,
-      });
-      base = aggregator.child(base, frameId);
-      trieNodeOf.set(node.id, base);
-    }
-    return base;
-  };
-
   const group = aggregator.group("", { thread: null, process: null, unit: "ns", scale: 1000 });
-  const count = samples.length;
-  let negativeDeltas = 0;
-  let unknownNodes = 0;
-  const deltaAt = (index: number): number => {
-    if (index >= deltas.length) return 0;
-    const delta = deltas.get(index);
-    if (delta < 0) {
-      negativeDeltas++;
-      return 0;
-    }
-    return delta;
-  };
-  let timestamp = times.start ?? 0;
-  for (let index = 0; index < count; index++) {
-    timestamp += index < deltas.length ? deltas.get(index) : 0;
-    let duration: number;
-    if (index + 1 < count) duration = deltaAt(index + 1);
-    else duration = times.end !== null ? Math.max(0, times.end - timestamp) : 0;
-    const id = samples.get(index);
-    if (!nodes.has(id)) {
-      unknownNodes++;
-      continue;
-    }
-    aggregator.add(group, resolve(id), duration, 1);
-  }
-
+  const limitations = profile.fold(aggregator, frames, group, {
+    language: options.language ?? "javascript",
+    projectRoot: options.projectRoot,
+  });
   const emitter = new RowEmitter(sink, options.maxRows);
   aggregator.emit(emitter, (frameId) => frames.rows[frameId] as (typeof frames.rows)[number]);
-  const limitations: string[] = [];
-  if (deltas.length !== count) limitations.push(`${count} samples but ${deltas.length} timeDeltas.`);
-  if (negativeDeltas > 0) limitations.push(`${negativeDeltas} negative timeDeltas were counted as zero.`);
-  if (unknownNodes > 0) limitations.push(`${unknownNodes} samples named unknown node ids and were skipped.`);
-  limitations.push(...emitter.limitations());
+  limitations.push(...aggregator.limitations(), ...emitter.limitations());
   return { rows: emitter.counts, producer: "v8", limitations };
 }

@@ -3,7 +3,6 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { extractChromeTrace } from "../../../../src/adapters/formats/chrome-trace.ts";
 import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
-import { extractChromeTraceReference } from "./chrome-trace-reference.ts";
 import { snapshot, tempDir } from "./helpers.ts";
 
 /** Deterministic PRNG (mulberry32). */
@@ -101,15 +100,11 @@ function randomEvents(seed: number, count: number): string[] {
   return events;
 }
 
-/** The fast reader (stream, auto) against the previous streaming extractor; whole mode against its whole mode. */
-async function compare(path: string, options: { reorderWindow?: number } = {}): Promise<void> {
-  for (const parseMode of ["stream", "auto", "whole"] as const) {
-    const expected = new MemoryEvidenceSink();
-    const expectedResult = await extractChromeTraceReference(path, expected, {
-      projectRoot: "/proj",
-      parseMode: parseMode === "whole" ? "whole" : "stream",
-      ...options,
-    });
+/** The fast reader (stream, auto) against JSON.parse of the whole file: the same records, so the same rows. */
+async function compare(path: string, options: { reorderWindow?: number; orderMemoryBytes?: number } = {}): Promise<void> {
+  const expected = new MemoryEvidenceSink();
+  const expectedResult = await extractChromeTrace(path, expected, { projectRoot: "/proj", parseMode: "whole", ...options });
+  for (const parseMode of ["stream", "auto"] as const) {
     const actual = new MemoryEvidenceSink();
     const result = await extractChromeTrace(path, actual, { projectRoot: "/proj", parseMode, ...options });
     expect(snapshot(actual)).toEqual(snapshot(expected));
@@ -117,20 +112,32 @@ async function compare(path: string, options: { reorderWindow?: number } = {}): 
   }
 }
 
-describe("the fast Chrome trace reader gives the rows of the previous extractor", () => {
+describe("the fast Chrome trace reader gives the rows of JSON.parse", () => {
   test("odd events: escapes, unicode, whitespace, non-canonical numbers, duplicate/integer keys, big args, B/E, instants, metadata, non-objects", async () => {
     const { dir, cleanup } = tempDir();
     try {
       const bare = join(dir, "bare.json");
       writeFileSync(bare, `[${oddEvents.join(",\n")}]`);
       await compare(bare);
-      await compare(bare, { reorderWindow: 3 });
+      await compare(bare, { orderMemoryBytes: 1024 });
       const torch = join(dir, "torch.json");
       writeFileSync(
         torch,
-        `\uFEFF{"schemaVersion":1,"deviceProperties":[{"name":"GPU \\"0\\""}],"traceEvents":[\n${oddEvents.join(",\n")}\n],"traceName":"t.json","traceEvents":[{"ph":"X","name":"second array","pid":1,"tid":1,"ts":1,"dur":1}]}`,
+        `\uFEFF{"schemaVersion":1,"deviceProperties":[{"name":"GPU \\"0\\""}],"traceEvents":[\n${oddEvents.join(",\n")}\n],"traceName":"t.json"}`,
       );
       await compare(torch);
+      // JSON.parse keeps only the last of two `traceEvents` arrays; the streaming reader reads both.
+      const twice = join(dir, "twice.json");
+      writeFileSync(
+        twice,
+        `{"traceEvents":[${oddEvents.join(",")}],"traceEvents":[{"ph":"X","name":"second array","pid":1,"tid":1,"ts":1,"dur":1}]}`,
+      );
+      const streamed = new MemoryEvidenceSink();
+      await extractChromeTrace(twice, streamed, { projectRoot: null, parseMode: "stream" });
+      const single = new MemoryEvidenceSink();
+      await extractChromeTrace(bare, single, { projectRoot: null, parseMode: "stream" });
+      expect(streamed.traceEvents.length).toBe(single.traceEvents.length + 1);
+      expect(streamed.traceEvents.some((row) => row.name === "second array")).toBe(true);
       const empty = join(dir, "empty.json");
       writeFileSync(empty, '{"traceEvents":[]}');
       await compare(empty);
@@ -146,7 +153,7 @@ describe("the fast Chrome trace reader gives the rows of the previous extractor"
         const path = join(dir, `random-${seed}.json`);
         writeFileSync(path, `{"traceEvents":[${randomEvents(seed, 3000).join(seed === 2 ? ", \n  " : ",")}]}`);
         await compare(path);
-        await compare(path, { reorderWindow: 1 + seed * 7 });
+        await compare(path, { orderMemoryBytes: 4096 * seed });
       }
     } finally {
       cleanup();
@@ -165,7 +172,7 @@ describe("the fast Chrome trace reader gives the rows of the previous extractor"
     }
   }, 60_000);
 
-  test("malformed and truncated files fail as before", async () => {
+  test("malformed and truncated files fail as JSON.parse of the whole file does", async () => {
     const { dir, cleanup } = tempDir();
     try {
       const cases = [
@@ -187,9 +194,7 @@ describe("the fast Chrome trace reader gives the rows of the previous extractor"
             return `${(error as { code?: string }).code}: ${(error as Error).message}`;
           }
         };
-        const expected = await outcome(() =>
-          extractChromeTraceReference(path, new MemoryEvidenceSink(), { projectRoot: null, parseMode: "stream" }),
-        );
+        const expected = await outcome(() => extractChromeTrace(path, new MemoryEvidenceSink(), { projectRoot: null, parseMode: "whole" }));
         const actual = await outcome(() => extractChromeTrace(path, new MemoryEvidenceSink(), { projectRoot: null, parseMode: "stream" }));
         expect(actual).toBe(expected);
         expect(actual).toStartWith("ARTIFACT_PARSE_FAILED");

@@ -119,9 +119,17 @@ describe("extractPySpyRaw on real py-spy output", () => {
     expect(splitPySpyContext('process 12:"python -c \\"a;b\\"";thread (0x7f3a2b): MainThread;main (x.py:1)')).toEqual({
       process: "12",
       thread: "MainThread",
+      tid: "0x7f3a2b",
       stack: "main (x.py:1)",
+      frames: 2,
     });
-    expect(splitPySpyContext("thread (0x7f3a2b);main (x.py:1)")).toEqual({ process: null, thread: "0x7f3a2b", stack: "main (x.py:1)" });
-    expect(splitPySpyContext("main (x.py:1)")).toEqual({ process: null, thread: null, stack: "main (x.py:1)" });
+    expect(splitPySpyContext("thread (0x7f3a2b);main (x.py:1)")).toEqual({
+      process: null,
+      thread: "0x7f3a2b",
+      tid: "0x7f3a2b",
+      stack: "main (x.py:1)",
+      frames: 1,
+    });
+    expect(splitPySpyContext("main (x.py:1)")).toEqual({ process: null, thread: null, tid: null, stack: "main (x.py:1)", frames: 0 });
   });
 });

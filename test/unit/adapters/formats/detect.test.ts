@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { detectProfileFormat, detectProfileFormatFromHead } from "../../../../src/adapters/formats/detect.ts";
@@ -89,6 +89,55 @@ describe("detectProfileFormatFromHead", () => {
         `[${Array.from({ length: 20_000 }, (_, index) => `{"ph":"X","name":"n${index}","ts":${index},"dur":1,"pid":1,"tid":1}`).join(",")}]`,
       );
       expect((await detectProfileFormat(path)).format).toBe("chrome_trace");
+    } finally {
+      cleanup();
+    }
+  });
+
+  test("gzip-compressed files are detected by their content; markers past the first 64 KiB still name the producer", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const kineto = await detectProfileFormat(join(fixtures, "kineto", "benchmark_result_2869224_1695835535_trace.json.gz"));
+      expect(kineto).toMatchObject({ format: "chrome_trace", producer: "torch.profiler" });
+      expect(kineto.hints[0]).toBe("gzip");
+      const speedscope = join(dir, "profile.speedscope.json.gz");
+      writeFileSync(speedscope, gzipSync(readFileSync(join(fixtures, "py-spy.speedscope.json"))));
+      expect(await detectProfileFormat(speedscope)).toMatchObject({ format: "speedscope", producer: "py-spy" });
+      const folded = join(dir, "stacks.txt.gz");
+      writeFileSync(folded, gzipSync("a;b;c 12\na;b 3\n"));
+      expect((await detectProfileFormat(folded)).format).toBe("collapsed");
+      const sink = new MemoryEvidenceSink();
+      await extractProfile(folded, sink, { projectRoot: null });
+      expect(sink.stacks.map((stack) => stack.weight)).toEqual([12, 3]);
+
+      // py-spy writes `exporter` after every frame and sample: far past the first 64 KiB here.
+      const late = join(dir, "late.speedscope.json");
+      const frames = Array.from({ length: 5000 }, (_, index) => ({ name: `function_${index}`, file: "/srv/app.py", line: index + 1 }));
+      writeFileSync(
+        late,
+        JSON.stringify({
+          $schema: "https://www.speedscope.app/file-format-schema.json",
+          shared: { frames },
+          profiles: [{ type: "sampled", name: "main", unit: "samples", startValue: 0, endValue: 1, samples: [[0, 1]], weights: [1] }],
+          exporter: "py-spy@0.4.3",
+        }),
+      );
+      expect(await detectProfileFormat(late)).toMatchObject({ format: "speedscope", producer: "py-spy", producer_version: "0.4.3" });
+    } finally {
+      cleanup();
+    }
+  });
+
+  test("UTF-16 folded stacks (with their byte-order mark) are detected and read", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const path = join(dir, "utf16.txt");
+      const text = "main;parse;tokenize 70\nmain;parse 20\n";
+      writeFileSync(path, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, "utf16le")]));
+      expect((await detectProfileFormat(path)).format).toBe("collapsed");
+      const sink = new MemoryEvidenceSink();
+      await extractProfile(path, sink, { projectRoot: null });
+      expect(hottest(sink)).toBe("tokenize");
     } finally {
       cleanup();
     }

@@ -1,14 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  JsonScanError,
-  JsonStreamScanner,
-  readJsonWithVisitor,
-  walkParsedJson,
-  type JsonPathSegment,
-  type JsonVisitor,
-} from "../../../../src/adapters/formats/json-stream.ts";
+import { readJsonWithVisitor, walkParsedJson } from "../../../../src/adapters/formats/json-file.ts";
+import { JsonScanError, JsonStreamScanner, type JsonPathSegment, type JsonVisitor } from "../../../../src/adapters/formats/json-stream.ts";
 import { parseFailure, tempDir } from "./helpers.ts";
 
 type Seen = { path: JsonPathSegment[]; value: unknown };

@@ -150,4 +150,54 @@ describe("extractPprof", () => {
       cleanup();
     }
   });
+
+  test("a gzip bomb, trailing zeros after a valid profile, and a valid-looking bomb are refused early", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      // 1 GiB of zeros in about 1 MB: a zero byte is field number 0, refused at the first byte.
+      const bomb = join(dir, "bomb.pb.gz");
+      writeFileSync(bomb, gzipSync(new Uint8Array(64 << 20), { level: 1 }));
+      const zeros = await parseFailure(() => extractPprof(bomb, new MemoryEvidenceSink(), { projectRoot: null }));
+      expect(zeros.code).toBe("ARTIFACT_PARSE_FAILED");
+      expect(zeros.message).toContain("field number 0 at byte 0");
+      // A valid profile followed by 512 MiB of zeros: refused where the zeros begin.
+      const valid = profileBytes();
+      const trailing = join(dir, "trailing.pb.gz");
+      writeFileSync(trailing, Buffer.concat([gzipSync(valid), gzipSync(new Uint8Array(512 << 20), { level: 1 })]));
+      const afterProfile = await parseFailure(() => extractPprof(trailing, new MemoryEvidenceSink(), { projectRoot: null }));
+      expect(afterProfile.message).toContain(`field number 0 at byte ${valid.length}`);
+      // Valid but endless: unknown fields inflating past 100× the compressed size (and the 16 MiB floor).
+      const endless = join(dir, "endless.pb.gz");
+      const unknownField = Buffer.from([...varint(100 * 8 + 2), 100, ...new Uint8Array(100)]);
+      writeFileSync(endless, gzipSync(Buffer.concat([Buffer.from(valid), Buffer.alloc(24 << 20, unknownField)]), { level: 9 }));
+      const tooLarge = await parseFailure(() => extractPprof(endless, new MemoryEvidenceSink(), { projectRoot: null }));
+      expect(tooLarge.code).toBe("ARTIFACT_TOO_LARGE");
+    } finally {
+      cleanup();
+    }
+  }, 60_000);
+
+  test("values of 2^64-1 or below zero are left out with a limitation", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const path = join(dir, "absurd.pb");
+      const strings = ["", "cpu", "nanoseconds", "f"];
+      const message = [
+        ...bytesField(1, [...intField(1, 1), ...intField(2, 2)]),
+        // 2^64-1 as a varint (a double cannot hold it): nine 0xff bytes and 0x01.
+        ...bytesField(2, [...packed(1, [1]), ...bytesField(2, [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01])]),
+        ...bytesField(2, [...packed(1, [1]), ...packed(2, [5])]),
+        ...bytesField(4, [...intField(1, 1), ...bytesField(4, [...intField(1, 1)])]),
+        ...bytesField(5, [...intField(1, 1), ...intField(2, 3)]),
+        ...strings.flatMap((value) => text(6, value)),
+      ];
+      writeFileSync(path, new Uint8Array(message));
+      const sink = new MemoryEvidenceSink();
+      const result = await extractPprof(path, sink, { projectRoot: null });
+      expect(sink.stacks.map((stack) => stack.weight)).toEqual([5]);
+      expect(result.limitations.join(" ")).toContain("1 samples had a negative value or one beyond 2^53");
+    } finally {
+      cleanup();
+    }
+  });
 });

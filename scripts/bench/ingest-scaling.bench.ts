@@ -1,0 +1,168 @@
+/**
+ * Issue 16 items 1 and 2: how ingest scales, against references measured in the same run.
+ *
+ * Traces: torch-like Chrome traces of each size in BENCH_INGEST_SIZES_MB (default 64,256,1024), in
+ * two shapes — `plain` (the ingest module's generator) and `distinctSteps` (every few operators in
+ * their own ProfilerStep#n, so distinct stacks grow with the trace) — each through
+ *   `flameox import` (this build), the previous flameox (BENCH_PREVIOUS_COMMIT, built into
+ *   .test-output/bench/), `cat` of the same file (the read floor), and DuckDB read_json of it;
+ * wall time, MiB/s and peak RSS (rusage) of each, the ratios flameox/cat, flameox/DuckDB and
+ * flameox/previous, and the growth of time and memory per doubling of the input.
+ * Profile: a speedscope profile of BENCH_SPEEDSCOPE_SAMPLES (default 1,000,000) samples through this
+ * build, the previous one, and Python's json.load of the same file.
+ * Every child is killed past BENCH_RSS_GUARD_MB (default 12288) and BENCH_INGEST_TIMEOUT_S
+ * (default 900); a reference that fails is recorded with its error.
+ */
+import { join } from "node:path";
+import { linkSync, copyFileSync } from "node:fs";
+import { chromeTrace, speedscopeProfile } from "./lib/generate.ts";
+import { ingestStep } from "./lib/ingest-figures.ts";
+import {
+  benchOutput,
+  binary,
+  load1,
+  measure,
+  mebibytes,
+  repositoryRoot,
+  requireBinary,
+  round,
+  toolsBin,
+  withTempFolder,
+} from "./lib/measure.ts";
+import { previousCommit, previousFlameox } from "./lib/previous-flameox.ts";
+
+const sizes = (process.env.BENCH_INGEST_SIZES_MB ?? "64,256,1024")
+  .split(",")
+  .map(Number)
+  .filter((size) => size > 0);
+const shapes = (process.env.BENCH_INGEST_SHAPES ?? "plain,distinctSteps").split(",") as ("plain" | "distinctSteps")[];
+const speedscopeSamples = Number(process.env.BENCH_SPEEDSCOPE_SAMPLES ?? 1_000_000);
+const rssGuardBytes = Number(process.env.BENCH_RSS_GUARD_MB ?? 12288) * (1 << 20);
+const timeoutMs = Number(process.env.BENCH_INGEST_TIMEOUT_S ?? 900) * 1000;
+const duckdbMemoryLimit = process.env.BENCH_DUCKDB_MEMORY_LIMIT ?? "8GB";
+const bun = join(repositoryRoot, "node_modules", ".bin", "bun");
+
+type Figures = Record<string, unknown> & { ok: boolean; wall_s: number; peak_rss_mb: number };
+
+async function flameoxImport(executable: string, input: string, bytes: number, name: string): Promise<Figures> {
+  return withTempFolder(
+    "scaling-",
+    async (project) => {
+      const init = Bun.spawnSync([executable, "init", project, "--json"], { stdout: "pipe", stderr: "pipe" });
+      if (init.exitCode !== 0) return { ok: false, wall_s: 0, peak_rss_mb: 0, error: init.stdout.toString().slice(0, 300) };
+      const inside = join(project, name);
+      try {
+        linkSync(input, inside);
+      } catch {
+        copyFileSync(input, inside);
+      }
+      const load = load1();
+      const result = await measure([executable, "import", inside, "--json", "--project-root", project], {
+        cwd: project,
+        rssGuardBytes,
+        timeoutMs,
+      });
+      const figures = { ...ingestStep(result, bytes), load1: load } as unknown as Figures;
+      if (result.exitCode === 0) {
+        const receipt = JSON.parse(result.stdout) as { evidence?: { tables?: unknown; limitations?: string[] } };
+        figures.evidence_rows = receipt.evidence?.tables ?? null;
+      }
+      return figures;
+    },
+    benchOutput,
+  );
+}
+
+async function reference(argv: string[], bytes: number, options: { cwd?: string } = {}): Promise<Figures> {
+  const load = load1();
+  const result = await measure(argv, { cwd: options.cwd, rssGuardBytes, timeoutMs });
+  return { ...ingestStep(result, bytes), load1: load } as unknown as Figures;
+}
+
+function ratio(numerator: Figures | undefined, denominator: Figures | undefined): number | null {
+  if (!numerator?.ok || !denominator?.ok || denominator.wall_s === 0) return null;
+  return round(numerator.wall_s / denominator.wall_s, 2);
+}
+
+/** Growth of wall time and peak RSS per doubling of the input between consecutive sizes (2.0 = linear time; 1.0 = flat memory). */
+function growth(rows: { size: number; flameox: Figures }[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (let index = 1; index < rows.length; index++) {
+    const before = rows[index - 1]!;
+    const after = rows[index]!;
+    if (!before.flameox.ok || !after.flameox.ok) continue;
+    const doublings = Math.log2(after.size / before.size);
+    out.push({
+      from_mb: before.size,
+      to_mb: after.size,
+      time_per_doubling: round((after.flameox.wall_s / before.flameox.wall_s) ** (1 / doublings), 2),
+      memory_per_doubling: round((after.flameox.peak_rss_mb / before.flameox.peak_rss_mb) ** (1 / doublings), 2),
+    });
+  }
+  return out;
+}
+
+async function traceShape(shape: "plain" | "distinctSteps", previous: string | null): Promise<Record<string, unknown>> {
+  const rows: { size: number; flameox: Figures; [key: string]: unknown }[] = [];
+  for (const size of sizes) {
+    const input = chromeTrace(size, shape);
+    const flameox = await flameoxImport(binary, input.path, input.bytes, "trace.json");
+    const prior = previous ? await flameoxImport(previous, input.path, input.bytes, "trace.json") : undefined;
+    const cat = await reference(["sh", "-c", `cat "${input.path}" > /dev/null`], input.bytes);
+    const duckdb = await withTempFolder(
+      "duckdb-",
+      (folder) =>
+        reference(
+          [bun, join(import.meta.dir, "lib", "duckdb-read-json.ts"), "chrome", input.path, join(folder, "out.parquet"), duckdbMemoryLimit],
+          input.bytes,
+          {
+            cwd: repositoryRoot,
+          },
+        ),
+      benchOutput,
+    );
+    rows.push({
+      size,
+      input_mb: mebibytes(input.bytes),
+      flameox,
+      previous_flameox: prior ?? null,
+      cat,
+      duckdb_read_json: duckdb,
+      flameox_over_cat: ratio(flameox, cat),
+      flameox_over_duckdb: ratio(flameox, duckdb),
+      flameox_over_previous: ratio(flameox, prior),
+      rss_over_previous: prior?.ok && flameox.ok ? round(flameox.peak_rss_mb / prior.peak_rss_mb, 2) : null,
+    });
+  }
+  return { rows, growth: growth(rows) };
+}
+
+export async function run(): Promise<Record<string, unknown>> {
+  requireBinary();
+  const previous = previousFlameox();
+  const traces: Record<string, unknown> = {};
+  for (const shape of shapes) traces[shape] = await traceShape(shape, previous.binary);
+  const profile = speedscopeProfile(speedscopeSamples);
+  const flameox = await flameoxImport(binary, profile.path, profile.bytes, "profile.speedscope.json");
+  const prior = previous.binary ? await flameoxImport(previous.binary, profile.path, profile.bytes, "profile.speedscope.json") : undefined;
+  const python = await reference(
+    [join(toolsBin, "python"), "-c", `import json,sys; json.load(open(sys.argv[1]))`, profile.path],
+    profile.bytes,
+  );
+  return {
+    previous_flameox: "error" in previous ? previous.error : previousCommit,
+    sizes_mb: sizes,
+    traces,
+    speedscope: {
+      samples: speedscopeSamples,
+      input_mb: mebibytes(profile.bytes),
+      flameox,
+      previous_flameox: prior ?? null,
+      python_json_load: python,
+      flameox_over_python: ratio(flameox, python),
+      flameox_over_previous: ratio(flameox, prior),
+    },
+  };
+}
+
+if (import.meta.main) console.log(JSON.stringify(await run(), null, 2));

@@ -1,0 +1,301 @@
+/**
+ * Puts a trace's events in timestamp order (ts, then B/E before X before others, longer X first,
+ * then arrival), whatever their order in the file — kineto writes events grouped by category, so
+ * a thread's `user_annotation` parents can come tens of thousands of events after their children.
+ *
+ * - A trace whose records fit in `memoryBytes` is sorted in memory.
+ * - A bigger one is sorted in runs of `memoryBytes` spilled to `scratch` and merged (bounded memory).
+ * - When the sink can start over (`restartable`) and the first `memoryBytes` are in order per
+ *   thread within a window of `window` events (Chrome writes slices at their end, children first),
+ *   the rest streams through that window instead; should a later event come before its thread's
+ *   released ones, the extraction starts over in runs (`RestartInRuns`). Either way every thread's
+ *   events reach the nester in order.
+ */
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import type { TraceEventRecord } from "./chrome-event-record.ts";
+import { RunReader, writeRun } from "./chrome-event-spill.ts";
+
+/** Streaming found an event earlier than its thread's released ones: extract again, in runs. */
+export class RestartInRuns extends Error {
+  constructor() {
+    super("a trace event arrived out of order beyond the reorder window");
+  }
+}
+
+/** Sets a record's ordering key from its phase, timestamp and duration (metadata first). */
+export function setOrderKey(record: TraceEventRecord): void {
+  const ph = record.ph;
+  record.ts = ph === "M" ? Number.NEGATIVE_INFINITY : (record.tsNs ?? 0);
+  record.group = ph === "B" || ph === "E" ? 0 : ph === "X" ? 1 : 2;
+  record.sub = ph === "X" ? -(record.durNs ?? 0) : 0;
+}
+
+function lessThan(left: TraceEventRecord, right: TraceEventRecord): boolean {
+  if (left.ts !== right.ts) return left.ts < right.ts;
+  if (left.group !== right.group) return left.group < right.group;
+  if (left.sub !== right.sub) return left.sub < right.sub;
+  return left.seq < right.seq;
+}
+
+function compare(left: TraceEventRecord, right: TraceEventRecord): number {
+  return left.ts - right.ts || left.group - right.group || left.sub - right.sub || left.seq - right.seq || 0;
+}
+
+/** Binary min-heap by `lessThan` of `key(item)`. */
+class Heap<T> {
+  private readonly items: T[] = [];
+  constructor(private readonly key: (item: T) => TraceEventRecord) {}
+  get size(): number {
+    return this.items.length;
+  }
+  push(item: T): void {
+    const items = this.items;
+    let at = items.length;
+    items.push(item);
+    const record = this.key(item);
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      const above = items[parent] as T;
+      if (!lessThan(record, this.key(above))) break;
+      items[at] = above;
+      at = parent;
+    }
+    items[at] = item;
+  }
+  pop(): T | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    const length = items.length;
+    if (length > 0 && last !== undefined) {
+      const lastRecord = this.key(last);
+      let at = 0;
+      for (;;) {
+        const left = at * 2 + 1;
+        if (left >= length) break;
+        const right = left + 1;
+        let child = left;
+        if (right < length && lessThan(this.key(items[right] as T), this.key(items[left] as T))) child = right;
+        const candidate = items[child] as T;
+        if (!lessThan(this.key(candidate), lastRecord)) break;
+        items[at] = candidate;
+        at = child;
+      }
+      items[at] = last;
+    }
+    return top;
+  }
+}
+
+/** Events whose nesting depends on their thread's order. */
+function threadKey(record: TraceEventRecord): string | null {
+  const ph = record.ph;
+  if (
+    ph === "X" ||
+    ph === "B" ||
+    ph === "E" ||
+    ((ph === "i" || ph === "I" || ph === "s" || ph === "t" || ph === "f") && record.scope === "t")
+  ) {
+    return `${record.pid ?? ""}\u0000${record.tid ?? ""}`;
+  }
+  return null;
+}
+
+/** Binary min-heap of records by `lessThan` (specialized: the window's hot loop). */
+class RecordHeap {
+  private readonly items: TraceEventRecord[] = [];
+  get size(): number {
+    return this.items.length;
+  }
+  push(item: TraceEventRecord): void {
+    const items = this.items;
+    let at = items.length;
+    items.push(item);
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      const above = items[parent] as TraceEventRecord;
+      if (!lessThan(item, above)) break;
+      items[at] = above;
+      at = parent;
+    }
+    items[at] = item;
+  }
+  pop(): TraceEventRecord | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    const length = items.length;
+    if (length > 0 && last !== undefined) {
+      let at = 0;
+      for (;;) {
+        const left = at * 2 + 1;
+        if (left >= length) break;
+        const right = left + 1;
+        let child = left;
+        if (right < length && lessThan(items[right] as TraceEventRecord, items[left] as TraceEventRecord)) child = right;
+        const candidate = items[child] as TraceEventRecord;
+        if (!lessThan(candidate, last)) break;
+        items[at] = candidate;
+        at = child;
+      }
+      items[at] = last;
+    }
+    return top;
+  }
+}
+
+/** Per-thread watermark check of a window-ordered stream: false once an event comes too late. */
+class WindowCheck {
+  private readonly heap = new RecordHeap();
+  private readonly released = new Map<string, TraceEventRecord>();
+  private lastKey = "";
+  private lastMark: TraceEventRecord | undefined;
+  constructor(private readonly window: number) {}
+
+  /** Accepts a record; returns what the window releases (or null), or throws RestartInRuns. */
+  push(record: TraceEventRecord): TraceEventRecord | null {
+    const key = threadKey(record);
+    if (key !== null) {
+      const mark = key === this.lastKey ? this.lastMark : this.released.get(key);
+      if (mark !== undefined && lessThan(record, mark)) throw new RestartInRuns();
+    }
+    this.heap.push(record);
+    return this.heap.size > this.window ? this.release() : null;
+  }
+
+  release(): TraceEventRecord | null {
+    const record = this.heap.pop();
+    if (record === undefined) return null;
+    const key = threadKey(record);
+    if (key !== null) {
+      this.released.set(key, record);
+      this.lastKey = key;
+      this.lastMark = record;
+    }
+    return record;
+  }
+
+  get size(): number {
+    return this.heap.size;
+  }
+}
+
+export type OrderOptions = {
+  memoryBytes: number;
+  window: number;
+  restartable: boolean;
+  /** Folder for the spilled runs (removed by the caller or with it). */
+  scratch: string;
+};
+
+export type OrderStats = { mode: "memory" | "window" | "runs"; runs: number; spilledBytes: number };
+
+export class EventOrderer {
+  readonly stats: OrderStats = { mode: "memory", runs: 0, spilledBytes: 0 };
+  private buffer: TraceEventRecord[] = [];
+  private bufferBytes = 0;
+  private stream: WindowCheck | null = null;
+  private readonly runs: string[] = [];
+
+  constructor(
+    private readonly options: OrderOptions,
+    private readonly deliver: (record: TraceEventRecord) => void,
+  ) {}
+
+  accept(record: TraceEventRecord): void {
+    if (this.stream) {
+      const released = this.stream.push(record);
+      if (released) this.deliver(released);
+      return;
+    }
+    this.buffer.push(record);
+    this.bufferBytes += record.size;
+    if (this.bufferBytes <= this.options.memoryBytes) return;
+    if (this.stats.mode === "memory" && this.options.restartable && this.inWindowOrder(this.buffer)) {
+      this.stats.mode = "window";
+      this.stream = new WindowCheck(this.options.window);
+      const held = this.buffer;
+      this.buffer = [];
+      this.bufferBytes = 0;
+      for (const item of held) {
+        const released = this.stream.push(item);
+        if (released) this.deliver(released);
+      }
+      return;
+    }
+    this.stats.mode = "runs";
+    this.spill();
+  }
+
+  async finish(): Promise<void> {
+    if (this.stream) {
+      for (let record = this.stream.release(); record; record = this.stream.release()) this.deliver(record);
+      return;
+    }
+    this.buffer.sort(compare);
+    if (this.runs.length === 0) {
+      for (const record of this.buffer) this.deliver(record);
+      this.buffer = [];
+      return;
+    }
+    await this.merge();
+  }
+
+  /** Removes the spilled runs. */
+  cleanup(): void {
+    for (const path of this.runs) rmSync(path, { force: true });
+  }
+
+  private inWindowOrder(records: readonly TraceEventRecord[]): boolean {
+    const check = new WindowCheck(this.options.window);
+    try {
+      for (const record of records) check.push(record);
+      return true;
+    } catch (error) {
+      if (error instanceof RestartInRuns) return false;
+      throw error;
+    }
+  }
+
+  private spill(): void {
+    this.buffer.sort(compare);
+    const path = join(this.options.scratch, `trace-run-${this.runs.length}.txt`);
+    this.runs.push(path);
+    this.stats.runs = this.runs.length;
+    this.stats.spilledBytes += writeRun(path, this.buffer);
+    this.buffer = [];
+    this.bufferBytes = 0;
+  }
+
+  /** k-way merge of the runs on disk and the sorted records still in memory. */
+  private async merge(): Promise<void> {
+    type Cursor = { records: TraceEventRecord[]; index: number; reader: RunReader | null };
+    const heap = new Heap<Cursor>((cursor) => cursor.records[cursor.index] as TraceEventRecord);
+    const readers: RunReader[] = [];
+    try {
+      for (const path of this.runs) {
+        const reader = await RunReader.open(path);
+        readers.push(reader);
+        const records = await reader.next();
+        if (records.length > 0) heap.push({ records, index: 0, reader });
+      }
+      if (this.buffer.length > 0) heap.push({ records: this.buffer, index: 0, reader: null });
+      this.buffer = [];
+      for (let cursor = heap.pop(); cursor; cursor = heap.pop()) {
+        this.deliver(cursor.records[cursor.index] as TraceEventRecord);
+        cursor.index++;
+        if (cursor.index >= cursor.records.length) {
+          if (!cursor.reader) continue;
+          cursor.records = await cursor.reader.next();
+          cursor.index = 0;
+          if (cursor.records.length === 0) continue;
+        }
+        heap.push(cursor);
+      }
+    } finally {
+      for (const reader of readers) await reader.close();
+      this.cleanup();
+    }
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * What the Chrome trace extractor knows of kineto (torch.profiler) traces: the categories that name
+ * the producer, and its bookkeeping spans (category `Trace` on its `Spans` track: `PyTorch Profiler
+ * (0)`, `__MTIA_CCP_events__ (-1)`, `MTIA Activity Trace (-1)`), which cover the whole recording and
+ * are not work.
+ */
+import type { TraceEventRecord } from "./chrome-event-record.ts";
+
+const torchCategories = new Set([
+  "cpu_op",
+  "python_function",
+  "user_annotation",
+  "cpu_instant_event",
+  "kernel",
+  "cuda_runtime",
+  "gpu_memcpy",
+  "gpu_memset",
+  "ac2g",
+]);
+
+const bookkeepingNames = /^(PyTorch Profiler|__MTIA_CCP_events__|MTIA Activity Trace) \(-?\d+\)$/;
+
+/** kineto's profiler spans: bookkeeping, not work. */
+export function isBookkeepingSpan(record: TraceEventRecord): boolean {
+  return record.category === "Trace" && (record.pid === "Spans" || bookkeepingNames.test(record.name));
+}
+
+export function isTorchCategory(category: string | null): boolean {
+  return category !== null && torchCategories.has(category);
+}

@@ -1,0 +1,251 @@
+/**
+ * The trace_events writer streams into DuckDB while the extractor runs (pipeline the scan
+ * and the Parquet conversion): rows are encoded as delimited text (evidence-bundle-encoding.ts) into
+ * one buffer and go to a named pipe that a `COPY … TO parquet` reads; until DuckDB has opened the
+ * pipe (it loads lazily) they go to a head file, which is replayed into the pipe first. Without
+ * named pipes (or when DuckDB was never ready), the head file is converted at finish.
+ */
+import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import { closeSync, constants, openSync, readSync, rmSync, write, writeSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { TraceEventRow } from "../domain/evidence.ts";
+import { decodedSelect, delimitedSource, escapeSql, traceEventLine } from "./evidence-bundle-encoding.ts";
+
+/** Bytes buffered before one write. */
+export const flushBytes = 4 << 20;
+/** Bytes queued for the pipe before `drain` makes the extractor wait. */
+const maxPendingBytes = 16 << 20;
+const maxSpareBuffers = 6;
+
+const writeAsync = promisify(write) as (
+  handle: number,
+  buffer: Buffer,
+  offset: number,
+  length: number,
+) => Promise<{ bytesWritten: number }>;
+
+export function writeBytes(handle: number, bytes: Buffer): void {
+  let written = 0;
+  while (written < bytes.length) written += writeSync(handle, bytes, written, bytes.length - written);
+}
+
+export type Engine = { instance: DuckDBInstance; connection: DuckDBConnection };
+
+/** Streams one bundle's trace_events rows into its Parquet file (see the file comment). */
+export class TraceEventsWriter {
+  private bytes: Buffer = Buffer.allocUnsafe(flushBytes);
+  /** Buffers the pipe has written, for `take` to reuse. */
+  private readonly spare: Buffer[] = [];
+  /** The whole buffer behind each view handed to the pipe. */
+  private readonly owners = new WeakMap<Buffer, Buffer>();
+  private used = 0;
+  private headHandle: number | undefined;
+  private pipeHandle: number | undefined;
+  private pending: Promise<void> = Promise.resolve();
+  private pendingBytes = 0;
+  private writeFailure: unknown;
+  private copy: Promise<void> | undefined;
+  private copyFailure: unknown;
+  private copySettled = false;
+  count = 0;
+  /** Bytes written to the head file (staging disk). */
+  stagedBytes = 0;
+
+  constructor(
+    private readonly folder: string,
+    private readonly target: string,
+    private readonly context: { runId: string; artifactId: string },
+    private readonly engine: () => Engine | undefined,
+  ) {}
+
+  private get headPath(): string {
+    return join(this.folder, "trace_events.head");
+  }
+
+  private get pipePath(): string {
+    return join(this.folder, "trace_events.pipe");
+  }
+
+  write(row: TraceEventRow): void {
+    const line = traceEventLine(row);
+    // Encoded row by row into one buffer: joining millions of small strings costs far more.
+    if (this.used + line.length * 3 > this.bytes.length) {
+      this.flush();
+      if (line.length * 3 > this.bytes.length) this.bytes = Buffer.allocUnsafe(line.length * 3);
+    }
+    this.used += this.bytes.write(line, this.used);
+    this.count += 1;
+  }
+
+  private copySql(source: string): string {
+    return `COPY (SELECT '${escapeSql(this.context.runId)}' AS run_id, '${escapeSql(this.context.artifactId)}' AS artifact_id, * FROM (${decodedSelect("trace_events", source)}))
+      TO '${escapeSql(this.target)}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 30000)`;
+  }
+
+  /** Starts the streaming COPY once DuckDB is loaded; false where named pipes are unavailable. */
+  private startCopy(): void {
+    if (this.copy || process.platform === "win32") return;
+    const engine = this.engine();
+    if (!engine) return;
+    const made = Bun.spawnSync(["mkfifo", "-m", "600", this.pipePath], { stdout: "ignore", stderr: "ignore" });
+    if (!made.success) {
+      this.copy = Promise.resolve();
+      this.copySettled = true;
+      this.copyFailure = "no named pipe";
+      return;
+    }
+    this.copy = engine.connection.run(this.copySql(delimitedSource("trace_events", this.pipePath))).then(
+      () => {
+        this.copySettled = true;
+      },
+      (error: unknown) => {
+        this.copySettled = true;
+        this.copyFailure = error ?? new Error("COPY failed");
+      },
+    );
+  }
+
+  /** Opens the pipe for writing once DuckDB reads it, replaying the head file first. */
+  private openPipe(): boolean {
+    if (this.pipeHandle !== undefined) return true;
+    if (!this.copy || this.copySettled) return false;
+    let probe: number;
+    try {
+      probe = openSync(this.pipePath, constants.O_WRONLY | constants.O_NONBLOCK);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENXIO") return false;
+      throw error;
+    }
+    // A reader is there, so a blocking open returns at once; blocking writes give back-pressure.
+    try {
+      this.pipeHandle = openSync(this.pipePath, constants.O_WRONLY);
+    } finally {
+      closeSync(probe);
+    }
+    if (this.headHandle !== undefined) {
+      closeSync(this.headHandle);
+      this.headHandle = undefined;
+      const input = openSync(this.headPath, "r");
+      try {
+        const chunk = Buffer.allocUnsafe(flushBytes);
+        for (;;) {
+          const read = readSync(input, chunk, 0, chunk.length, null);
+          if (read === 0) break;
+          let written = 0;
+          while (written < read) written += writeSync(this.pipeHandle, chunk, written, read - written);
+        }
+      } finally {
+        closeSync(input);
+      }
+      rmSync(this.headPath, { force: true });
+    }
+    return true;
+  }
+
+  /** Takes the encoded rows out of the buffer; the next buffer comes from those the pipe has written. */
+  private take(): Buffer {
+    const taken = this.bytes.subarray(0, this.used);
+    this.owners.set(taken, this.bytes);
+    const spare = this.spare.pop();
+    this.bytes = spare && spare.length >= this.bytes.length ? spare : Buffer.allocUnsafe(Math.max(flushBytes, this.bytes.length));
+    this.used = 0;
+    return taken;
+  }
+
+  flush(): void {
+    if (this.used === 0) return;
+    const bytes = this.take();
+    this.startCopy();
+    if (this.openPipe()) {
+      this.writeToPipe(bytes);
+    } else {
+      this.headHandle ??= openSync(this.headPath, "w", 0o600);
+      writeBytes(this.headHandle, bytes);
+      this.stagedBytes += bytes.length;
+    }
+  }
+
+  /**
+   * Pipe writes run off the main thread, one after another, so the extractor keeps producing while
+   * DuckDB parses; `drain` gives back-pressure.
+   */
+  private writeToPipe(bytes: Buffer): void {
+    const handle = this.pipeHandle as number;
+    this.pendingBytes += bytes.length;
+    this.pending = this.pending.then(async () => {
+      if (this.writeFailure !== undefined) return;
+      try {
+        let written = 0;
+        while (written < bytes.length) written += (await writeAsync(handle, bytes, written, bytes.length - written)).bytesWritten;
+      } catch (error) {
+        this.writeFailure = error;
+      } finally {
+        this.pendingBytes -= bytes.length;
+        // Written buffers are reused: allocating one per flush piles up memory the GC does not see.
+        const owner = this.owners.get(bytes);
+        if (owner && this.spare.length < maxSpareBuffers) this.spare.push(owner);
+      }
+    });
+  }
+
+  /** Waits while too much is queued for the pipe. */
+  async drain(): Promise<void> {
+    if (this.pendingBytes > maxPendingBytes) await this.pending;
+  }
+
+  /** Ends the stream and waits for the Parquet file; converts the head file when nothing streamed. */
+  async finish(engine: Engine): Promise<void> {
+    if (this.pipeHandle === undefined && this.copy && !this.copySettled) {
+      // DuckDB is about to open the pipe (or failed): wait for either, never block on open.
+      while (!this.copySettled && !this.openPipe()) await Bun.sleep(1);
+    }
+    if (this.pipeHandle !== undefined) {
+      try {
+        if (this.used > 0) this.writeToPipe(this.take());
+        await this.pending;
+      } finally {
+        closeSync(this.pipeHandle);
+        this.pipeHandle = undefined;
+      }
+      await this.copy;
+      if (this.writeFailure !== undefined && this.copyFailure === undefined) throw this.writeFailure;
+      if (this.copyFailure !== undefined) throw this.copyFailure;
+    } else {
+      if (this.copyFailure !== undefined && this.copyFailure !== "no named pipe") throw this.copyFailure;
+      this.headHandle ??= openSync(this.headPath, "w", 0o600);
+      writeBytes(this.headHandle, this.take());
+      closeSync(this.headHandle);
+      this.headHandle = undefined;
+      await engine.connection.run(this.copySql(delimitedSource("trace_events", this.headPath)));
+    }
+    rmSync(this.headPath, { force: true });
+    rmSync(this.pipePath, { force: true });
+  }
+
+  /** Closes everything; a COPY still waiting for the pipe gets an empty stream and ends. */
+  abandon(): void {
+    this.used = 0;
+    if (this.headHandle !== undefined) closeSync(this.headHandle);
+    this.headHandle = undefined;
+    const pipe = this.pipeHandle;
+    this.pipeHandle = undefined;
+    // Queued writes end first (the descriptor stays theirs until then).
+    if (pipe !== undefined) void this.pending.then(() => closeSync(pipe));
+  }
+
+  /** Resolves once no DuckDB thread can be left waiting on the pipe. */
+  async release(): Promise<void> {
+    await this.pending;
+    if (!this.copy) return;
+    if (!this.copySettled && this.pipeHandle === undefined) {
+      // A reader blocked in open() wakes when a writer comes and goes, then reads an empty stream.
+      try {
+        closeSync(openSync(this.pipePath, constants.O_RDWR | constants.O_NONBLOCK));
+      } catch {
+        // The pipe is gone: a later open by DuckDB fails instead of waiting.
+      }
+    }
+    await this.copy;
+  }
+}

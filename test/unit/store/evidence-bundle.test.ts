@@ -1,0 +1,152 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { StackRow, TraceEventRow } from "../../../src/domain/evidence.ts";
+import { loadDuckdb } from "../../../src/store/duckdb.ts";
+import { EvidenceBundleWriter, bundleFiles } from "../../../src/store/evidence-bundle.ts";
+import { initializeWorkspace } from "../../../src/store/workspace.ts";
+
+function workspace() {
+  const root = mkdtempSync(join(tmpdir(), "flameox-bundle-"));
+  const { workspace } = initializeWorkspace({ projectRoot: root, workspaceRoot: join(root, ".diagnostics") }, "");
+  return { workspace, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+async function rows(path: string, sql: string): Promise<Record<string, unknown>[]> {
+  const duckdb = await loadDuckdb();
+  const instance = await duckdb.DuckDBInstance.create(":memory:");
+  const connection = await instance.connect();
+  try {
+    const reader = await connection.runAndReadAll(sql.replaceAll("$file", `'${path}'`));
+    return reader.getRowObjectsJson() as Record<string, unknown>[];
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+const awkward = ["", "a\u001fb", "line\nbreak", "\u0003marker", "\u0002", "comma,here", "ünïcode ✓", 'tab\tand "quotes"'];
+
+function traceRow(id: number, name: string): TraceEventRow {
+  return {
+    event_id: id,
+    parent_id: id > 1 ? id - 1 : null,
+    depth: id - 1,
+    name,
+    category: name === "" ? null : name,
+    ts_ns: 1_695_835_542_481_129_000 + id,
+    dur_ns: 10,
+    pid: "p",
+    tid: name,
+    args: JSON.stringify({ name }),
+    correlation: null,
+    device: null,
+    stream: null,
+    phase: "X",
+  };
+}
+
+describe("EvidenceBundleWriter", () => {
+  test("every string survives the delimited staging text exactly; only Parquet files are published", async () => {
+    const { workspace: space, cleanup } = workspace();
+    try {
+      const writer = new EvidenceBundleWriter(space, { runId: "run-1", artifactId: "artifact-1" });
+      awkward.forEach((name, index) => writer.traceEvent(traceRow(index + 1, name)));
+      const keys = awkward.map((_, index) => `f_${index}`);
+      awkward.forEach((name, index) =>
+        writer.frame({ frame_key: keys[index]!, function: name, file: name || null, line: index, module: null, language: "trace" }),
+      );
+      writer.stack({ thread: "a,b", process: "\u0003", frame_keys: keys, weight: 1.5, unit: "ns", sample_count: 2 });
+      writer.stack({ thread: null, process: null, frame_keys: ["odd,key", "x"], weight: 3, unit: "samples", sample_count: 1 });
+      const finished = await writer.finish();
+      expect(readdirSync(finished.folder).sort()).toEqual(["frames.parquet", "stacks.parquet", "trace_events.parquet"]);
+      expect(existsSync(space.path("staging", `${finished.bundleId}.scratch`))).toBe(false);
+      const files = bundleFiles(space, finished.bundleId);
+      const events = await rows(
+        files.trace_events!,
+        "SELECT name, tid, category, args, ts_ns::VARCHAR AS ts, run_id FROM read_parquet($file) ORDER BY event_id",
+      );
+      expect(events.map((row) => row.name)).toEqual(awkward);
+      expect(events.map((row) => row.tid)).toEqual(awkward);
+      expect(events.map((row) => JSON.parse(row.args as string).name)).toEqual(awkward);
+      expect(events[0]).toMatchObject({ category: null, run_id: "run-1" });
+      const frames = await rows(files.frames!, "SELECT function, file FROM read_parquet($file) ORDER BY line");
+      expect(frames.map((row) => row.function)).toEqual(awkward);
+      expect(frames[0]!.file).toBeNull();
+      const stacks = await rows(
+        files.stacks!,
+        "SELECT thread, process, frame_keys, weight, sample_count FROM read_parquet($file) ORDER BY weight",
+      );
+      expect(stacks).toEqual([
+        { thread: "a,b", process: "\u0003", frame_keys: keys, weight: 1.5, sample_count: "2" },
+        { thread: null, process: null, frame_keys: ["odd,key", "x"], weight: 3, sample_count: "1" },
+      ]);
+    } finally {
+      cleanup();
+    }
+  });
+
+  test("repeated stacks are summed and relabelled when an extractor flushed them", async () => {
+    const { workspace: space, cleanup } = workspace();
+    try {
+      const writer = new EvidenceBundleWriter(space, { runId: "run-1", artifactId: "artifact-1" });
+      const stack = (thread: string, weight: number): StackRow => ({
+        thread,
+        process: null,
+        frame_keys: ["f_a", "f_b"],
+        weight,
+        unit: "ns",
+        sample_count: 1,
+      });
+      writer.stack(stack("1\u00002", 5));
+      writer.stack(stack("1\u00003", 7));
+      writer.stack(stack("1\u00002", 6));
+      writer.mergeRepeatedStacks([
+        { key: "1\u00002", thread: "MainThread (pid 1, tid 2)", process: "trainer" },
+        { key: "1\u00003", thread: "worker", process: null },
+      ]);
+      const finished = await writer.finish();
+      const stacks = await rows(
+        bundleFiles(space, finished.bundleId).stacks!,
+        "SELECT thread, process, weight, sample_count FROM read_parquet($file) ORDER BY weight",
+      );
+      expect(stacks).toEqual([
+        { thread: "worker", process: null, weight: 7, sample_count: "1" },
+        { thread: "MainThread (pid 1, tid 2)", process: "trainer", weight: 11, sample_count: "2" },
+      ]);
+    } finally {
+      cleanup();
+    }
+  });
+
+  test("restart forgets every row; the staging bound refuses an input that expands without limit", async () => {
+    const { workspace: space, cleanup } = workspace();
+    try {
+      const writer = new EvidenceBundleWriter(space, { runId: "run-1", artifactId: "artifact-1" });
+      for (let index = 1; index <= 1000; index++) writer.traceEvent(traceRow(index, "before"));
+      writer.stack({ thread: null, process: null, frame_keys: ["f_a"], weight: 1, unit: "ns", sample_count: 1 });
+      await writer.restart();
+      writer.traceEvent(traceRow(1, "after"));
+      const finished = await writer.finish();
+      expect(finished.tables).toEqual({ trace_events: 1 });
+      const events = await rows(bundleFiles(space, finished.bundleId).trace_events!, "SELECT name FROM read_parquet($file)");
+      expect(events).toEqual([{ name: "after" }]);
+
+      const bounded = new EvidenceBundleWriter(space, { runId: "run-2", artifactId: "artifact-2" });
+      bounded.limitStagingBytes(0);
+      const frameKeys = Array.from({ length: 2000 }, (_, index) => `f_${"0".repeat(40)}${index}`);
+      let refused: unknown = null;
+      try {
+        for (let index = 0; index < 100_000; index++)
+          bounded.stack({ thread: null, process: null, frame_keys: frameKeys, weight: 1, unit: "ns", sample_count: 1 });
+      } catch (error) {
+        refused = error;
+      }
+      expect((refused as { code?: string } | null)?.code).toBe("ARTIFACT_TOO_LARGE");
+      bounded.abandon();
+    } finally {
+      cleanup();
+    }
+  });
+});
