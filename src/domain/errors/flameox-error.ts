@@ -31,7 +31,7 @@ export const errorCodes = [
 
 export type ErrorCode = (typeof errorCodes)[number];
 
-/** CLI exit codes of the spec: 0 ok, 1 negative result, 2 invalid input … 9 policy refusal. */
+/** CLI exit codes (docs/errors.md): 0 ok, 1 negative result, 2 invalid input … 9 policy refusal. */
 export const exitCodes = {
   ok: 0,
   negativeResult: 1,

@@ -85,12 +85,21 @@ describe("resource sampling through the broker", () => {
   });
 
   test("a sampler with no tree and a bad disk path reports both as unavailable", () => {
-    const summary = new ResourceSampler({ diskPath: join(scratch.path, "missing", "dir") }).start().stop();
+    const sampler = new ResourceSampler({ diskPath: join(scratch.path, "missing", "dir") }).start();
+    Bun.sleepSync(20);
+    const summary = sampler.stop();
     const names = summary.unavailable.map((metric) => metric.name);
     expect(names).toContain(runtimeMeasurementNames.peakRssBytes);
     expect(names).toContain(runtimeMeasurementNames.minimumFreeBytes);
     expect(names).toContain(runtimeMeasurementNames.cpuUserNs);
-    expect(measurementValue(summary, runtimeMeasurementNames.wallTimeNs)).toBeGreaterThanOrEqual(0);
+    // Without a caller's measurement the sampler reports its own monotonic span, which covers the
+    // 20 ms this test spent between start and stop (a lower bound: it can only be longer).
+    expect(measurementValue(summary, runtimeMeasurementNames.wallTimeNs)).toBeGreaterThanOrEqual(20e6);
+  });
+
+  test("a wall time measured by the caller is reported as given", () => {
+    const summary = new ResourceSampler({}).start().stop({ wallTimeNs: 1_234_567 });
+    expect(measurementValue(summary, runtimeMeasurementNames.wallTimeNs)).toBe(1_234_567);
   });
 
   test("sampling can be turned off", async () => {
