@@ -23,7 +23,17 @@ import type { RuntimeStore } from "./runtime-store.ts";
 import { verifyRuntime } from "./runtime-verify.ts";
 
 /** How often a config that keeps changing under us is read again before giving up. */
-export const maxWriteAttempts = 8;
+export const maxWriteAttempts = 12;
+
+/**
+ * The pause before attempt `attempt + 1`: growing, capped, and jittered so that a client rewriting its
+ * config on a fixed period (Claude Code does, several times a second) cannot stay in phase with our
+ * read-compare-write window for every attempt. About 1.5 s in all before the typed conflict.
+ */
+export function writeRetryDelayMs(attempt: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(250, 5 * 2 ** (attempt - 1));
+  return Math.round(ceiling * (0.5 + random() / 2));
+}
 
 export type ApplyContext = {
   store: RuntimeStore;
@@ -80,6 +90,7 @@ async function writeConfig(
       // Compare-and-swap: someone rewrote it since our read; read it again and render again.
       if (!unchangedSince(snapshot, subject)) {
         journal.disarm(mutation);
+        if (attempt < maxWriteAttempts) await Bun.sleep(writeRetryDelayMs(attempt));
         continue;
       }
       if (after === null) removeFile(file.path, subject);

@@ -30,7 +30,8 @@ export function forClient(error: unknown, definition: ClientDefinition): unknown
   if (!(error instanceof FlameoxError) || error.message.startsWith(`${definition.displayName}:`)) return error;
   return new FlameoxError({
     code: error.code,
-    message: `${definition.displayName}: ${error.message}`,
+    // A file refusal may already name the client after the path; the prefix replaces that mention.
+    message: `${definition.displayName}: ${error.message.replace(` (${definition.displayName})`, "")}`,
     remediation: error.remediation,
     details: { ...error.details, client: definition.id },
     retryable: error.retryable,

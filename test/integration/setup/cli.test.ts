@@ -73,6 +73,12 @@ describe("flameox setup (CLI)", () => {
     expect(existsSync(join(temp.home, ".claude.json"))).toBe(false);
     writeFileSync(sums, `${digest}  flameox-0.2.0\n`);
     expect(run(env, ["--claude", "--yes", "--checksums", sums]).code).toBe(0);
+    // With 0.2.0 installed, a wrong line is still refused: the installed bytes are what is checked.
+    writeFileSync(sums, `${"0".repeat(64)}  flameox-0.2.0\n`);
+    const installed = run(env, ["--codex", "--yes", "--json", "--checksums", sums]);
+    expect(installed.code).toBe(5);
+    expect(JSON.parse(installed.stdout).error.code).toBe("ARTIFACT_INTEGRITY_FAILED");
+    expect(existsSync(join(temp.home, ".codex", "config.toml"))).toBe(false);
   });
 
   test("a PTY drives the wizard to completion (detected client preselected, confirm)", () => {

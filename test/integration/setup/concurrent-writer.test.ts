@@ -86,4 +86,42 @@ describe("setup against a live writer of ~/.claude.json", () => {
     expect(existsSync(join(temp.env.XDG_DATA_HOME!, "flameox", "setup-journal.json"))).toBe(false);
     expect(readdirSync(temp.home).filter((name) => name.endsWith(".tmp"))).toEqual([]);
   });
+
+  test("a writer that ignores the lock: 10 runs all succeed (never exit 5), and a last run keeps both its content and our entry", async () => {
+    const temp = makeHome();
+    const env = setupEnvironmentFor(temp);
+    const path = join(temp.home, ".claude.json");
+    writeFileSync(path, `${JSON.stringify({ numStartups: 4 }, null, 2)}\n`);
+    const writer = Bun.spawn([process.execPath, writerScript, path, "--no-lock"], { stdout: "pipe", stderr: "inherit" });
+    const next = lineReader(writer.stdout);
+    try {
+      await next();
+      const selections = ["capture,runs", "all"];
+      for (let run = 0; run < 10; run += 1) {
+        const result = await runSetup(env, ["--claude", "--tools", selections[run % 2]!, "--yes", "--json"]);
+        // A collision is caught by the compare-and-swap and retried with a growing, jittered pause
+        // (about 1.5 s over 12 attempts against a 100 ms writer), so a run ends connected.
+        expect({ run, code: result.code, stderr: result.stderr }).toEqual({ run, code: 0, stderr: "" });
+        expect(existsSync(join(temp.env.XDG_DATA_HOME!, "flameox", "setup-journal.json"))).toBe(false);
+        await next();
+      }
+    } finally {
+      writer.kill("SIGTERM");
+    }
+    let line = await next();
+    while (!line.startsWith("last ")) line = await next();
+    await writer.exited;
+    const last = Number(line.slice("last ".length));
+    // A writer without the lock can replace the file from a read taken before our write (that is the
+    // client's race, not ours); one more run with the writer stopped settles the final state.
+    const settle = await runSetup(env, ["--claude", "--yes", "--json"]);
+    expect(settle.code, settle.stderr).toBe(0);
+    const final = JSON.parse(readFileSync(path, "utf8"));
+    expect(final.writer_tick).toBe(last);
+    expect(final.numStartups).toBe(4);
+    expect(final.mcpServers.flameox.args).toEqual(["mcp", "serve", "--project-root", "."]);
+    const verify = await runSetup(env, ["--verify", "--json"]);
+    expect(verify.code, verify.stdout).toBe(0);
+    expect(readdirSync(temp.home).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+  });
 });

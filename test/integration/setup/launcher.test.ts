@@ -200,6 +200,10 @@ describe("npm launcher", () => {
     expect(failing.stderr).toContain("HTTP 500 after 5 tries");
     expect(failing.stderr).toContain("retry later");
     expect(requestTimes.length).toBe(5);
+    // The pauses really grow: each gap is at least the scheduled delay (20, 40, 80, 160 ms with this
+    // test's base). A timer never fires early, so these lower bounds hold however loaded the machine is.
+    const gaps = requestTimes.slice(1).map((time, index) => time - requestTimes[index]!);
+    gaps.forEach((gap, index) => expect(gap).toBeGreaterThanOrEqual(backoffMs({ FLAMEOX_DOWNLOAD_RETRY_DELAY_MS: "20" }, index) - 1));
     mode = "flaky";
     failures = 0;
     const flaky = await launch(packageWith(digest), ["setup", "--cursor"], join(work, "data-503"));

@@ -77,6 +77,8 @@ describe("ownership and modes", () => {
     const error = JSON.parse(result.stdout).error;
     expect(error.code).toBe("EXECUTION_REFUSED");
     expect(error.message).toContain("Cursor");
+    // Named once, as the prefix, not again after the path.
+    expect(error.message.split("Cursor").length - 1).toBe(1);
     expect(error.message).toContain(join(temp.home, ".cursor", "mcp.json"));
     expect(error.message).toContain("permission denied");
     expect(error.remediation.join(" ")).toContain("write access");

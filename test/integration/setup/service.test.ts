@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { clientDefinition, clientIds, type ClientId } from "../../../src/setup/clients.ts";
 import type { FlameoxError } from "../../../src/domain/errors.ts";
+import { maxWriteAttempts } from "../../../src/setup/apply.ts";
 import { acquireSetupLock } from "../../../src/setup/lock.ts";
 import { SetupService } from "../../../src/setup/service.ts";
 import { makeFakeRuntime, makeTempHome, writeFile, type TempHome } from "./helpers.ts";
@@ -158,7 +159,7 @@ describe("setup service", () => {
     expect(error.remediation.join(" ")).toContain("Run the same flameox setup command again");
     expect(read(pathOf(temp, "claude"))).toBe(seeds.claude);
     expect(read(pathOf(temp, "codex"))).toBe(
-      `${seeds.codex}${Array.from({ length: 8 }, (_, index) => `# writer ${index + 1}\n`).join("")}`,
+      `${seeds.codex}${Array.from({ length: maxWriteAttempts }, (_, index) => `# writer ${index + 1}\n`).join("")}`,
     );
     expect(existsSync(service.store.journalPath)).toBe(false);
     expect(existsSync(service.store.activePath)).toBe(false);
