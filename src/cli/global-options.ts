@@ -1,4 +1,4 @@
-import { FlameoxError } from "../domain/errors.ts";
+import { invalidRequest } from "../domain/errors.ts";
 
 /** Options that apply to every command, accepted before or after the command words. */
 export type GlobalOptions = {
@@ -35,7 +35,7 @@ export function splitGlobalOptions(argv: string[]): { options: GlobalOptions; re
       const value = inlineValue ?? argv[index + 1];
       if (inlineValue === undefined) index += 1;
       if (value === undefined || (inlineValue === undefined && value.startsWith("--"))) {
-        throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `${flag} needs a value.`, remediation: [`Pass ${flag} <value>.`] });
+        throw invalidRequest(`${flag} needs a value.`, { remediation: [`Pass ${flag} <value>.`] });
       }
       assign(options, flag, value);
       continue;
@@ -56,11 +56,7 @@ function assign(options: GlobalOptions, flag: string, value: string): void {
     case "--log-level": {
       const level = value.toLowerCase();
       if (!["debug", "info", "warning", "error"].includes(level)) {
-        throw new FlameoxError({
-          code: "INVALID_ARGUMENTS",
-          message: `Unknown log level '${value}'.`,
-          remediation: ["Use one of debug, info, warning, error."],
-        });
+        throw invalidRequest(`Unknown log level '${value}'.`, { remediation: ["Use one of debug, info, warning, error."] });
       }
       options.logLevel = level as GlobalOptions["logLevel"];
       return;
@@ -68,9 +64,7 @@ function assign(options: GlobalOptions, flag: string, value: string): void {
     case "--timeout": {
       const seconds = Number(value);
       if (!Number.isFinite(seconds) || seconds <= 0) {
-        throw new FlameoxError({
-          code: "INVALID_ARGUMENTS",
-          message: `--timeout must be a positive number of seconds, not '${value}'.`,
+        throw invalidRequest(`--timeout must be a positive number of seconds, not '${value}'.`, {
           remediation: ["Pass --timeout <seconds>, e.g. --timeout 30."],
         });
       }

@@ -1,5 +1,5 @@
 import { defineCommand, runCommand, type CommandDef } from "citty";
-import { FlameoxError, toFlameoxError } from "../domain/errors.ts";
+import { toFlameoxError, invalidRequest, processTimeout } from "../domain/errors.ts";
 import { flameoxVersion } from "../version.ts";
 import { cliOptions } from "./context.ts";
 import { emitFailure } from "./output.ts";
@@ -51,9 +51,7 @@ export async function runCli(rest: string[]): Promise<number> {
         timer = setTimeout(
           () =>
             reject(
-              new FlameoxError({
-                code: "PROCESS_TIMEOUT",
-                message: `The command did not finish within --timeout ${options.timeoutSeconds} s.`,
+              processTimeout(`The command did not finish within --timeout ${options.timeoutSeconds} s.`, {
                 remediation: ["Raise --timeout, or inspect the workspace with flameox status."],
               }),
             ),
@@ -74,10 +72,8 @@ export async function runCli(rest: string[]): Promise<number> {
     if (isUsageError(error)) {
       return emitFailure(
         options,
-        new FlameoxError({
-          code: "INVALID_ARGUMENTS",
-          // citty colours the offending word; a message is data (it also lands in --json), never styled.
-          message: withoutColour((error as Error).message),
+        // citty colours the offending word; a message is data (it also lands in --json), never styled.
+        invalidRequest(withoutColour((error as Error).message), {
           remediation: ["Run flameox --help for the commands and their options."],
         }),
       );

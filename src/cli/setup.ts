@@ -9,7 +9,7 @@
  * (malformed client config).
  */
 import { defineCommand } from "citty";
-import { FlameoxError } from "../domain/errors.ts";
+import { type FlameoxError, executionRefused, invalidRequest, processCancelled } from "../domain/errors.ts";
 import { cliOptions } from "./context.ts";
 import { NegativeResult } from "./workspace.ts";
 import { canonicalClients, clientDefinition, clientIds, detectedClients, type ClientId } from "../setup/clients.ts";
@@ -22,15 +22,16 @@ import { parseToolFamilies, toolFamilies, toolFamilyNames, type ToolFamily } fro
 /** --refresh never skips a connected client silently: one whose config became unreadable stops it. */
 function unreadableConnected(clients: ClientStatus[]): FlameoxError {
   const names = clients.map((client) => client.display_name).join(", ");
-  return new FlameoxError({
-    code: "EXECUTION_REFUSED",
-    message: `Connected ${clients.length === 1 ? "client's config" : "clients' configs"} can no longer be read: ${clients.map((client) => client.problem).join("; ")}`,
-    remediation: [
-      `Repair ${clients.map((client) => client.path).join(", ")} by hand, then rerun flameox setup --refresh.`,
-      `Or update only the others by naming them (e.g. flameox setup --claude --yes); ${names} stays as it is.`,
-    ],
-    details: { clients: clients.map((client) => ({ client: client.client, path: client.path })) },
-  });
+  return executionRefused(
+    `Connected ${clients.length === 1 ? "client's config" : "clients' configs"} can no longer be read: ${clients.map((client) => client.problem).join("; ")}`,
+    {
+      remediation: [
+        `Repair ${clients.map((client) => client.path).join(", ")} by hand, then rerun flameox setup --refresh.`,
+        `Or update only the others by naming them (e.g. flameox setup --claude --yes); ${names} stays as it is.`,
+      ],
+      details: { clients: clients.map((client) => ({ client: client.client, path: client.path })) },
+    },
+  );
 }
 
 const clientFlags: Record<ClientId, string> = {
@@ -76,9 +77,7 @@ export type SetupArguments = {
 };
 
 function usage(message: string): FlameoxError {
-  return new FlameoxError({
-    code: "INVALID_ARGUMENTS",
-    message,
+  return invalidRequest(message, {
     remediation: [
       "Run `flameox setup --help`; non-interactive use needs a target (--claude, --all, --refresh, --rollback, --verify) and --yes.",
     ],
@@ -255,7 +254,7 @@ export async function executeSetup(parsed: SetupArguments, env: Record<string, s
     prompts.note(renderPlan(prepared.plan), "Preview");
     const confirmed = await prompts.confirm({ message: "Apply these changes?", initialValue: false });
     if (prompts.isCancel(confirmed) || confirmed !== true) {
-      throw new FlameoxError({ code: "PROCESS_CANCELLED", message: "Setup cancelled.", remediation: ["Nothing was changed."] });
+      throw processCancelled("Setup cancelled.", { remediation: ["Nothing was changed."] });
     }
   }
   const report = await service.apply(prepared);

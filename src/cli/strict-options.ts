@@ -1,5 +1,5 @@
 import type { ArgDef, CommandDef } from "citty";
-import { FlameoxError } from "../domain/errors.ts";
+import { type FlameoxError, invalidRequest } from "../domain/errors.ts";
 
 /**
  * citty parses leniently: an option no command declares is dropped, so `runs list --bogus` or a misspelt
@@ -69,9 +69,7 @@ function unknownOption(flag: string, path: string[], options: Map<string, Option
   const known = [...options.keys()].filter(
     (spelling) => spelling.startsWith("--") && !spelling.startsWith("--no-") && !/[A-Z]/.test(spelling),
   );
-  return new FlameoxError({
-    code: "INVALID_ARGUMENTS",
-    message: `Unknown option ${flag} for ${command}.`,
+  return invalidRequest(`Unknown option ${flag} for ${command}.`, {
     details: {
       fields: [{ field: flag, message: `${command} has no option ${flag}`, type: "unknown_option" }],
       command,

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { FlameoxError, invalidArguments } from "../domain/errors.ts";
+import { invalidArguments, executionRefused, processCancelled, processTimeout } from "../domain/errors.ts";
 import type { BrokerClock, ProcessOptions, ProcessRequest } from "./broker-types.ts";
 import { buildChildEnvironment, type ChildEnvironment } from "./environment-policy.ts";
 import { resolveExecutable } from "./executable.ts";
@@ -58,9 +58,7 @@ function checkWorkingDirectory(cwd: string): string {
     isDirectory = false;
   }
   if (!isDirectory) {
-    throw new FlameoxError({
-      code: "EXECUTION_REFUSED",
-      message: `The working directory ${absolute} does not exist or is not a directory.`,
+    throw executionRefused(`The working directory ${absolute} does not exist or is not a directory.`, {
       remediation: ["Create the directory or point cwd at an existing one."],
       details: { cwd: absolute },
     });
@@ -72,16 +70,10 @@ function checkWorkingDirectory(cwd: string): string {
 export function prepareRequest(request: ProcessRequest, options: ProcessOptions, clock: BrokerClock): PreparedRequest {
   validateRequest(request, clock);
   if (options.signal?.aborted) {
-    throw new FlameoxError({
-      code: "PROCESS_CANCELLED",
-      message: "The run was cancelled before the process started.",
-      remediation: ["Start the run again when ready."],
-    });
+    throw processCancelled("The run was cancelled before the process started.", { remediation: ["Start the run again when ready."] });
   }
   if (request.deadline <= clock.now()) {
-    throw new FlameoxError({
-      code: "PROCESS_TIMEOUT",
-      message: "The deadline passed before the process could start.",
+    throw processTimeout("The deadline passed before the process could start.", {
       remediation: ["Allow a later deadline."],
       retryable: true,
     });

@@ -1,4 +1,4 @@
-import { FlameoxError } from "../domain/errors.ts";
+import { processFailed } from "../domain/errors.ts";
 import { type PreparedRequest, prepareRequest } from "./broker-request.ts";
 import {
   type BrokerClock,
@@ -86,9 +86,7 @@ function spawnChild(request: ProcessRequest, prepared: PreparedRequest): Child {
       detached: !isWindows,
     });
   } catch (error) {
-    throw new FlameoxError({
-      code: "PROCESS_FAILED",
-      message: `Could not start ${prepared.executable}: ${error instanceof Error ? error.message : String(error)}.`,
+    throw processFailed(`Could not start ${prepared.executable}: ${error instanceof Error ? error.message : String(error)}.`, {
       remediation: ["Check that the executable can run on this machine (permissions, interpreter line, mount options)."],
       details: { executable: prepared.executable },
       cause: error,

@@ -1,4 +1,4 @@
-import { FlameoxError } from "../domain/errors.ts";
+import { type FlameoxError, executionRefused } from "../domain/errors.ts";
 
 /**
  * The child environment is built from nothing: a few inherited names, then what the caller adds.
@@ -100,9 +100,7 @@ export function matchesNameList(name: string, list: readonly string[]): boolean 
 }
 
 function invalidName(name: string, channel: string): FlameoxError {
-  return new FlameoxError({
-    code: "EXECUTION_REFUSED",
-    message: `Environment variable name ${JSON.stringify(name)} (${channel}) is not a plain identifier.`,
+  return executionRefused(`Environment variable name ${JSON.stringify(name)} (${channel}) is not a plain identifier.`, {
     remediation: ["Use names made of letters, digits and underscores that do not start with a digit."],
     details: { variable: name, channel },
   });
@@ -110,9 +108,7 @@ function invalidName(name: string, channel: string): FlameoxError {
 
 function checkValue(name: string, value: unknown, channel: string): string {
   if (typeof value !== "string" || value.includes("\u0000")) {
-    throw new FlameoxError({
-      code: "EXECUTION_REFUSED",
-      message: `Environment variable ${name} (${channel}) must be a string without NUL bytes.`,
+    throw executionRefused(`Environment variable ${name} (${channel}) must be a string without NUL bytes.`, {
       remediation: ["Pass environment values as plain strings."],
       details: { variable: name, channel },
     });
@@ -165,9 +161,7 @@ export function buildChildEnvironment(request: EnvironmentRequest): ChildEnviron
     if (!namePattern.test(name)) throw invalidName(name, "environment");
     const reason = refusedEnvironmentReason(name);
     if (reason !== null) {
-      throw new FlameoxError({
-        code: "EXECUTION_REFUSED",
-        message: `Environment variable ${name} is refused: ${reason}.`,
+      throw executionRefused(`Environment variable ${name} is refused: ${reason}.`, {
         remediation: [`Remove ${name} from the workload environment; flameox never passes it to a child process.`],
         details: { variable: name, reason },
       });

@@ -1,6 +1,6 @@
 import { accessSync, constants, createReadStream, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
-import { FlameoxError } from "../domain/errors.ts";
+import { type FlameoxError, executionRefused } from "../domain/errors.ts";
 
 const isWindows = process.platform === "win32";
 
@@ -35,9 +35,7 @@ function windowsCandidates(base: string): string[] {
 }
 
 function refused(name: string, reason: string, remediation: string): FlameoxError {
-  return new FlameoxError({
-    code: "EXECUTION_REFUSED",
-    message: `Refusing to run ${JSON.stringify(name)}: ${reason}.`,
+  return executionRefused(`Refusing to run ${JSON.stringify(name)}: ${reason}.`, {
     remediation: [remediation],
     details: { executable: name, reason },
   });

@@ -1,6 +1,6 @@
 import { closeSync, constants, openSync, writeSync } from "node:fs";
 import { resolve } from "node:path";
-import { FlameoxError } from "../domain/errors.ts";
+import { executionRefused } from "../domain/errors.ts";
 import type { OutputRecord } from "./broker-types.ts";
 
 /**
@@ -17,9 +17,7 @@ function openOutput(path: string): OutputSink {
   try {
     descriptor = openSync(absolute, flags, 0o600);
   } catch (error) {
-    throw new FlameoxError({
-      code: "EXECUTION_REFUSED",
-      message: `Cannot open the output file ${absolute}: ${error instanceof Error ? error.message : String(error)}.`,
+    throw executionRefused(`Cannot open the output file ${absolute}: ${error instanceof Error ? error.message : String(error)}.`, {
       remediation: ["Give stdout/stderr paths in an existing, writable directory that are not symbolic links."],
       details: { path: absolute },
       cause: error,

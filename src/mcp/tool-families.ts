@@ -3,7 +3,7 @@
  * hosts that cap or warn on the number of tools (Cursor, Windsurf). This is the one mapping; the
  * registry's order (tools/list order) is the families' order.
  */
-import { FlameoxError } from "../domain/errors.ts";
+import { invalidRequest } from "../domain/errors.ts";
 import type { ToolDefinition } from "./define-tool.ts";
 import { analysisTools } from "./tools/analysis.ts";
 import { captureTools } from "./tools/capture.ts";
@@ -50,12 +50,13 @@ export function parseToolFamilies(value: string | undefined | null): ToolFamily[
   const names = value.split(",").map((name) => name.trim());
   const unknown = names.filter((name) => !(toolFamilyNames as string[]).includes(name));
   if (unknown.length > 0 || names.length === 0) {
-    throw new FlameoxError({
-      code: "INVALID_ARGUMENTS",
-      message: `Unknown tool ${unknown.length === 1 ? "family" : "families"} ${unknown.map((name) => JSON.stringify(name)).join(", ")} in --tools.`,
-      remediation: [`Use a comma-separated list of: ${toolFamilyNames.join(", ")} (flameox mcp inspect lists each family's tools).`],
-      details: { fields: [{ field: "tools", message: `unknown: ${unknown.join(", ")}`, type: "enum" }], families: toolFamilyNames },
-    });
+    throw invalidRequest(
+      `Unknown tool ${unknown.length === 1 ? "family" : "families"} ${unknown.map((name) => JSON.stringify(name)).join(", ")} in --tools.`,
+      {
+        remediation: [`Use a comma-separated list of: ${toolFamilyNames.join(", ")} (flameox mcp inspect lists each family's tools).`],
+        details: { fields: [{ field: "tools", message: `unknown: ${unknown.join(", ")}`, type: "enum" }], families: toolFamilyNames },
+      },
+    );
   }
   return toolFamilyNames.filter((name) => names.includes(name));
 }

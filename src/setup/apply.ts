@@ -9,7 +9,7 @@
  * Test hook: FLAMEOX_SETUP_CRASH_AFTER_WRITES=N (in the setup environment) kills the process with
  * SIGKILL right after the N-th file write, leaving the journal behind exactly as a real crash would.
  */
-import { FlameoxError } from "../domain/errors.ts";
+import { type FlameoxError, staleInput } from "../domain/errors.ts";
 import { acquireClientLock } from "./client-lock.ts";
 import { parseSnapshot, renderChange } from "./client-config.ts";
 import { clientDefinition, type ClientId } from "./clients.ts";
@@ -42,13 +42,7 @@ export type ApplyContext = {
 };
 
 export function conflict(message: string, details: Record<string, unknown> = {}, remediation?: string[]): FlameoxError {
-  return new FlameoxError({
-    code: "REVISION_CONFLICT",
-    message,
-    remediation: remediation ?? ["Run the same flameox setup command again."],
-    details,
-    retryable: true,
-  });
+  return staleInput(message, { remediation: remediation ?? ["Run the same flameox setup command again."], details, retryable: true });
 }
 
 class WriteCounter {
@@ -184,13 +178,14 @@ export async function applyPrepared(context: ApplyContext, prepared: PreparedSet
       const outcome = rollBack(journal.armed);
       if (outcome.leftAlone.length > 0) {
         const kept = keepJournal(store.journalPath);
-        throw new FlameoxError({
-          code: "REVISION_CONFLICT",
-          message: `Setup failed and could not undo its change to ${outcome.leftAlone.join(", ")}: someone else changed it meanwhile.`,
-          remediation: [`The originals are in ${kept}; compare them with ${outcome.leftAlone.join(", ")} by hand.`],
-          details: { paths: outcome.leftAlone, journal: kept },
-          cause: error,
-        });
+        throw staleInput(
+          `Setup failed and could not undo its change to ${outcome.leftAlone.join(", ")}: someone else changed it meanwhile.`,
+          {
+            remediation: [`The originals are in ${kept}; compare them with ${outcome.leftAlone.join(", ")} by hand.`],
+            details: { paths: outcome.leftAlone, journal: kept },
+            cause: error,
+          },
+        );
       }
       journal.finish();
       throw error;

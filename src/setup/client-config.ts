@@ -4,7 +4,7 @@
  * into the exact new bytes. Planning and applying both call `renderChange`: apply re-reads the file
  * and renders again, so a client that rewrote its config since the preview loses nothing.
  */
-import { FlameoxError } from "../domain/errors.ts";
+import { FlameoxError, retold } from "../domain/errors.ts";
 import { clientDefinition, type ClientDefinition, type ClientId } from "./clients.ts";
 import type { ConnectionRecord } from "./connections.ts";
 import type { SetupEnvironment } from "./environment.ts";
@@ -28,15 +28,9 @@ export type ClientState = "absent" | "current" | "drift" | "malformed";
 /** Prefixes the client's name to a refusal about its file, once. */
 export function forClient(error: unknown, definition: ClientDefinition): unknown {
   if (!(error instanceof FlameoxError) || error.message.startsWith(`${definition.displayName}:`)) return error;
-  return new FlameoxError({
-    code: error.code,
-    // A file refusal may already name the client after the path; the prefix replaces that mention.
-    message: `${definition.displayName}: ${error.message.replace(` (${definition.displayName})`, "")}`,
-    remediation: error.remediation,
-    details: { ...error.details, client: definition.id },
-    retryable: error.retryable,
-    cause: error,
-  });
+  // A file refusal may already name the client after the path; the prefix replaces that mention.
+  const message = `${definition.displayName}: ${error.message.replace(` (${definition.displayName})`, "")}`;
+  return retold(error, { message, details: { ...error.details, client: definition.id } });
 }
 
 function openDocument(definition: ClientDefinition, path: string, text: string): ConfigDocument {

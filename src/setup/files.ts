@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 import { chownSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import { FlameoxError } from "../domain/errors.ts";
+import { executionRefused } from "../domain/errors.ts";
 import { removeStaleTemporaries, syncDirectory, writeFileAtomically, type FileOwner } from "../store/atomic-file.ts";
 
 export type FileSnapshot = {
@@ -45,9 +45,7 @@ function describe(subject: Subject, path: string): string {
 export function fileError(error: unknown, action: "read" | "write" | "create", path: string, subject: Subject): unknown {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
-    return new FlameoxError({
-      code: "EXECUTION_REFUSED",
-      message: `Cannot ${action} ${describe(subject, path)}: permission denied (${code}).`,
+    return executionRefused(`Cannot ${action} ${describe(subject, path)}: permission denied (${code}).`, {
       remediation: [
         `Give your user write access to ${path} and its folder (or run setup as the user who owns them), then rerun flameox setup.`,
       ],
@@ -56,9 +54,7 @@ export function fileError(error: unknown, action: "read" | "write" | "create", p
     });
   }
   if (code === "ENOTDIR" || code === "EISDIR" || code === "ELOOP" || code === "ENAMETOOLONG") {
-    return new FlameoxError({
-      code: "EXECUTION_REFUSED",
-      message: `Cannot ${action} ${describe(subject, path)}: ${code}.`,
+    return executionRefused(`Cannot ${action} ${describe(subject, path)}: ${code}.`, {
       remediation: [`Repair whatever is at ${path} (or one of its folders), then rerun flameox setup.`],
       details: { path, client: subject, errno: code },
       cause: error,
@@ -81,9 +77,7 @@ export function resolveLinks(path: string): string {
     const target = readlinkSync(current);
     current = isAbsolute(target) ? target : resolve(dirname(current), target);
   }
-  throw new FlameoxError({
-    code: "EXECUTION_REFUSED",
-    message: `Too many levels of symbolic links at ${path}.`,
+  throw executionRefused(`Too many levels of symbolic links at ${path}.`, {
     remediation: [`Repair the symlink at ${path}, then rerun flameox setup.`],
     details: { path },
   });
@@ -99,9 +93,7 @@ export function readSnapshot(path: string, subject: Subject = ""): FileSnapshot 
     throw fileError(error, "read", path, subject);
   }
   if (!stats.isFile()) {
-    throw new FlameoxError({
-      code: "EXECUTION_REFUSED",
-      message: `MCP client configuration path is not a regular file: ${describe(subject, path)}`,
+    throw executionRefused(`MCP client configuration path is not a regular file: ${describe(subject, path)}`, {
       remediation: [`Move whatever is at ${path} aside, then rerun flameox setup.`],
       details: { path, client: subject },
     });
@@ -122,20 +114,22 @@ export function readSnapshot(path: string, subject: Subject = ""): FileSnapshot 
 export function assertReplaceable(snapshot: FileSnapshot, subject: Subject): void {
   if (snapshot.bytes === null) return;
   if (snapshot.mode !== null && (snapshot.mode & 0o222) === 0) {
-    throw new FlameoxError({
-      code: "EXECUTION_REFUSED",
-      message: `${describe(subject, snapshot.path)} is read-only (mode ${snapshot.mode.toString(8).padStart(4, "0")}); setup does not replace it.`,
-      remediation: [`Make it writable (chmod u+w ${snapshot.resolvedPath}) if flameox may edit it, then rerun flameox setup.`],
-      details: { path: snapshot.path, client: subject, mode: snapshot.mode },
-    });
+    throw executionRefused(
+      `${describe(subject, snapshot.path)} is read-only (mode ${snapshot.mode.toString(8).padStart(4, "0")}); setup does not replace it.`,
+      {
+        remediation: [`Make it writable (chmod u+w ${snapshot.resolvedPath}) if flameox may edit it, then rerun flameox setup.`],
+        details: { path: snapshot.path, client: subject, mode: snapshot.mode },
+      },
+    );
   }
   if (snapshot.links > 1) {
-    throw new FlameoxError({
-      code: "EXECUTION_REFUSED",
-      message: `${describe(subject, snapshot.path)} has ${snapshot.links} hard links; replacing it would split it from the others.`,
-      remediation: [`Replace the hard link by a symlink (ln -sf TARGET ${snapshot.path}) or by a copy, then rerun flameox setup.`],
-      details: { path: snapshot.path, client: subject, links: snapshot.links },
-    });
+    throw executionRefused(
+      `${describe(subject, snapshot.path)} has ${snapshot.links} hard links; replacing it would split it from the others.`,
+      {
+        remediation: [`Replace the hard link by a symlink (ln -sf TARGET ${snapshot.path}) or by a copy, then rerun flameox setup.`],
+        details: { path: snapshot.path, client: subject, links: snapshot.links },
+      },
+    );
   }
 }
 

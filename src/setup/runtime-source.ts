@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { assetName, targetId } from "../../dist-targets/targets.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { type FlameoxError, artifactIntegrityFailed, invalidRequest, processFailed } from "../domain/errors.ts";
 import { flameoxVersion } from "../version.ts";
 import { nonEmpty, type SetupEnvironment } from "./environment.ts";
 
@@ -39,16 +39,14 @@ export function hostTargetId(platform: string = process.platform, arch: string =
 }
 
 export function invalidVersion(version: string): FlameoxError {
-  return new FlameoxError({
-    code: "INVALID_ARGUMENTS",
-    message: `Not a canonical flameox version: ${JSON.stringify(version)}`,
+  return invalidRequest(`Not a canonical flameox version: ${JSON.stringify(version)}`, {
     remediation: ["Use MAJOR.MINOR.PATCH exactly as `flameox setup --rollback` lists it."],
     details: { fields: [{ field: "version", message: "not canonical", type: "version" }] },
   });
 }
 
 export function integrityFailure(message: string, remediation: string[], details: Record<string, unknown> = {}): FlameoxError {
-  return new FlameoxError({ code: "ARTIFACT_INTEGRITY_FAILED", message, remediation, details });
+  return artifactIntegrityFailed(message, { remediation, details });
 }
 
 /** Is this process a `bun build --compile` executable (as opposed to bun running sources)? */
@@ -67,9 +65,7 @@ export async function resolveRuntimeSource(environment: SetupEnvironment): Promi
     const [stdout, exitCode] = await Promise.all([new Response(child.stdout).text(), child.exited]);
     const version = stdout.trim().replace(/^flameox\s+/, "");
     if (exitCode !== 0 || !isCanonicalVersion(version)) {
-      throw new FlameoxError({
-        code: "PROCESS_FAILED",
-        message: `FLAMEOX_SETUP_RUNTIME_SOURCE=${override} did not print a flameox version.`,
+      throw processFailed(`FLAMEOX_SETUP_RUNTIME_SOURCE=${override} did not print a flameox version.`, {
         remediation: ["Point FLAMEOX_SETUP_RUNTIME_SOURCE at a flameox executable, or unset it."],
       });
     }
@@ -93,9 +89,7 @@ export function parseChecksums(text: string): Map<string, string> {
 export function expectedDigest(source: RuntimeSource, integrity: IntegrityExpectation): string | undefined {
   if (integrity.expectedSha256) {
     if (!/^[0-9a-fA-F]{64}$/.test(integrity.expectedSha256)) {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: "--expect-sha256 needs 64 hexadecimal digits.",
+      throw invalidRequest("--expect-sha256 needs 64 hexadecimal digits.", {
         details: { fields: [{ field: "expect-sha256", message: "not a sha256", type: "sha256" }] },
       });
     }
@@ -106,7 +100,7 @@ export function expectedDigest(source: RuntimeSource, integrity: IntegrityExpect
     try {
       text = readFileSync(integrity.checksumsFile, "utf8");
     } catch (cause) {
-      throw new FlameoxError({ code: "INVALID_ARGUMENTS", message: `Cannot read --checksums ${integrity.checksumsFile}.`, cause });
+      throw invalidRequest(`Cannot read --checksums ${integrity.checksumsFile}.`, { cause });
     }
     const table = parseChecksums(text);
     const names = [assetName(hostTargetId()), basename(source.path)];

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FlameoxError } from "../domain/errors.ts";
+import { type FlameoxError, processFailed } from "../domain/errors.ts";
 
 export type RuntimeCheck = { version: string; tools: number };
 
@@ -20,9 +20,7 @@ function runtimeEnvironment(): Record<string, string> {
 }
 
 function failed(executable: string, reason: string, cause?: unknown): FlameoxError {
-  return new FlameoxError({
-    code: "PROCESS_FAILED",
-    message: `The flameox runtime at ${executable} failed verification: ${reason}`,
+  return processFailed(`The flameox runtime at ${executable} failed verification: ${reason}`, {
     remediation: ["The previously active runtime (if any) remains active.", "Rerun flameox setup from a working flameox binary."],
     details: { executable, reason },
     cause,

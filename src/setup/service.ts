@@ -6,7 +6,7 @@
  * only the ones named; a client whose config became unreadable is named, never skipped silently.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { FlameoxError } from "../domain/errors.ts";
+import { FlameoxError, artifactIntegrityFailed, invalidRequest } from "../domain/errors.ts";
 import { applyPrepared } from "./apply.ts";
 import { clientState, loadClientFiles, renderChange, type ClientFiles, type FileIntent } from "./client-config.ts";
 import { canonicalClients, clientDefinition, clientIds, configFileNames, type ClientId } from "./clients.ts";
@@ -172,12 +172,13 @@ export class SetupService {
     }
     const health = this.store.health(source.version);
     if (health.state === "intact" && health.record.sha256 !== digest) {
-      throw new FlameoxError({
-        code: "ARTIFACT_INTEGRITY_FAILED",
-        message: `Runtime ${source.version} is already installed with different bytes (sha256 ${health.record.sha256}, this binary ${digest}).`,
-        remediation: [`Move ${this.store.versionDirectory(source.version)} aside if you trust this binary, then rerun flameox setup.`],
-        details: { installed: health.record.sha256, source: digest },
-      });
+      throw artifactIntegrityFailed(
+        `Runtime ${source.version} is already installed with different bytes (sha256 ${health.record.sha256}, this binary ${digest}).`,
+        {
+          remediation: [`Move ${this.store.versionDirectory(source.version)} aside if you trust this binary, then rerun flameox setup.`],
+          details: { installed: health.record.sha256, source: digest },
+        },
+      );
     }
     const action = health.state === "intact" ? "reuse" : health.state === "damaged" ? "repair" : "install";
     const problem = health.state === "damaged" ? health.reason : null;
@@ -234,9 +235,7 @@ export class SetupService {
     const runtime = this.chooseRuntime(request, active, warnings);
     const selection = this.selectClients(request, warnings);
     if (selection.size === 0 && request.operation !== "rollback") {
-      throw new FlameoxError({
-        code: "INVALID_ARGUMENTS",
-        message: "Select at least one MCP client.",
+      throw invalidRequest("Select at least one MCP client.", {
         remediation: ["Pass a client flag (--claude, --codex, …), --all or --refresh."],
         details: { fields: [{ field: "clients", message: "empty", type: "selection" }] },
       });

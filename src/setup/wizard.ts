@@ -3,7 +3,7 @@
  * version, roll back, verify. Every mutation shows the full preview and asks with default "no".
  * Esc / Ctrl-C at any prompt cancels (PROCESS_CANCELLED, exit 8).
  */
-import { FlameoxError } from "../domain/errors.ts";
+import { type FlameoxError, processCancelled } from "../domain/errors.ts";
 import { clientDefinition, clientIds, type ClientId } from "./clients.ts";
 import { renderPlan, renderReport, renderState, renderVerify } from "./render.ts";
 import { compareVersions } from "./runtime-store.ts";
@@ -12,7 +12,7 @@ import type { SetupRequest, SetupService } from "./service.ts";
 type Action = "update" | "configure" | "remove" | "verify" | "rollback" | "exit";
 
 function cancelled(): FlameoxError {
-  return new FlameoxError({ code: "PROCESS_CANCELLED", message: "Setup cancelled.", remediation: ["Nothing was changed."] });
+  return processCancelled("Setup cancelled.", { remediation: ["Nothing was changed."] });
 }
 
 export type WizardOptions = {

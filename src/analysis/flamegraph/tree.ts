@@ -4,7 +4,7 @@
  * that renderers (SVG, HTML report) draw. Pure functions over rows; no store access.
  */
 import type { FrameRow, StackRow, StackUnit } from "../../domain/evidence.ts";
-import { FlameoxError, invalidArguments } from "../../domain/errors.ts";
+import { invalidArguments, comparisonInvalid } from "../../domain/errors.ts";
 
 export { formatWeight } from "./format.ts";
 export { type NodeSelection, type SelectedNode, selectNodes } from "./node-selection.ts";
@@ -222,11 +222,10 @@ export function buildDifferentialTree(
   const baseline = asTree(baselineInput, options);
   const candidate = asTree(candidateInput, options);
   if (baseline.root.total > 0 && candidate.root.total > 0 && baseline.unit !== candidate.unit) {
-    throw new FlameoxError({
-      code: "COMPARISON_INVALID",
-      message: `The baseline is measured in '${baseline.unit}' and the candidate in '${candidate.unit}'; units are never mixed.`,
-      remediation: ["Compare profiles of the same kind (both CPU time, both samples or both bytes)."],
-    });
+    throw comparisonInvalid(
+      `The baseline is measured in '${baseline.unit}' and the candidate in '${candidate.unit}'; units are never mixed.`,
+      { remediation: ["Compare profiles of the same kind (both CPU time, both samples or both bytes)."] },
+    );
   }
   const frames = new Map<string, FrameRow>(baseline.frames);
   for (const [key, frame] of candidate.frames) frames.set(key, frame);

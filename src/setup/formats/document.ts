@@ -1,5 +1,5 @@
 /** What every config editor offers: the current entry, and the whole new text with it set or removed. */
-import { FlameoxError } from "../../domain/errors.ts";
+import { type FlameoxError, executionRefused } from "../../domain/errors.ts";
 
 /**
  * How the server section looked before we first added our entry, so a disconnect can put back exactly
@@ -55,9 +55,7 @@ export function decodeConfig(bytes: Uint8Array, path: string): DecodedConfig {
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch (cause) {
-    throw new FlameoxError({
-      code: "EXECUTION_REFUSED",
-      message: `MCP client configuration is not UTF-8: ${path}`,
+    throw executionRefused(`MCP client configuration is not UTF-8: ${path}`, {
       remediation: [`Re-save ${path} as UTF-8, then rerun flameox setup.`],
       details: { path },
       cause,
@@ -72,9 +70,7 @@ export function encodeConfig(text: string, hadBom: boolean): Uint8Array {
 }
 
 export function malformedConfig(path: string, reason: string, cause?: unknown): FlameoxError {
-  return new FlameoxError({
-    code: "EXECUTION_REFUSED",
-    message: `Refusing to overwrite malformed client configuration ${path}: ${reason}`,
+  return executionRefused(`Refusing to overwrite malformed client configuration ${path}: ${reason}`, {
     remediation: [`Repair ${path} by hand (it was not changed), then rerun flameox setup.`],
     details: { path, reason },
     cause,
