@@ -37,6 +37,21 @@ function startsWith(keys: string[], prefix: string[]): boolean {
   return prefix.every((key, index) => keys[index] === key);
 }
 
+type Block = { header: Header; start: number; end: number };
+
+/** What the edits of one open document share: its text, what it parses to, and where our table is. */
+type TomlContext = {
+  text: string;
+  path: string;
+  section: string[];
+  parsed: Record<string, unknown>;
+  entry: Record<string, unknown> | undefined;
+  keyPath: string[];
+  eol: string;
+  blocks: Block[];
+  main: Block | undefined;
+};
+
 export function openTomlDocument(text: string, path: string, section: string[]): ConfigDocument {
   let parsed: Record<string, unknown>;
   try {
@@ -46,16 +61,7 @@ export function openTomlDocument(text: string, path: string, section: string[]):
   }
   const entry = flameoxEntry(parsed, section, path, "a table");
   const keyPath = [...section, "flameox"];
-  const eol = lineEnding(text);
-  const headers = scanHeaders(text);
-
-  // Our block(s): our header and its sub-tables, each up to the next header of another table.
-  const blocks: Array<{ header: Header; start: number; end: number }> = [];
-  for (const [index, header] of headers.entries()) {
-    if (!startsWith(header.keys, keyPath)) continue;
-    const next = headers[index + 1];
-    blocks.push({ header, start: header.start, end: trimTrailingTrivia(text, header.end, next ? next.start : text.length) });
-  }
+  const blocks = ourBlocks(text, keyPath);
   const main = blocks.find((block) => !block.header.array && block.header.keys.length === keyPath.length);
   if (entry !== undefined && !main) {
     throw malformedConfig(
@@ -63,72 +69,93 @@ export function openTomlDocument(text: string, path: string, section: string[]):
       `"${keyPath.join(".")}" is written as an inline table or dotted keys; rewrite it as a [${keyPath.join(".")}] table or remove it`,
     );
   }
-
-  const checked = (result: string, expected: Record<string, unknown>, alternative?: Record<string, unknown>): string => {
-    let reparsed: Record<string, unknown>;
-    try {
-      reparsed = parseToml(result) as Record<string, unknown>;
-    } catch (cause) {
-      throw malformedConfig(
-        path,
-        `"${section.join(".")}" cannot take a [${keyPath.join(".")}] table as written (an inline table or array?)`,
-        cause,
-      );
-    }
-    if (!deepEqual(reparsed, expected) && !(alternative && deepEqual(reparsed, alternative))) {
-      throw malformedConfig(
-        path,
-        `"${keyPath.join(".")}" is also set outside its [${keyPath.join(".")}] table (dotted keys or an inline table)`,
-      );
-    }
-    return result;
+  const context: TomlContext = { text, path, section, parsed, entry, keyPath, eol: lineEnding(text), blocks, main };
+  return {
+    entry,
+    origin: originOf(text, parsed, section),
+    withEntry: (managed) => withEntry(context, managed),
+    withoutEntry: (origin) => withoutEntry(context, origin),
   };
+}
 
-  const withEntry = (managed: Record<string, unknown>): string => {
-    const expected = withPath(parsed, keyPath, mergedEntry(entry, managed));
-    if (!main) {
-      let prefix = text;
-      if (prefix.length > 0 && !prefix.endsWith("\n")) prefix += eol;
-      if (prefix.trim().length > 0 && !prefix.endsWith(eol + eol)) prefix += eol;
-      return checked(prefix + renderTable(keyPath, managed, eol), expected);
-    }
-    // Replace only the values of the keys we manage, in place; the user's own keys, comments and
-    // sub-tables (`[mcp_servers.flameox.env]`) keep their bytes.
-    const statements = scanStatements(text, main.header.end, main.end);
-    const edits: Array<{ start: number; end: number; text: string }> = [];
-    const missing: string[] = [];
-    for (const [key, value] of Object.entries(managed)) {
-      if (entry && deepEqual(entry[key], value)) continue;
-      const statement = statements.find((candidate) => candidate.keys.length === 1 && candidate.keys[0] === key);
-      if (statement) edits.push({ start: statement.valueStart, end: statement.valueEnd, text: tomlValue(value) });
-      else missing.push(`${tomlKey(key)} = ${tomlValue(value)}${eol}`);
-    }
-    if (missing.length > 0) edits.push({ start: main.header.end, end: main.header.end, text: missing.join("") });
-    let result = text;
-    for (const edit of edits.sort((left, right) => right.start - left.start)) {
-      result = result.slice(0, edit.start) + edit.text + result.slice(edit.end);
-    }
-    return checked(result, expected);
-  };
+/** Our header and its sub-tables, each up to the next header of another table. */
+function ourBlocks(text: string, keyPath: string[]): Block[] {
+  const headers = scanHeaders(text);
+  const blocks: Block[] = [];
+  for (const [index, header] of headers.entries()) {
+    if (!startsWith(header.keys, keyPath)) continue;
+    const next = headers[index + 1];
+    blocks.push({ header, start: header.start, end: trimTrailingTrivia(text, header.end, next ? next.start : text.length) });
+  }
+  return blocks;
+}
 
-  const withoutEntry = (origin: SectionOrigin | null): string => {
-    if (entry === undefined) return text;
-    const first = blocks[0]!;
-    let out = text.slice(0, first.start);
-    let cursor = first.end;
-    for (const block of blocks.slice(1)) {
-      out += text.slice(cursor, block.start);
-      cursor = block.end;
-    }
-    const rest = text.slice(cursor);
-    // Removing a trailing table also drops the blank line that separated it from the one before.
-    if (rest.trim() === "") out = out.trim() === "" ? "" : out.replace(/(\r?\n)(\s*\r?\n)+$/, "$1");
-    const expected = withPath(parsed, keyPath, undefined);
-    // Removing our only table leaves no `mcp_servers` key at all when nothing else declared it.
-    return restoreFinalNewline(checked(out + rest, expected, withPath(parsed, section, undefined)), origin);
-  };
+/** The edited text must parse to exactly the expected document (or the alternative), else we refuse. */
+function checked(context: TomlContext, result: string, expected: Record<string, unknown>, alternative?: Record<string, unknown>): string {
+  const { path, section, keyPath } = context;
+  let reparsed: Record<string, unknown>;
+  try {
+    reparsed = parseToml(result) as Record<string, unknown>;
+  } catch (cause) {
+    throw malformedConfig(
+      path,
+      `"${section.join(".")}" cannot take a [${keyPath.join(".")}] table as written (an inline table or array?)`,
+      cause,
+    );
+  }
+  if (!deepEqual(reparsed, expected) && !(alternative && deepEqual(reparsed, alternative))) {
+    throw malformedConfig(
+      path,
+      `"${keyPath.join(".")}" is also set outside its [${keyPath.join(".")}] table (dotted keys or an inline table)`,
+    );
+  }
+  return result;
+}
 
-  return { entry, origin: originOf(text, parsed, section), withEntry, withoutEntry };
+function withEntry(context: TomlContext, managed: Record<string, unknown>): string {
+  const { text, parsed, entry, keyPath, eol, main } = context;
+  const expected = withPath(parsed, keyPath, mergedEntry(entry, managed));
+  if (!main) {
+    let prefix = text;
+    if (prefix.length > 0 && !prefix.endsWith("\n")) prefix += eol;
+    if (prefix.trim().length > 0 && !prefix.endsWith(eol + eol)) prefix += eol;
+    return checked(context, prefix + renderTable(keyPath, managed, eol), expected);
+  }
+  // Replace only the values of the keys we manage, in place; the user's own keys, comments and
+  // sub-tables (`[mcp_servers.flameox.env]`) keep their bytes.
+  const statements = scanStatements(text, main.header.end, main.end);
+  const edits: Array<{ start: number; end: number; text: string }> = [];
+  const missing: string[] = [];
+  for (const [key, value] of Object.entries(managed)) {
+    if (entry && deepEqual(entry[key], value)) continue;
+    const statement = statements.find((candidate) => candidate.keys.length === 1 && candidate.keys[0] === key);
+    if (statement) edits.push({ start: statement.valueStart, end: statement.valueEnd, text: tomlValue(value) });
+    else missing.push(`${tomlKey(key)} = ${tomlValue(value)}${eol}`);
+  }
+  if (missing.length > 0) edits.push({ start: main.header.end, end: main.header.end, text: missing.join("") });
+  let result = text;
+  for (const edit of edits.sort((left, right) => right.start - left.start)) {
+    result = result.slice(0, edit.start) + edit.text + result.slice(edit.end);
+  }
+  return checked(context, result, expected);
+}
+
+function withoutEntry(context: TomlContext, origin: SectionOrigin | null): string {
+  const { text, parsed, entry, keyPath, section, blocks } = context;
+  if (entry === undefined) return text;
+  const first = blocks[0]!;
+  let out = text.slice(0, first.start);
+  let cursor = first.end;
+  for (const block of blocks.slice(1)) {
+    out += text.slice(cursor, block.start);
+    cursor = block.end;
+  }
+  const rest = text.slice(cursor);
+  // Removing a trailing table also drops the blank line that separated it from the one before.
+  if (rest.trim() === "") out = out.trim() === "" ? "" : out.replace(/(\r?\n)(\s*\r?\n)+$/, "$1");
+  const expected = withPath(parsed, keyPath, undefined);
+  // Removing our only table leaves no `mcp_servers` key at all when nothing else declared it.
+  return restoreFinalNewline(checked(context, out + rest, expected, withPath(parsed, section, undefined)), origin);
 }
 
 function originOf(text: string, parsed: Record<string, unknown>, section: string[]): SectionOrigin {
