@@ -21,15 +21,7 @@ export type ExperimentStatistics = {
   random_seed: number;
 };
 
-export type TrialOutcome =
-  | "unattempted"
-  | "succeeded"
-  | "failed"
-  | "timed_out"
-  | "cancelled"
-  | "invalid"
-  | "unsupported"
-  | "infrastructure_failed";
+export type { TrialOutcome } from "./vocabulary.ts";
 
 /** What an oracle reports about one trial; it is authoritative over comparing output bytes. */
 export type OracleReceipt = {

@@ -12,8 +12,9 @@ import type { MemoryAnalysisService } from "./memory-analysis-service.ts";
 import type { ProgressReporter } from "./progress.ts";
 import type { TraceAnalysisService } from "./trace-analysis-service.ts";
 
-export const analysisRecipeNames = ["accelerator_launches", "execution", "failures", "hotspots", "memory", "pytorch", "scaling"] as const;
-export type AnalysisRecipeName = (typeof analysisRecipeNames)[number];
+import type { AnalysisRecipeName } from "../domain/vocabulary.ts";
+
+export { analysisRecipeNames, type AnalysisRecipeName } from "../domain/vocabulary.ts";
 
 export type MaterializeAnalysisRequest = {
   recipe: string;

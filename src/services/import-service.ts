@@ -11,37 +11,19 @@ import { artifactReference, type RegistrationInput, registerArtifact } from "../
 import type { Workspace } from "../store/workspace.ts";
 import { prepareBundle, type PreparedBundle } from "./evidence-publisher.ts";
 import { artifactResourceUri, runResourceUri } from "../domain/resource-uris.ts";
+import { artifactKinds } from "../domain/vocabulary.ts";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
-export const artifactKinds = [
-  "execution_trace",
-  "sample_profile",
-  "memory_profile",
-  "benchmark_samples",
-  "python_startup",
-  "test_execution",
-  "execution_coverage",
-  "semantic_observations",
-  "process_output",
-  "validation_output",
-  "collector_metadata",
-  "analysis_result",
-  "otlp_trace",
-  "core_dump",
-  "sanitizer_report",
-  "source_snapshot",
-  "process_tree_snapshot",
-  "experiment_configuration",
-] as const;
-export type ArtifactKind = (typeof artifactKinds)[number];
+export { artifactKinds, type ArtifactKind } from "../domain/vocabulary.ts";
 
 /** Kinds that may hold secrets or source must be registered as sensitive. */
 const sensitiveFloor = new Set<string>(["core_dump", "source_snapshot"]);
 
 export type ImportRequest = {
   path: string;
-  kind: ArtifactKind | null;
+  /** Checked here, so an unknown kind gets the remedy that names the right one. */
+  kind: string | null;
   sensitivity: "normal" | "internal" | "sensitive";
   media_type: string | null;
   source_root: "project" | "temp";

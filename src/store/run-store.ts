@@ -1,9 +1,9 @@
 import type { Database } from "bun:sqlite";
 import { runNotFound, staleInput } from "../domain/errors.ts";
+import type { ExecutionStatus, ValidationStatus } from "../domain/vocabulary.ts";
 
-export type ExecutionStatus = "not_applicable" | "planned" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
+export type { ExecutionStatus, ValidationStatus } from "../domain/vocabulary.ts";
 export type CaptureStatus = "pending" | "running" | "registered" | "failed" | "quarantined" | "cancelled";
-export type ValidationStatus = "not_requested" | "pending" | "passed" | "failed" | "inconclusive" | "unsupported" | "cancelled";
 
 /** The stored run manifest; columns mirrored in `runs` are the ones filters and ordering use. */
 export type RunManifest = {
