@@ -1,7 +1,8 @@
 import { defineCommand } from "citty";
 import { cliOptions, cliServices } from "./context.ts";
 import { emit, renderTable } from "./output.ts";
-import { parseLimit } from "./structured-input.ts";
+import { pageLimits } from "../domain/requests/limits.ts";
+import { pageArguments, pageOf } from "./arguments.ts";
 import type { StackUnit } from "../domain/evidence.ts";
 import { moreAnalyzeCommands } from "./evidence.ts";
 
@@ -20,24 +21,22 @@ export const analyzeCommand = defineCommand({
       meta: { name: "hotspots", description: "Rank functions (or lines) by self or total weight." },
       args: {
         run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id (sha256:…)." },
-        limit: { type: "string", description: "How many (1..1000, default 20)." },
+        ...pageArguments(pageLimits.hotspots),
         "group-by": { type: "string", default: "function", description: "function | line" },
         "order-by": { type: "string", default: "self", description: "self | total" },
         unit: { type: "string", description: "ns | samples | bytes" },
         thread: { type: "string", description: "Only this thread." },
         "per-thread": { type: "boolean", description: "Rank per thread." },
-        cursor: { type: "string", description: "Cursor from a previous page." },
       },
       async run({ args }) {
         const result = await cliServices().analysis.hotspots({
           run_or_artifact: String(args.run_or_artifact),
-          limit: parseLimit(args.limit, 20),
+          ...pageOf(args, pageLimits.hotspots),
           group_by: args["group-by"] === "line" ? "line" : "function",
           order_by: args["order-by"] === "total" ? "total" : "self",
           unit: unitOf(args.unit),
           thread: (args.thread as string | undefined) ?? null,
           per_thread: Boolean(args["per-thread"]),
-          cursor: (args.cursor as string | undefined) ?? null,
         });
         emit(cliOptions(), result, () =>
           [
@@ -64,8 +63,7 @@ export const analyzeCommand = defineCommand({
 const drillArguments = {
   run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id." },
   frame_id: { type: "positional", required: true, description: "frame_id from analyze hotspots." },
-  limit: { type: "string", description: "How many (1..1000, default 20)." },
-  cursor: { type: "string", description: "Cursor from a previous page." },
+  ...pageArguments(pageLimits.frameDrillDown),
   unit: { type: "string", description: "ns | samples | bytes" },
   thread: { type: "string", description: "Only this thread." },
 } as const;
@@ -74,8 +72,7 @@ function drillRequest(args: Record<string, unknown>) {
   return {
     run_or_artifact: String(args.run_or_artifact),
     frame_id: String(args.frame_id),
-    limit: parseLimit(args.limit, 20),
-    cursor: (args.cursor as string | undefined) ?? null,
+    ...pageOf(args, pageLimits.frameDrillDown),
     unit: unitOf(args.unit),
     thread: (args.thread as string | undefined) ?? null,
   };

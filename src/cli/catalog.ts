@@ -3,7 +3,7 @@ import { cliOptions, cliServices } from "./context.ts";
 import { emit, renderKeyValues } from "./output.ts";
 import { NegativeResult } from "./workspace.ts";
 
-const fields = ["catalog_path", "exists", "valid", "fresh", "catalog_commit_id", "corpus_commit_id", "rebuilt_at", "problem"];
+const fields = ["catalog_path", "exists", "valid", "fresh", "catalog_commit_id", "corpus_commit_id", "rebuilt_at", "problem"] as const;
 
 export const catalogCommand = defineCommand({
   meta: {

@@ -3,7 +3,8 @@ import { invalidInput } from "../domain/errors.ts";
 import type { EvidenceRefType } from "../services/evidence-service.ts";
 import { cliOptions, cliServices } from "./context.ts";
 import { emit, renderTable } from "./output.ts";
-import { parseLimit } from "./structured-input.ts";
+import { pageLimits } from "../domain/requests/limits.ts";
+import { limitArgument, limitOf, pageArguments, pageOf } from "./arguments.ts";
 
 function text(value: unknown): string | null {
   return typeof value === "string" && value.length > 0 ? value : null;
@@ -31,12 +32,12 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
     meta: { name: "memory", description: "Peak, retained and total allocated memory; functions holding the most bytes." },
     args: {
       run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id." },
-      limit: { type: "string", description: "1..1000 (default 20)." },
+      limit: limitArgument(pageLimits.memory, "Functions"),
     },
     async run({ args }) {
       const result = await cliServices().memoryAnalysis.analyze({
         run_or_artifact: String(args.run_or_artifact),
-        limit: parseLimit(args.limit, 20),
+        limit: limitOf(args.limit, pageLimits.memory),
       });
       emit(cliOptions(), result, () =>
         [
@@ -61,13 +62,13 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
     },
     args: {
       run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id." },
-      limit: { type: "string", description: "Files, 1..1000 (default 50)." },
+      limit: limitArgument(pageLimits.execution, "Files"),
       "compare-to": { type: "string", alias: "compare", description: "A second run or artifact id." },
     },
     async run({ args }) {
       const result = await cliServices().executionAnalysis.analyze({
         run_or_artifact: String(args.run_or_artifact),
-        limit: parseLimit(args.limit, 50),
+        limit: limitOf(args.limit, pageLimits.execution),
         comparison_run_or_artifact: text(args["compare-to"]),
       });
       emit(cliOptions(), result, () =>
@@ -91,16 +92,14 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
     meta: { name: "pytorch", description: "PyTorch operators by self or total time, shapes, allocations, CPU vs accelerator time." },
     args: {
       run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id." },
-      limit: { type: "string", description: "1..1000 (default 20)." },
+      ...pageArguments(pageLimits.pytorch),
       "order-by": { type: "string", default: "self", description: "self | total" },
-      cursor: { type: "string", description: "Cursor from a previous page." },
     },
     async run({ args }) {
       const result = await cliServices().traceAnalysis.pytorch({
         run_or_artifact: String(args.run_or_artifact),
-        limit: parseLimit(args.limit, 20),
+        ...pageOf(args, pageLimits.pytorch),
         order_by: args["order-by"] === "total" ? "total" : "self",
-        cursor: text(args.cursor),
       });
       emit(cliOptions(), result, () =>
         [
@@ -127,14 +126,14 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
     },
     args: {
       run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id." },
-      limit: { type: "string", description: "1..1000 (default 20)." },
+      limit: limitArgument(pageLimits.acceleratorLaunches, "Launch regions"),
       "compare-to": { type: "string", description: "A second run or artifact id." },
       phase: { type: "string", description: "Only inside this phase annotation." },
     },
     async run({ args }) {
       const result = await cliServices().traceAnalysis.acceleratorLaunches({
         run_or_artifact: String(args.run_or_artifact),
-        limit: parseLimit(args.limit, 20),
+        limit: limitOf(args.limit, pageLimits.acceleratorLaunches),
         comparison_run_or_artifact: text(args["compare-to"]),
         phase: text(args.phase),
       });
@@ -158,13 +157,13 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
   failures: defineCommand({
     meta: { name: "failures", description: "Failure clusters across runs and extracted test outcomes." },
     args: {
-      limit: { type: "string", description: "1..1000 (default 20)." },
+      limit: limitArgument(pageLimits.failures, "Clusters"),
       workload: { type: "string", description: "Only runs of this workload." },
       adapter: { type: "string", description: "Only runs of this adapter." },
     },
     async run({ args }) {
       const result = await cliServices().failureAnalysis.analyze({
-        limit: parseLimit(args.limit, 20),
+        limit: limitOf(args.limit, pageLimits.failures),
         filter: { workload_name: text(args.workload), adapter: text(args.adapter) },
       });
       emit(cliOptions(), result, () =>
@@ -191,16 +190,14 @@ export const traceCommand = defineCommand({
         artifact_id: { type: "positional", required: true, description: "Artifact id (sha256:…)." },
         "start-ns": { type: "string", alias: "start", required: true, description: "Window start (ns)." },
         "end-ns": { type: "string", alias: "end", required: true, description: "Window end (ns), greater than start." },
-        limit: { type: "string", description: "1..1000 (default 100)." },
-        cursor: { type: "string", description: "Cursor from a previous page." },
+        ...pageArguments(pageLimits.traceWindow),
       },
       async run({ args }) {
         const result = await cliServices().traceAnalysis.window({
           artifact_id: String(args.artifact_id),
           start_ns: integer(args["start-ns"], "start_ns"),
           end_ns: integer(args["end-ns"], "end_ns"),
-          limit: parseLimit(args.limit, 100),
-          cursor: text(args.cursor),
+          ...pageOf(args, pageLimits.traceWindow),
         });
         emit(cliOptions(), result, () =>
           renderTable(
@@ -229,8 +226,7 @@ export const measurementsCommand = defineCommand({
         "artifact-id": { type: "string", description: "Only this artifact." },
         "name-prefix": { type: "string", description: "Only names starting with this." },
         "include-warmups": { type: "boolean", description: "Include warm-up values." },
-        limit: { type: "string", description: "1..1000 (default 100)." },
-        cursor: { type: "string", description: "Cursor from a previous page." },
+        ...pageArguments(pageLimits.measurements),
       },
       async run({ args }) {
         const result = await cliServices().measurements.query({
@@ -238,8 +234,7 @@ export const measurementsCommand = defineCommand({
           artifact_id: text(args["artifact-id"]),
           name_prefix: text(args["name-prefix"]),
           include_warmups: Boolean(args["include-warmups"]),
-          limit: parseLimit(args.limit, 100),
-          cursor: text(args.cursor),
+          ...pageOf(args, pageLimits.measurements),
         });
         emit(cliOptions(), result, () =>
           [

@@ -3,9 +3,14 @@ import { cliOptions, cliServices } from "./context.ts";
 import { withInterrupt } from "./interrupt.ts";
 import { cliLog } from "./log.ts";
 import { emit, renderKeyValues, renderTable } from "./output.ts";
-import { parseLimit, parseStructuredInput } from "./structured-input.ts";
+import { parseStructuredInput } from "./structured-input.ts";
+import { ListTrialsRequest, PlanExperimentRequest } from "../domain/requests/experiments.ts";
+import { pageLimits } from "../domain/requests/limits.ts";
+import { checkedRequest, pageArguments, pageOf } from "./arguments.ts";
 import type { ExperimentPlan } from "../services/experiment-service.ts";
-type Scalar = string | number | boolean;
+
+// People read a screenful of trials; an agent's MCP call pages by the tool's own default.
+const cliTrialPage = 100;
 
 const planArguments = {
   name: { type: "positional", required: true, description: "Experiment name in flameox.toml." },
@@ -16,15 +21,20 @@ const planArguments = {
   hypothesis: { type: "string", description: "Hypothesis id to link." },
 } as const;
 
+/** The plan_experiment request, checked by the tool's own schema. */
 function planRequest(args: Record<string, unknown>) {
-  return {
-    experiment_name: String(args.name),
-    adapter: String(args.adapter ?? "command"),
-    adapter_options: parseStructuredInput(args["adapter-options"] as string | undefined, "--adapter-options"),
-    parameters: parseStructuredInput(args.parameters as string | undefined, "--parameters") as Record<string, Scalar>,
-    investigation_id: (args.investigation as string | undefined) ?? null,
-    hypothesis_id: (args.hypothesis as string | undefined) ?? null,
-  };
+  return checkedRequest(
+    PlanExperimentRequest,
+    {
+      experiment_name: String(args.name),
+      adapter: String(args.adapter ?? "command"),
+      adapter_options: parseStructuredInput(args["adapter-options"] as string | undefined, "--adapter-options"),
+      parameters: parseStructuredInput(args.parameters as string | undefined, "--parameters"),
+      investigation_id: args.investigation,
+      hypothesis_id: args.hypothesis,
+    },
+    "experiment plan",
+  );
 }
 
 function renderPlan(plan: ExperimentPlan): string {
@@ -102,7 +112,7 @@ export const experimentCommand = defineCommand({
         const experiment = cliServices().experiments.getExperiment(String(args.experiment_id));
         emit(cliOptions(), experiment, () =>
           [
-            renderKeyValues(experiment as unknown as Record<string, unknown>, [
+            renderKeyValues(experiment, [
               "experiment_id",
               "name",
               "status",
@@ -130,22 +140,21 @@ export const experimentCommand = defineCommand({
       meta: { name: "trials", description: "List an experiment's trials in realized order." },
       args: {
         experiment_id: { type: "positional", required: true, description: "Experiment id." },
-        limit: { type: "string", description: "Page size (1..1000, default 100)." },
-        cursor: { type: "string", description: "Cursor from a previous page." },
+        ...pageArguments(pageLimits.trials, cliTrialPage),
         outcome: { type: "string", description: "Only trials with this outcome." },
       },
       run({ args }) {
-        const result = cliServices().experiments.listTrials({
-          experiment_id: String(args.experiment_id),
-          limit: parseLimit(args.limit, 100),
-          cursor: (args.cursor as string | undefined) ?? null,
-          outcome: (args.outcome as never) ?? null,
-        });
+        const request = checkedRequest(
+          ListTrialsRequest,
+          { experiment_id: String(args.experiment_id), ...pageOf(args, pageLimits.trials, cliTrialPage), outcome: args.outcome },
+          "experiment trials",
+        );
+        const result = cliServices().experiments.listTrials(request);
         emit(
           cliOptions(),
           result,
           () =>
-            `${renderTable(result.trials as unknown as Record<string, unknown>[], ["trial_id", "block_id", "treatment", "outcome", "failure_class", "validation_status", "run_id"])}${result.truncated ? `\n(more: --cursor ${result.next_cursor})` : ""}`,
+            `${renderTable(result.trials, ["trial_id", "block_id", "treatment", "outcome", "failure_class", "validation_status", "run_id"])}${result.truncated ? `\n(more: --cursor ${result.next_cursor})` : ""}`,
         );
       },
     }),
@@ -158,7 +167,7 @@ export const experimentCommand = defineCommand({
       run({ args }) {
         const trial = cliServices().experiments.getTrial(String(args.trial_id), (args["experiment-id"] as string | undefined) ?? null);
         emit(cliOptions(), trial, () =>
-          renderKeyValues(trial as unknown as Record<string, unknown>, [
+          renderKeyValues(trial, [
             "trial_id",
             "experiment_id",
             "block_id",

@@ -1,32 +1,9 @@
 import { defineCommand } from "citty";
-import * as v from "valibot";
-import { assessments, evidenceReferenceTypes, evidenceRelations, lifecycles, type Assessment } from "../domain/investigation.ts";
+import { ListFindingsRequest, RecordFindingRequest } from "../domain/requests/investigations.ts";
+import { pageLimits } from "../domain/requests/limits.ts";
+import { checkedRequest, pageArguments, pageOf, parseCliRequest } from "./arguments.ts";
 import { cliOptions, cliServices } from "./context.ts";
-import { parseCliRequest } from "./investigations.ts";
 import { emit, renderKeyValues, renderTable } from "./output.ts";
-import { parseLimit } from "./structured-input.ts";
-
-const text = v.pipe(v.string(), v.minLength(1), v.maxLength(500));
-const identifier = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
-
-const FindingRequest = v.strictObject({
-  kind: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
-  title: text,
-  claim: text,
-  evidence_level: v.picklist(["observed", "derived", "inferred"]),
-  confidence: v.picklist(["high", "medium", "low", "unknown"]),
-  assessment: v.picklist(assessments),
-  lifecycle: v.optional(v.picklist(lifecycles)),
-  investigation_id: v.optional(v.nullable(identifier)),
-  hypothesis_id: v.optional(v.nullable(identifier)),
-  limitations: v.optional(v.array(text)),
-  next_experiments: v.optional(v.array(v.record(v.string(), v.unknown()))),
-  evidence: v.optional(
-    v.array(v.strictObject({ ref_type: v.picklist(evidenceReferenceTypes), ref_id: identifier, relation: v.picklist(evidenceRelations) })),
-  ),
-  finding_id: v.optional(v.nullable(identifier)),
-  expected_revision: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1)))),
-});
 
 export const findingsCommand = defineCommand({
   meta: { name: "findings", description: "Findings: claims with typed evidence references, revised with expected_revision." },
@@ -39,9 +16,11 @@ export const findingsCommand = defineCommand({
       },
       args: { request: { type: "positional", required: true, description: "Structured request." } },
       run({ args }) {
-        const result = cliServices().investigations.recordFinding(parseCliRequest(FindingRequest, String(args.request), "findings record"));
+        const result = cliServices().investigations.recordFinding(
+          parseCliRequest(RecordFindingRequest, String(args.request), "findings record"),
+        );
         emit(cliOptions(), result, () =>
-          renderKeyValues(result.finding as unknown as Record<string, unknown>, [
+          renderKeyValues(result.finding, [
             "finding_id",
             "revision",
             "kind",
@@ -57,27 +36,19 @@ export const findingsCommand = defineCommand({
     list: defineCommand({
       meta: { name: "list", description: "List findings (current revisions), newest first." },
       args: {
-        limit: { type: "string", description: "Page size (1..1000, default 100)." },
-        cursor: { type: "string", description: "Cursor from a previous page." },
+        ...pageArguments(pageLimits.findings),
         investigation: { type: "string", description: "Only this investigation's findings." },
         assessment: { type: "string", description: "Only findings with this assessment." },
       },
       run({ args }) {
-        const result = cliServices().investigations.listFindings({
-          limit: parseLimit(args.limit, 100),
-          cursor: (args.cursor as string | undefined) ?? null,
-          investigation_id: (args.investigation as string | undefined) ?? null,
-          assessment: (args.assessment as Assessment | undefined) ?? null,
-        });
+        const request = checkedRequest(
+          ListFindingsRequest,
+          { ...pageOf(args, pageLimits.findings), investigation_id: args.investigation, assessment: args.assessment },
+          "findings list",
+        );
+        const result = cliServices().investigations.listFindings(request);
         emit(cliOptions(), result, () =>
-          renderTable(result.findings as unknown as Record<string, unknown>[], [
-            "finding_id",
-            "revision",
-            "kind",
-            "assessment",
-            "confidence",
-            "title",
-          ]),
+          renderTable(result.findings, ["finding_id", "revision", "kind", "assessment", "confidence", "title"]),
         );
       },
     }),
@@ -86,7 +57,7 @@ export const findingsCommand = defineCommand({
       args: { finding_id: { type: "positional", required: true, description: "Finding id." } },
       run({ args }) {
         const result = cliServices().investigations.getFinding(String(args.finding_id));
-        emit(cliOptions(), result, () => renderKeyValues(result as unknown as Record<string, unknown>));
+        emit(cliOptions(), result, () => renderKeyValues(result));
       },
     }),
   },

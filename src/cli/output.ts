@@ -28,17 +28,18 @@ export function emitFailure(options: GlobalOptions, error: FlameoxError): number
   return exitCodeFor(error.code);
 }
 
-/** Key/value lines for a flat object; nested values as compact JSON. */
-export function renderKeyValues(record: Record<string, unknown>, keys?: string[]): string {
-  return (keys ?? Object.keys(record))
+/** Key/value lines for a record, in the given key order (all keys by default); nested values as compact JSON. */
+export function renderKeyValues<Row extends object>(record: Row, keys?: readonly (keyof Row & string)[]): string {
+  return (keys ?? (Object.keys(record) as (keyof Row & string)[]))
     .map((key) => {
-      const value = record[key];
+      const value: unknown = record[key];
       return `${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`;
     })
     .join("\n");
 }
 
-export function renderTable(rows: Record<string, unknown>[], columns: string[]): string {
+/** An aligned text table of the given columns of each row. */
+export function renderTable<Row extends object>(rows: readonly Row[], columns: readonly (keyof Row & string)[]): string {
   if (rows.length === 0) return "(none)";
   const cells = rows.map((row) => columns.map((column) => formatCell(row[column])));
   const widths = columns.map((column, index) => Math.max(column.length, ...cells.map((row) => row[index]!.length)));
@@ -47,7 +48,7 @@ export function renderTable(rows: Record<string, unknown>[], columns: string[]):
       .map((value, index) => value.padEnd(widths[index]!))
       .join("  ")
       .trimEnd();
-  return [line(columns), ...cells.map(line)].join("\n");
+  return [line([...columns]), ...cells.map(line)].join("\n");
 }
 
 function formatCell(value: unknown): string {

@@ -1,11 +1,18 @@
 import { readFileSync } from "node:fs";
 import { defineCommand, type CommandDef } from "citty";
 import { invalidRequest } from "../domain/errors.ts";
+import {
+  CompareRunSetsRequest,
+  compareServiceRequest,
+  FreezeRunSetRequest,
+  RecordAnalysisRequest,
+  ScalingRequest,
+} from "../domain/requests/comparisons.ts";
+import { checkedRequest, parseCliRequest } from "./arguments.ts";
 import { cliOptions, cliServices } from "./context.ts";
 import { cliLog } from "./log.ts";
 import { emit, renderKeyValues, renderTable } from "./output.ts";
-import { parseStructuredInput } from "./structured-input.ts";
-import type { ComparisonResult, CompareRunSetsRequest } from "../services/comparison-service.ts";
+import type { ComparisonResult } from "../services/comparison-service.ts";
 import type { ScalingResult } from "../services/scaling-service.ts";
 
 export const runSetsCommand = defineCommand({
@@ -23,10 +30,9 @@ export const runSetsCommand = defineCommand({
       run({ args }) {
         const runIds = ((args._ as string[] | undefined) ?? []).filter((id) => id !== "");
         const members = args.members ? jsonArray(String(args.members), "--members") : null;
-        const result = cliServices().runSets.freeze(members ? { members: members as never } : { run_ids: runIds });
-        emit(cliOptions(), result, () =>
-          renderKeyValues(result as unknown as Record<string, unknown>, ["run_set_id", "membership_digest", "experiment_id", "counts"]),
-        );
+        const request = checkedRequest(FreezeRunSetRequest, members ? { members } : { run_ids: runIds }, "run-sets freeze");
+        const result = cliServices().runSets.freeze(request);
+        emit(cliOptions(), result, () => renderKeyValues(result, ["run_set_id", "membership_digest", "experiment_id", "counts"]));
       },
     }),
     show: defineCommand({
@@ -36,21 +42,8 @@ export const runSetsCommand = defineCommand({
         const result = cliServices().runSets.get(String(args.run_set_id));
         emit(cliOptions(), result, () =>
           [
-            renderKeyValues(result as unknown as Record<string, unknown>, [
-              "run_set_id",
-              "membership_digest",
-              "corpus_commit_id",
-              "experiment_id",
-              "counts",
-            ]),
-            renderTable(result.members as unknown as Record<string, unknown>[], [
-              "order",
-              "run_id",
-              "block_id",
-              "treatment",
-              "included",
-              "reason",
-            ]),
+            renderKeyValues(result, ["run_set_id", "membership_digest", "corpus_commit_id", "experiment_id", "counts"]),
+            renderTable(result.members, ["order", "run_id", "block_id", "treatment", "included", "reason"]),
           ].join("\n"),
         );
       },
@@ -90,21 +83,23 @@ function numberOption(value: unknown, option: string): number | null {
   return parsed;
 }
 
-function compareRequest(args: Record<string, unknown>): CompareRunSetsRequest {
-  const polarity = args.polarity as string | undefined;
-  if (polarity && !["lower_is_better", "higher_is_better", "neutral"].includes(polarity)) {
-    throw invalidRequest("--polarity must be lower_is_better, higher_is_better or neutral.", { remediation: ["Pass a valid --polarity."] });
-  }
-  return {
-    baseline: String(args.baseline),
-    candidate: String(args.candidate),
-    metric: (args.metric as string | undefined) ?? null,
-    polarity: (polarity as CompareRunSetsRequest["polarity"]) ?? null,
-    practical_threshold: numberOption(args.threshold, "--threshold"),
-    confidence_level: numberOption(args.confidence, "--confidence"),
-    random_seed: numberOption(args.seed, "--seed"),
-    resamples: numberOption(args.resamples, "--resamples"),
-  };
+/** The compare_run_sets request, checked by the tool's own schema. */
+function compareRequest(args: Record<string, unknown>) {
+  const request = checkedRequest(
+    CompareRunSetsRequest,
+    {
+      baseline_run_set_id: String(args.baseline),
+      candidate_run_set_id: String(args.candidate),
+      metric: args.metric,
+      polarity: args.polarity,
+      practical_threshold: numberOption(args.threshold, "--threshold"),
+      confidence_level: numberOption(args.confidence, "--confidence"),
+      random_seed: numberOption(args.seed, "--seed"),
+      resamples: numberOption(args.resamples, "--resamples"),
+    },
+    "analyze compare",
+  );
+  return compareServiceRequest(request);
 }
 
 function percent(value: number): string {
@@ -170,15 +165,7 @@ export const comparisonAnalyzeCommands: Record<string, CommandDef> = {
     async run({ args }) {
       const result = await cliServices().comparisons.record(compareRequest(args));
       emit(cliOptions(), result, () =>
-        renderKeyValues(result as unknown as Record<string, unknown>, [
-          "ref_id",
-          "decision",
-          "validity",
-          "estimate",
-          "corpus_commit_id",
-          "result_digest",
-          "created",
-        ]),
+        renderKeyValues(result, ["ref_id", "decision", "validity", "estimate", "corpus_commit_id", "result_digest", "created"]),
       );
     },
   }) as CommandDef,
@@ -192,12 +179,12 @@ export const comparisonAnalyzeCommands: Record<string, CommandDef> = {
     async run({ args }) {
       const id = String(args.experiment_or_run_set);
       const isRunSet = id.startsWith("sha256:");
-      const result = await cliServices().scaling.analyze({
-        experiment_id: isRunSet ? null : id,
-        run_set_id: isRunSet ? id : null,
-        size_parameter: (args["size-parameter"] as string | undefined) ?? null,
-        metric: (args.metric as string | undefined) ?? null,
-      });
+      const request = checkedRequest(
+        ScalingRequest,
+        { [isRunSet ? "run_set_id" : "experiment_id"]: id, size_parameter: args["size-parameter"], metric: args.metric },
+        "analyze scaling",
+      );
+      const result = await cliServices().scaling.analyze(request);
       emit(cliOptions(), result, () => renderScaling(result));
     },
   }) as CommandDef,
@@ -209,14 +196,12 @@ export const comparisonAnalyzeCommands: Record<string, CommandDef> = {
     },
     args: { request: { type: "positional", required: true, description: "Structured request." } },
     async run({ args }) {
-      const request = parseStructuredInput(String(args.request), "request");
+      const request = parseCliRequest(RecordAnalysisRequest, String(args.request), "analyze record");
       const log = cliLog(cliOptions());
-      const result = await cliServices().analysisRecords.record(request as never, (step, total, message) =>
+      const result = await cliServices().analysisRecords.record(request, (step, total, message) =>
         log.debug(`[${step}/${total}] ${message}`),
       );
-      emit(cliOptions(), result, () =>
-        renderKeyValues(result as unknown as Record<string, unknown>, ["ref_id", "recipe", "corpus_commit_id", "result_digest", "created"]),
-      );
+      emit(cliOptions(), result, () => renderKeyValues(result, ["ref_id", "recipe", "corpus_commit_id", "result_digest", "created"]));
     },
   }) as CommandDef,
 };

@@ -1,7 +1,8 @@
 import { defineCommand } from "citty";
 import { cliOptions, cliServices } from "./context.ts";
 import { emit, renderKeyValues, renderTable } from "./output.ts";
-import { parseLimit } from "./structured-input.ts";
+import { pageLimits } from "../domain/requests/limits.ts";
+import { pageArguments, pageOf } from "./arguments.ts";
 
 export const runsCommand = defineCommand({
   meta: { name: "runs", description: "Captured and imported runs." },
@@ -9,16 +10,14 @@ export const runsCommand = defineCommand({
     list: defineCommand({
       meta: { name: "list", description: "List runs, newest first." },
       args: {
-        limit: { type: "string", description: "Page size (1..1000, default 100)." },
-        cursor: { type: "string", description: "Cursor from a previous page." },
+        ...pageArguments(pageLimits.runs),
         workload: { type: "string", description: "Only runs of this workload." },
         adapter: { type: "string", description: "Only runs of this adapter." },
         status: { type: "string", description: "Only runs with this execution status." },
       },
       run({ args }) {
         const result = cliServices().runs.listRuns({
-          limit: parseLimit(args.limit, 100),
-          cursor: (args.cursor as string | undefined) ?? null,
+          ...pageOf(args, pageLimits.runs),
           filter: {
             workload_name: (args.workload as string | undefined) ?? null,
             adapter: (args.adapter as string | undefined) ?? null,
@@ -29,7 +28,7 @@ export const runsCommand = defineCommand({
           cliOptions(),
           result,
           () =>
-            `${renderTable(result.runs as unknown as Record<string, unknown>[], ["run_id", "created_at", "run_type", "workload_name", "adapter", "execution_status", "validation_status"])}${result.truncated ? `\n(more: --cursor ${result.next_cursor})` : ""}`,
+            `${renderTable(result.runs, ["run_id", "created_at", "run_type", "workload_name", "adapter", "execution_status", "validation_status"])}${result.truncated ? `\n(more: --cursor ${result.next_cursor})` : ""}`,
         );
       },
     }),
@@ -71,26 +70,17 @@ export const artifactsCommand = defineCommand({
     list: defineCommand({
       meta: { name: "list", description: "List artifacts." },
       args: {
-        limit: { type: "string", description: "Page size (1..1000, default 100)." },
-        cursor: { type: "string", description: "Cursor from a previous page." },
+        ...pageArguments(pageLimits.artifacts),
         run: { type: "string", description: "Only this run's artifacts." },
         kind: { type: "string", description: "Only artifacts of this kind." },
       },
       run({ args }) {
         const result = cliServices().runs.listArtifacts({
-          limit: parseLimit(args.limit, 100),
-          cursor: (args.cursor as string | undefined) ?? null,
+          ...pageOf(args, pageLimits.artifacts),
           run_id: (args.run as string | undefined) ?? null,
           kind: (args.kind as string | undefined) ?? null,
         });
-        emit(cliOptions(), result, () =>
-          renderTable(result.artifacts as unknown as Record<string, unknown>[], [
-            "artifact_id",
-            "byte_length",
-            "kinds",
-            "registration_count",
-          ]),
-        );
+        emit(cliOptions(), result, () => renderTable(result.artifacts, ["artifact_id", "byte_length", "kinds", "registration_count"]));
       },
     }),
     show: defineCommand({

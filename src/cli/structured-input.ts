@@ -29,14 +29,3 @@ export function parseStructuredInput(value: string | undefined, option: string):
   }
   return parsed as Record<string, unknown>;
 }
-
-export function parseLimit(value: unknown, fallback: number, maximum = 1000): number {
-  if (value === undefined || value === null || value === "") return fallback;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1 || parsed > maximum) {
-    throw invalidRequest(`--limit must be an integer between 1 and ${maximum}.`, {
-      remediation: [`Pass --limit between 1 and ${maximum}.`],
-    });
-  }
-  return parsed;
-}

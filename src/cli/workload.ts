@@ -3,6 +3,11 @@ import { cliOptions, cliServices } from "./context.ts";
 import { emit, renderTable } from "./output.ts";
 import { planAndRun } from "./capture.ts";
 import { parseStructuredInput } from "./structured-input.ts";
+import { pageLimits } from "../domain/requests/limits.ts";
+import { pageArguments, pageOf } from "./arguments.ts";
+
+// A person's listing shows a whole page of the most the tool allows.
+const cliWorkflowPage = pageLimits.declaredWorkflows.maximum;
 
 export const workloadCommand = defineCommand({
   meta: { name: "workload", description: "Named workloads declared in flameox.toml." },
@@ -11,13 +16,11 @@ export const workloadCommand = defineCommand({
       meta: { name: "list", description: "List declared workloads (or experiments with --kind experiment)." },
       args: {
         kind: { type: "string", default: "workload", description: "workload | experiment" },
-        limit: { type: "string", default: "100", description: "Page size (1..100)." },
-        cursor: { type: "string", description: "Cursor from a previous page." },
+        ...pageArguments(pageLimits.declaredWorkflows, cliWorkflowPage),
       },
       async run({ args }) {
         const kind = args.kind === "experiment" ? "experiment" : "workload";
-        const limit = Math.min(100, Math.max(1, Number(args.limit) || 100));
-        const result = await cliServices().workloads.listDeclared({ kind, limit, cursor: (args.cursor as string | undefined) ?? null });
+        const result = await cliServices().workloads.listDeclared({ kind, ...pageOf(args, pageLimits.declaredWorkflows, cliWorkflowPage) });
         emit(
           cliOptions(),
           result,

@@ -97,9 +97,17 @@ const stringList = (max: number, label: string) =>
   v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(256), noNul)), v.maxLength(max, `${label} has at most ${max} items`));
 
 export const WorkloadOracleSchema = v.strictObject({
-  strength: v.optional(v.picklist(["execution_check", "contract_check", "cross_treatment_equivalence"]), "execution_check"),
-  argv: v.optional(v.pipe(v.array(ArgvItemSchema), v.maxLength(1024, "oracle argv has at most 1024 items")), () => []),
-  receipt_schema: v.optional(v.literal(oracleReceiptSchema, `receipt_schema must be "${oracleReceiptSchema}"`)),
+  strength: v.optional(
+    v.pipe(v.picklist(["execution_check", "contract_check", "cross_treatment_equivalence"]), v.description("What it checks.")),
+    "execution_check",
+  ),
+  argv: v.optional(
+    v.pipe(v.array(ArgvItemSchema), v.maxLength(1024, "oracle argv has at most 1024 items"), v.description("Its command.")),
+    () => [],
+  ),
+  receipt_schema: v.optional(
+    v.pipe(v.literal(oracleReceiptSchema, `receipt_schema must be "${oracleReceiptSchema}"`), v.description("Receipt format.")),
+  ),
 });
 
 // Index specifiers only: a name with optional extras and version specifiers, never a URL or path.
@@ -108,7 +116,7 @@ const pythonDistributionPattern =
 
 export const WorkloadRequirementsSchema = v.pipe(
   v.strictObject({
-    executables: v.optional(stringList(64, "executables"), () => []),
+    executables: v.optional(v.pipe(stringList(64, "executables"), v.description("Executables.")), () => []),
     python_distributions: v.optional(
       v.pipe(
         stringList(64, "python_distributions"),
@@ -116,13 +124,14 @@ export const WorkloadRequirementsSchema = v.pipe(
           (item) => pythonDistributionPattern.test(item) && !item.includes("://"),
           "python_distributions take index specifiers only (name[extras] and version specifiers; no URLs or paths)",
         ),
+        v.description("Python packages."),
       ),
       () => [],
     ),
-    capabilities: v.optional(stringList(64, "capabilities"), () => []),
-    optional: v.optional(stringList(192, "optional"), () => []),
-    active: v.optional(stringList(64, "active"), () => []),
-    allow_exploratory: v.optional(v.boolean(), false),
+    capabilities: v.optional(v.pipe(stringList(64, "capabilities"), v.description("Host capabilities.")), () => []),
+    optional: v.optional(v.pipe(stringList(192, "optional"), v.description("Names it can miss.")), () => []),
+    active: v.optional(v.pipe(stringList(64, "active"), v.description("Probe these actively.")), () => []),
+    allow_exploratory: v.optional(v.pipe(v.boolean(), v.description("Allow unmet requirements.")), false),
   }),
   v.check((requirements) => {
     const all = [...requirements.executables, ...requirements.python_distributions, ...requirements.capabilities];
@@ -139,19 +148,23 @@ export const WorkloadRequirementsSchema = v.pipe(
 );
 
 export const WorkloadIdentitySchema = v.strictObject({
-  python_modules: v.optional(stringList(64, "python_modules"), () => []),
-  native_files: v.optional(stringList(64, "native_files"), () => []),
+  python_modules: v.optional(v.pipe(stringList(64, "python_modules"), v.description("Python modules.")), () => []),
+  native_files: v.optional(v.pipe(stringList(64, "native_files"), v.description("Native files.")), () => []),
   environment: v.optional(
-    v.strictObject({
-      required: v.optional(
-        v.pipe(
-          v.array(v.picklist(identityEnvironmentFacts)),
-          v.maxLength(4),
-          uniqueBy<(typeof identityEnvironmentFacts)[number]>(String, "identity.environment.required items must be unique"),
+    v.pipe(
+      v.strictObject({
+        required: v.optional(
+          v.pipe(
+            v.array(v.picklist(identityEnvironmentFacts)),
+            v.maxLength(4),
+            uniqueBy<(typeof identityEnvironmentFacts)[number]>(String, "identity.environment.required items must be unique"),
+            v.description("Facts to record."),
+          ),
+          () => [],
         ),
-        () => [],
-      ),
-    }),
+      }),
+      v.description("Host facts."),
+    ),
     () => ({}),
   ),
 });
@@ -200,26 +213,35 @@ export const ProjectConfigSchema = v.strictObject({
 
 const DigestSchema = v.pipe(v.string(), v.regex(digestPattern, "must match ^sha256:[0-9a-f]{64}$"));
 
-/** The typed input of the configure_workload tool (property order is the published order). */
+const about = <Schema extends v.GenericSchema>(schema: Schema, text: string) =>
+  v.pipe(schema, v.description<v.InferOutput<Schema>, string>(text));
+
+/**
+ * The typed input of the configure_workload tool (property order is the published order). Each field
+ * says what it is for; the descriptions are the tool's documentation in tools/list.
+ */
 export const ConfigureWorkloadInputSchema = v.strictObject({
-  name: ConfigurationNameSchema,
-  operation: v.picklist(["create", "replace"]),
-  argv: ArgvSchema,
-  cwd: v.optional(CwdSchema),
-  timeout_seconds: v.optional(TimeoutSchema),
-  parameters: v.optional(v.nullable(ParametersSchema)),
-  environment: v.optional(v.nullable(EnvironmentSchema)),
-  oracle: v.optional(v.nullable(WorkloadOracleSchema)),
-  requirements: v.optional(v.nullable(WorkloadRequirementsSchema)),
+  name: about(ConfigurationNameSchema, "Workload name."),
+  operation: about(v.picklist(["create", "replace"]), "replace needs expected_configuration_id."),
+  argv: about(ArgvSchema, "Command, no shell; {param} placeholders."),
+  cwd: v.optional(about(CwdSchema, "Project-relative; default '.'.")),
+  timeout_seconds: v.optional(about(TimeoutSchema, "Default 300.")),
+  parameters: v.optional(v.nullable(about(ParametersSchema, "Allowed values; first is default."))),
+  environment: v.optional(v.nullable(about(EnvironmentSchema, "Environment variables."))),
+  oracle: v.optional(v.nullable(about(WorkloadOracleSchema, "Checks each trial's output."))),
+  requirements: v.optional(v.nullable(about(WorkloadRequirementsSchema, "What it needs on the host."))),
   writable_paths: v.optional(
-    v.pipe(
-      v.array(WritablePathSchema),
-      v.maxLength(16, "at most 16 writable paths"),
-      uniqueBy<string>(String, "writable_paths must be unique"),
+    about(
+      v.pipe(
+        v.array(WritablePathSchema),
+        v.maxLength(16, "at most 16 writable paths"),
+        uniqueBy<string>(String, "writable_paths must be unique"),
+      ),
+      "Folders it may write.",
     ),
   ),
-  identity: v.optional(v.nullable(WorkloadIdentitySchema)),
-  expected_configuration_id: v.optional(v.nullable(DigestSchema)),
+  identity: v.optional(v.nullable(about(WorkloadIdentitySchema, "What identifies a run."))),
+  expected_configuration_id: v.optional(v.nullable(about(DigestSchema, "configuration_id from workload_configuration_status."))),
 });
 
 export type Scalar = v.InferOutput<typeof ScalarSchema>;

@@ -20,9 +20,14 @@ export type ToolContext = {
 
 export type ToolDefinition<Schema extends v.GenericSchema = v.GenericSchema, Result = unknown> = {
   name: string;
-  /** Written for a model: what the tool is for, when to call it, what to call next. */
+  /** Written for a model, at most 400 characters: what the tool is for and what to call next; field details go on the fields. */
   description: string;
   input: Schema;
+  /**
+   * The valibot schema of `result`: the one the service's result type is inferred from. It becomes the
+   * tool's outputSchema (the envelope with `result` typed); a tool without one publishes none.
+   */
+  output?: v.GenericSchema<unknown, Result>;
   annotations: ToolAnnotationHints;
   handler(input: v.InferOutput<Schema>, context: ToolContext): Promise<ToolOutcome<Result>>;
 };

@@ -1,5 +1,5 @@
 import type { ToolDefinition } from "./define-tool.ts";
-import { envelopeJsonSchema, inputJsonSchema } from "./json-schema.ts";
+import { inputJsonSchema, outputJsonSchema } from "./json-schema.ts";
 import { toolFamilyNames, toolsOfFamilies, type ToolFamily } from "./tool-families.ts";
 
 /** Registration order is tools/list order and `mcp inspect` order; every tool is declared exactly once. */
@@ -15,7 +15,8 @@ export type ListedTool = {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
-  outputSchema: Record<string, unknown>;
+  /** Only for a tool with a result schema: the envelope with `result` typed. */
+  outputSchema?: Record<string, unknown>;
   annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
 };
 
@@ -26,7 +27,7 @@ export function listedTools(families: readonly ToolFamily[] | null = null): List
     name: tool.name,
     description: tool.description,
     inputSchema: inputJsonSchema(tool.input),
-    outputSchema: envelopeJsonSchema,
+    ...(tool.output ? { outputSchema: outputJsonSchema(tool.output) } : {}),
     annotations: { ...tool.annotations },
   }));
   if (families === null) return listed;

@@ -12,6 +12,7 @@ type LayerRules = {
   sql: { allowed_in: string[]; evidence_query_text_in: Record<string, string>; foreign_artifact_files: Record<string, string> };
   services: { composition_root: string; acyclic: boolean };
   resource_uris: { builder: string };
+  request_schemas: { home: string; not_in: string[] };
 };
 const rules = JSON.parse(readFileSync(join(repository, "docs", "layers.json"), "utf8")) as LayerRules;
 
@@ -166,5 +167,14 @@ test("services form an explicit graph: none imports the container and no import 
 test("every flameox:// URI with an id in it is built by the one resource-URI module", () => {
   const builder = join(repository, rules.resource_uris.builder);
   const violations = sources.filter((file) => file.path !== builder && /`flameox:\/\/[^`]*\$\{/.test(file.text)).map((file) => file.name);
+  expect(violations).toEqual([]);
+});
+
+test("request schemas are declared once, in domain/requests: the transports declare no object schema of their own", () => {
+  expect(sources.some((file) => file.name.startsWith(rules.request_schemas.home))).toBe(true);
+  const violations = sources
+    .filter((file) => rules.request_schemas.not_in.includes(file.layer))
+    .filter((file) => /\bv\.(?:strictObject|object|looseObject)\s*\(/.test(scan(file.text).code))
+    .map((file) => file.name);
   expect(violations).toEqual([]);
 });

@@ -1,45 +1,16 @@
-import * as v from "valibot";
+import { GetExperimentRequest, ListTrialsRequest, PlanExperimentRequest, RunExperimentRequest } from "../../domain/requests/experiments.ts";
 import { execute, readOnly } from "../annotations.ts";
 import { defineTool } from "../define-tool.ts";
 import { evidenceResourceUri } from "../../domain/resource-uris.ts";
 
-const identifier = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
-const scalar = v.union([v.pipe(v.string(), v.maxLength(4096)), v.number(), v.boolean()]);
-const cursor = v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(4000))), null);
-const outcome = v.picklist([
-  "unattempted",
-  "succeeded",
-  "failed",
-  "timed_out",
-  "cancelled",
-  "invalid",
-  "unsupported",
-  "infrastructure_failed",
-]);
-
 export const experimentTools = [
   defineTool({
     name: "plan_experiment",
-    description:
-      "Plan a declared experiment ([experiments.<name>] in flameox.toml: factors, treatment_factor, blocks, design, primary metric, polarity, practical threshold, confidence level, seed) with one capture adapter (adapter_options as for plan_capture, e.g. py-spy rate). Read-only: realizes the randomized-complete-block order from the seed (every block holds each treatment once, order shuffled within the block), validates every combination's parameters and the adapter once, and returns the realized order, the statistics it will use and a single-use plan_id that expires. parameters sets non-factor workload parameters ({} for none). investigation_id/hypothesis_id optionally link the experiment. Call run_experiment with the plan_id next.",
-    input: v.strictObject({
-      experiment_name: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
-      adapter: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), "command"),
-      adapter_options: v.optional(v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), scalar), {}),
-      parameters: v.optional(v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), scalar), {}),
-      investigation_id: v.optional(v.nullable(identifier), null),
-      hypothesis_id: v.optional(v.nullable(identifier), null),
-    }),
+    description: "Plan a declared experiment: seeded randomized-block order, single-use plan_id. Next: run_experiment.",
+    input: PlanExperimentRequest,
     annotations: readOnly,
     async handler(input, { services }) {
-      const result = await services.experiments.plan({
-        experiment_name: input.experiment_name,
-        adapter: input.adapter,
-        adapter_options: input.adapter_options,
-        parameters: input.parameters,
-        investigation_id: input.investigation_id ?? null,
-        hypothesis_id: input.hypothesis_id ?? null,
-      });
+      const result = await services.experiments.plan(input);
       return {
         result,
         text: `Planned ${result.blocks} randomized block(s) for ${result.treatments.length} treatment(s): ${result.trial_count} trials; call run_experiment with plan_id next.`,
@@ -48,9 +19,8 @@ export const experimentTools = [
   }),
   defineTool({
     name: "run_experiment",
-    description:
-      "Run a plan from plan_experiment: the plan_id is consumed before anything runs, the protocol and every trial are published first, then each trial is one capture (plan + execute) of the workload with that trial's parameters, in the realized order, followed by the workload's oracle when it declares one (the oracle writes a typed receipt to the private path in FLAMEOX_ORACLE_RECEIPT). Every trial is recorded, failed and timed-out ones too, and they never stop the experiment; progress is reported per trial. One run set is frozen per treatment; with two treatments and no other factor a comparison is recorded at once. Returns the receipt with counts, run sets, comparison and the first failing trial.",
-    input: v.strictObject({ plan_id: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) }),
+    description: "Run a plan's trials, freeze a run set per treatment, compare two treatments. Next: get_experiment.",
+    input: RunExperimentRequest,
     annotations: execute,
     async handler(input, { services, signal, progress }) {
       const result = await services.experiments.run(input.plan_id, {
@@ -87,9 +57,8 @@ export const experimentTools = [
   }),
   defineTool({
     name: "get_experiment",
-    description:
-      "One experiment's immutable protocol (definition, seed, realized-order digest, treatments, statistics) with its status, trial counts by outcome, frozen run set per treatment, recorded comparison and first failing trial. Trials are listed with list_experiment_trials.",
-    input: v.strictObject({ experiment_id: identifier }),
+    description: "An experiment's protocol, status, trial counts, run sets, comparison. Next: list_experiment_trials.",
+    input: GetExperimentRequest,
     annotations: readOnly,
     async handler(input, { services }) {
       const result = services.experiments.getExperiment(input.experiment_id);
@@ -102,22 +71,11 @@ export const experimentTools = [
   }),
   defineTool({
     name: "list_experiment_trials",
-    description:
-      "An experiment's trials in realized order: block, position in block, treatment, parameters, run_id, outcome (succeeded, failed, timed_out, cancelled, invalid, unsupported, infrastructure_failed, unattempted), failure class and oracle receipt. Pages of at most 1000 with a next_cursor; outcome filters.",
-    input: v.strictObject({
-      experiment_id: identifier,
-      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000)), 1000),
-      cursor,
-      outcome: v.optional(v.nullable(outcome), null),
-    }),
+    description: "An experiment's trials in realized order, with outcome and run_id. Next: get_run.",
+    input: ListTrialsRequest,
     annotations: readOnly,
     async handler(input, { services }) {
-      const result = services.experiments.listTrials({
-        experiment_id: input.experiment_id,
-        limit: input.limit,
-        cursor: input.cursor ?? null,
-        outcome: input.outcome ?? null,
-      });
+      const result = services.experiments.listTrials(input);
       return { result, text: `Returned ${result.returned} of ${result.total} experiment trials.` };
     },
   }),

@@ -1,4 +1,4 @@
-import * as v from "valibot";
+import { ViewerPlanRequest } from "../../domain/requests/evidence.ts";
 import { readOnly } from "../annotations.ts";
 import { defineTool } from "../define-tool.ts";
 import { flameGraphResourceUri } from "../../domain/resource-uris.ts";
@@ -6,9 +6,8 @@ import { flameGraphResourceUri } from "../../domain/resource-uris.ts";
 export const viewerTools = [
   defineTool({
     name: "get_native_viewer_plan",
-    description:
-      "Which viewers can show a run's or artifact's evidence, with the exact commands that prepare each file: `flameox report ID --output FILE` (self-contained offline HTML with flame graph, differential graph, timeline and tables) and `flameox export ID --format speedscope|pprof|collapsed|chrome --output FILE` for speedscope, pprof, Perfetto UI and the Firefox Profiler. Says which local viewer commands are installed. Read-only: it writes nothing and never launches a viewer or browser; hand the commands to the person. For a picture without leaving MCP, read the flamegraph_uri resource that analyze_hotspots links.",
-    input: v.strictObject({ run_or_artifact: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) }),
+    description: "Commands that prepare a run's evidence for viewers (HTML report, speedscope, Perfetto).",
+    input: ViewerPlanRequest,
     annotations: readOnly,
     async handler(input, { services }) {
       const result = await services.reports.viewerPlan(input.run_or_artifact);

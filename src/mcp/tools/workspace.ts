@@ -1,16 +1,13 @@
-import * as v from "valibot";
+import { ListCapabilitiesRequest, NoArgumentsRequest, ValidateWorkspaceRequest } from "../../domain/requests/workspace.ts";
 import { ConfigureWorkloadInputSchema } from "../../services/workload-service.ts";
 import { configure, readOnly } from "../annotations.ts";
 import { defineTool } from "../define-tool.ts";
 
-const noArguments = v.strictObject({});
-
 export const workspaceTools = [
   defineTool({
     name: "initialize_workspace",
-    description:
-      "Create the flameox workspace (.diagnostics) under the server's fixed project root. Additive and idempotent: an existing workspace is kept and its status returned. Call it only after workspace_status reported WORKSPACE_NOT_FOUND; it never configures workloads (use configure_workload next).",
-    input: noArguments,
+    description: "Create the workspace when workspace_status says WORKSPACE_NOT_FOUND. Next: configure_workload.",
+    input: NoArgumentsRequest,
     annotations: configure,
     async handler(_input, { services }) {
       const result = await services.workspaces.initialize();
@@ -24,9 +21,8 @@ export const workspaceTools = [
   }),
   defineTool({
     name: "workspace_status",
-    description:
-      "Report the workspace bound to this server: identity, corpus commit, run and artifact counts, storage and active captures. Call this first; WORKSPACE_NOT_FOUND means call initialize_workspace.",
-    input: noArguments,
+    description: "The workspace's identity, corpus commit, counts and storage. Call first (else initialize_workspace).",
+    input: NoArgumentsRequest,
     annotations: readOnly,
     async handler(_input, { services }) {
       const result = await services.workspaces.status();
@@ -35,9 +31,8 @@ export const workspaceTools = [
   }),
   defineTool({
     name: "workload_configuration_status",
-    description:
-      "Report whether the project's flameox.toml is missing, valid or invalid, with its configuration_id (needed for configure_workload operation='replace'), the declared workload names, diagnostics, and next_tool. Never fails on a malformed file: it reports status 'invalid'.",
-    input: noArguments,
+    description: "Whether flameox.toml is missing, valid or invalid, and its configuration_id. Next: its next_tool.",
+    input: NoArgumentsRequest,
     annotations: readOnly,
     async handler(_input, { services }) {
       const result = await services.workloads.configurationStatus();
@@ -46,8 +41,7 @@ export const workspaceTools = [
   }),
   defineTool({
     name: "configure_workload",
-    description:
-      "Declare or replace a named workload in flameox.toml: argv is an argument array (no shell), cwd is project-relative, parameters are bounded choices referenced as {name} in argv/cwd/environment. operation='create' adds it (idempotent for an identical definition); operation='replace' needs expected_configuration_id from workload_configuration_status. The whole file is validated, comments and other tables are preserved byte-for-byte, and the write is atomic. It never executes the command; call list_declared_workflows next.",
+    description: "Declare or replace a workload in flameox.toml; never runs it. Next: list_declared_workflows.",
     input: ConfigureWorkloadInputSchema,
     annotations: configure,
     async handler(input, { services }) {
@@ -57,9 +51,8 @@ export const workspaceTools = [
   }),
   defineTool({
     name: "validate_workspace",
-    description:
-      "Check the workspace (identity, control-plane database, flameox.toml, evidence files, and with mode='full' every artifact's sha256). Read-only: it never repairs; repairs are an explicit CLI action.",
-    input: v.strictObject({ mode: v.optional(v.picklist(["standard", "full"]), "standard") }),
+    description: "Check the workspace database, flameox.toml and evidence files. Read-only; never repairs.",
+    input: ValidateWorkspaceRequest,
     annotations: readOnly,
     async handler(input, { services }) {
       const result = await services.workspaces.validate({ mode: input.mode });
@@ -71,15 +64,11 @@ export const workspaceTools = [
   }),
   defineTool({
     name: "list_capabilities",
-    description:
-      "List capture adapters (command, py-spy, perf, pyperf, pytest, coverage, memray, torch.profiler, …) with status, version, permissions, features, adapter options and the exact remedy when unavailable. mode='passive' (default) only inspects the file system; 'active_refresh' runs bounded version and permission probes; 'active_cached' reuses them. Pass adapter to scope the report before plan_capture.",
-    input: v.strictObject({
-      mode: v.optional(v.picklist(["passive", "active_cached", "active_refresh"]), "passive"),
-      adapter: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(100))), null),
-    }),
+    description: "Capture adapters: status, permissions, options, remedy when unavailable. Next: plan_capture.",
+    input: ListCapabilitiesRequest,
     annotations: readOnly,
     async handler(input, { services }) {
-      const result = await services.capabilities.list({ mode: input.mode, adapter: input.adapter ?? null });
+      const result = await services.capabilities.list(input);
       return { result, text: `Found ${result.available_count} of ${result.total} available capabilities.` };
     },
   }),

@@ -36,11 +36,30 @@ test("every input schema is closed at every object level", () => {
   }
 });
 
-test("descriptions are written for a model and the output schema is the envelope", () => {
+test("descriptions are written for a model, and an output schema is the tool's own typed envelope or absent", () => {
+  const definitions = new Map(allTools.map((tool) => [tool.name, tool]));
+  const typed: string[] = [];
   for (const tool of listedTools()) {
     expect(tool.description.length).toBeGreaterThan(60);
-    expect(tool.outputSchema.required).toEqual(["schema_version", "ok", "result", "error"]);
+    expect(tool.description.length).toBeLessThanOrEqual(400);
+    // Published only from the tool's own result schema: never a shared placeholder.
+    expect({ tool: tool.name, published: tool.outputSchema !== undefined }).toEqual({
+      tool: tool.name,
+      published: definitions.get(tool.name)!.output !== undefined,
+    });
+    if (!tool.outputSchema) continue;
+    typed.push(tool.name);
+    const schema = tool.outputSchema as any;
+    expect(schema.required).toEqual(["schema_version", "ok", "result", "error"]);
+    // `result` is the typed result or null, never an untyped object.
+    const branches = schema.properties.result.anyOf as any[];
+    const result = branches.find((branch) => branch.type !== "null");
+    expect({ tool: tool.name, typedResult: Object.keys(result?.properties ?? {}).length > 0 }).toEqual({
+      tool: tool.name,
+      typedResult: true,
+    });
   }
+  expect(typed.length).toBeGreaterThan(0);
 });
 
 test("mcp inspect shows exactly the registry and the initialize instructions", () => {
