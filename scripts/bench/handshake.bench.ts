@@ -1,16 +1,18 @@
 /**
  * Cold MCP handshake of the compiled binary: spawn → initialize → tools/list, median of N runs;
- * plus tools/list size, binary size and first-run DuckDB extraction time.
+ * plus tools/list size (whole answer, and the part a model reads), binary size and first-run DuckDB
+ * extraction time.
  */
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { modelVisibleBytes } from "../../src/mcp/model-visible.ts";
 
 const root = resolve(import.meta.dir, "../..");
 const binary = process.env.FLAMEOX_BINARY || join(root, "dist", "flameox");
 const runs = Number(process.env.BENCH_RUNS ?? 25);
 
-async function handshakeOnce(project: string): Promise<{ ms: number; toolsListBytes: number }> {
+async function handshakeOnce(project: string): Promise<{ ms: number; toolsListBytes: number; modelVisibleBytes: number }> {
   const started = performance.now();
   const child = Bun.spawn([binary, "mcp", "serve", "--project-root", project], { stdin: "pipe", stdout: "pipe", stderr: "ignore" });
   child.stdin.write(
@@ -23,6 +25,7 @@ async function handshakeOnce(project: string): Promise<{ ms: number; toolsListBy
   const decoder = new TextDecoder();
   let buffer = "";
   let toolsListBytes = 0;
+  let visibleBytes = 0;
   let elapsed = 0;
   for (;;) {
     const { value, done } = await reader.read();
@@ -34,12 +37,13 @@ async function handshakeOnce(project: string): Promise<{ ms: number; toolsListBy
     if (answer) {
       elapsed = performance.now() - started;
       toolsListBytes = Buffer.byteLength(answer);
+      visibleBytes = modelVisibleBytes(JSON.parse(answer).result.tools);
       break;
     }
   }
   child.kill();
   await child.exited;
-  return { ms: elapsed, toolsListBytes };
+  return { ms: elapsed, toolsListBytes, modelVisibleBytes: visibleBytes };
 }
 
 function median(values: number[]): number {
@@ -63,10 +67,12 @@ async function measureHandshake(folders: string[]): Promise<Record<string, numbe
   await handshakeOnce(project);
   const times: number[] = [];
   let bytes = 0;
+  let visible = 0;
   for (let index = 0; index < runs; index += 1) {
     const result = await handshakeOnce(project);
     times.push(result.ms);
     bytes = result.toolsListBytes;
+    visible = result.modelVisibleBytes;
   }
   const cache = mkdtempSync(join(tmpdir(), "flameox-bench-cache-"));
   folders.push(cache);
@@ -85,6 +91,7 @@ async function measureHandshake(folders: string[]): Promise<Record<string, numbe
     handshake_min_ms: Number(Math.min(...times).toFixed(1)),
     handshake_runs: runs,
     tools_list_bytes: bytes,
+    tools_list_model_visible_bytes: visible,
     binary_bytes: statSync(binary).size,
     duckdb_first_run_extraction_ms: Number((coldStatus - warmStatus).toFixed(1)),
     status_cold_cache_ms: Number(coldStatus.toFixed(1)),
