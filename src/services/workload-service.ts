@@ -13,27 +13,11 @@ import {
 import { adapterDescriptors } from "../adapters/registry.ts";
 import { passiveReport } from "./capability-service.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
+import type * as v from "valibot";
+import type { WorkloadConfigurationResultSchema, WorkloadConfigurationStatusSchema } from "../domain/results/workloads.ts";
 
-export type WorkloadConfigurationStatus = {
-  schema_version: 1;
-  status: "missing" | "valid" | "invalid";
-  config_path: "flameox.toml";
-  configuration_id: string | null;
-  workload_names: string[];
-  diagnostics: string[];
-  next_tool: "configure_workload" | "list_declared_workflows" | null;
-};
-
-export type WorkloadConfigurationResult = {
-  schema_version: 1;
-  action: "created" | "updated" | "unchanged";
-  name: string;
-  configuration_id: string;
-  workload_definition_id: string;
-  configuration_source: "agent";
-  changed_paths: string[];
-  next_tool: "list_declared_workflows";
-};
+export type WorkloadConfigurationStatus = v.InferOutput<typeof WorkloadConfigurationStatusSchema>;
+export type WorkloadConfigurationResult = v.InferOutput<typeof WorkloadConfigurationResultSchema>;
 
 export type WorkflowKind = "workload" | "experiment";
 

@@ -1,5 +1,6 @@
 import { ListCapabilitiesRequest, NoArgumentsRequest, ValidateWorkspaceRequest } from "../../domain/requests/workspace.ts";
 import { ConfigureWorkloadInputSchema } from "../../services/workload-service.ts";
+import { WorkloadConfigurationResultSchema, WorkloadConfigurationStatusSchema } from "../../domain/results/workloads.ts";
 import { configure, readOnly } from "../annotations.ts";
 import { defineTool } from "../define-tool.ts";
 
@@ -33,6 +34,7 @@ export const workspaceTools = [
     name: "workload_configuration_status",
     description: "Whether flameox.toml is missing, valid or invalid, and its configuration_id. Next: its next_tool.",
     input: NoArgumentsRequest,
+    output: WorkloadConfigurationStatusSchema,
     annotations: readOnly,
     async handler(_input, { services }) {
       const result = await services.workloads.configurationStatus();
@@ -43,6 +45,7 @@ export const workspaceTools = [
     name: "configure_workload",
     description: "Declare or replace a workload in flameox.toml; never runs it. Next: list_declared_workflows.",
     input: ConfigureWorkloadInputSchema,
+    output: WorkloadConfigurationResultSchema,
     annotations: configure,
     async handler(input, { services }) {
       const result = await services.workloads.configure(input);

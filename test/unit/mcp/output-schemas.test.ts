@@ -83,6 +83,12 @@ test("every typed outputSchema validates its tool's real results and its errors"
     expected_revision: 9,
   });
   expect(stale.error.code).toBe("REVISION_CONFLICT");
+  expect((await call("workload_configuration_status", {})).result.status).toBe("missing");
+  const configured = await call("configure_workload", { name: "hello", operation: "create", argv: ["python3", "-c", "print(1)"] });
+  expect(configured.result.action).toBe("created");
+  expect((await call("workload_configuration_status", {})).result.workload_names).toEqual(["hello"]);
+  const conflicting = await call("configure_workload", { name: "hello", operation: "create", argv: ["python3", "-c", "print(2)"] });
+  expect(conflicting.ok).toBe(false);
   // Every tool that publishes an outputSchema was exercised above.
   const typed = listedTools()
     .filter((tool) => tool.outputSchema)
