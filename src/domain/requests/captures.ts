@@ -23,7 +23,10 @@ export const ExecutePlanRequest = v.strictObject({ plan_id: planId });
 
 export const StartDetachedCaptureRequest = v.strictObject({
   plan_id: planId,
-  idempotency_key: described(v.pipe(v.string(), v.minLength(8), v.maxLength(200), v.regex(/^[A-Za-z0-9._:/-]+$/)), "Reuse to reconnect."),
+  idempotency_key: described(
+    v.pipe(v.string(), v.minLength(8), v.maxLength(200), v.regex(/^[A-Za-z0-9._:/-]+$/)),
+    "Same key and plan reconnects.",
+  ),
 });
 
 export const DetachedCaptureRequest = v.strictObject({ run_id: identifier("Run id.") });
@@ -32,9 +35,9 @@ export const ImportArtifactRequest = v.strictObject({
   path: described(v.pipe(v.string(), v.minLength(1), v.maxLength(4096)), "Path in source_root."),
   // Any name: the import service checks it, so an unknown kind gets the remedy that names the right one.
   kind: optionalOrNull(name("Detected if omitted; execution_trace for traces.")),
-  sensitivity: v.optional(described(v.picklist(["normal", "internal", "sensitive"]), "Sensitivity."), "internal"),
+  sensitivity: v.optional(described(v.picklist(["normal", "internal", "sensitive"]), "How sensitive the bytes are."), "internal"),
   media_type: optionalOrNull(described(v.pipe(v.string(), v.maxLength(200)), "MIME type.")),
-  source_root: v.optional(described(v.picklist(["project", "temp"]), "Root of path."), "project"),
+  source_root: v.optional(described(v.picklist(["project", "temp"]), "project root or system temp."), "project"),
   producer: v.optional(name("Producing tool."), "auto"),
-  producer_version: optionalOrNull(described(v.pipe(v.string(), v.maxLength(100)), "Its version.")),
+  producer_version: optionalOrNull(described(v.pipe(v.string(), v.maxLength(100)), "Producer version.")),
 });

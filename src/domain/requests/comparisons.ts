@@ -8,14 +8,14 @@ const runIds = v.pipe(v.array(identifierText), v.minLength(1), v.maxLength(10000
 
 export const RunSetMember = v.strictObject({
   run_id: identifier("Run id."),
-  trial_id: optionalOrNull(identifier("Its trial.")),
+  trial_id: optionalOrNull(identifier("Trial of this run.")),
   included: v.optional(described(v.boolean(), "false excludes it."), true),
   reason: optionalOrNull(text(500, "Why excluded.")),
 });
 
 export const FreezeRunSetRequest = v.strictObject({
   run_ids: optionalOrNull(described(runIds, "Runs of the set.")),
-  members: optionalOrNull(described(v.pipe(v.array(RunSetMember), v.minLength(1), v.maxLength(10000)), "Or members.")),
+  members: optionalOrNull(described(v.pipe(v.array(RunSetMember), v.minLength(1), v.maxLength(10000)), "Or members, with inclusion.")),
   selection: optionalOrNull(described(v.record(mapKey, v.union([v.string(), v.number(), v.boolean(), v.null()])), "How runs were chosen.")),
 });
 
@@ -36,26 +36,26 @@ export const CompareRunSetsRequest = v.strictObject({
   random_seed: integerWithin(0, 2 ** 53 - 1, "Bootstrap seed."),
   resamples: integerWithin(100, 100_000, "Default 10000."),
   minimum_samples: integerWithin(1, 1000, "Min runs per side."),
-  pairing: optionalOrNull(described(v.picklist(["auto", "paired", "unpaired"]), "auto pairs blocks.")),
+  pairing: optionalOrNull(described(v.picklist(["auto", "paired", "unpaired"]), "auto pairs experiment blocks.")),
   hotspot_limit: hotspotLimit,
 });
 
 export const ScalingRequest = v.strictObject({
   experiment_id: optionalOrNull(identifier("Experiment id.")),
-  run_set_id: optionalOrNull(identifier("Or run set id.")),
+  run_set_id: optionalOrNull(identifier("Or a run set id.")),
   size_parameter: optionalOrNull(text(100, "Numeric size factor.")),
   metric: optionalOrNull(text(200, "Default runtime.wall_time_ns.")),
   hotspot_limit: integerWithin(1, 100, "Hotspots to rank."),
 });
 
 export const RecordAnalysisRequest = v.strictObject({
-  recipe: described(v.picklist(analysisRecipeNames), "Recipe."),
+  recipe: described(v.picklist(analysisRecipeNames), "Analysis recipe."),
   input_id: optionalOrNull(identifier("Run or artifact id.")),
   comparison_input_id: optionalComparison,
   experiment_id: optionalOrNull(identifier("scaling: experiment.")),
   run_set_id: optionalOrNull(identifier("scaling: run set.")),
   size_parameter: optionalOrNull(text(100, "scaling: size factor.")),
-  limit: integerWithin(1, 1000, "Rows to keep."),
+  limit: integerWithin(1, 1000, "Rows; default the recipe's."),
   phase,
 });
 

@@ -5,7 +5,7 @@ import { cursor, described, identifier, identifierText, limit, optionalOrNull, r
 import { pageLimits } from "./limits.ts";
 import { RunFilter } from "./runs.ts";
 
-const unit = optionalOrNull(described(v.picklist(["ns", "samples", "bytes"]), "Default: ns, samples or bytes."));
+const unit = optionalOrNull(described(v.picklist(["ns", "samples", "bytes"]), "Default: first of ns, samples, bytes."));
 const thread = optionalOrNull(described(v.pipe(v.string(), v.maxLength(500)), "Only this thread."));
 const orderBy = v.optional(described(v.picklist(["self", "total"]), "Rank by self or total."), "self");
 
@@ -95,8 +95,8 @@ export const SummarizeEvidenceRequest = v.strictObject({
       comparison_ids: ids(10, "Recorded comparisons."),
       analysis_ids: ids(20, "Recorded analyses."),
       finding_ids: ids(20, "Finding ids."),
-      output_excerpts: v.optional(described(v.picklist(["none", "internal"]), "Output excerpts."), "none"),
-      sensitive_context: v.optional(described(v.picklist(["redact", "include"]), "Sensitive context."), "redact"),
+      output_excerpts: v.optional(described(v.picklist(["none", "internal"]), "Process output excerpts."), "none"),
+      sensitive_context: v.optional(described(v.picklist(["redact", "include"]), "Redact sensitive context."), "redact"),
     }),
     "What to summarize.",
   ),

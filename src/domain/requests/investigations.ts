@@ -39,7 +39,7 @@ export const EvidenceReferenceRequest = v.strictObject({
 });
 
 export const RecordFindingRequest = v.strictObject({
-  kind: name("e.g. performance."),
+  kind: name("Topic, e.g. performance."),
   title: text(500, "Title."),
   claim: text(500, "The claim."),
   evidence_level: described(v.picklist(evidenceLevels), "derived: from an analysis."),
@@ -62,7 +62,7 @@ export const RecordFindingRequest = v.strictObject({
     ),
     [],
   ),
-  evidence: v.optional(described(v.pipe(v.array(EvidenceReferenceRequest), v.maxLength(50)), "Cited records."), []),
+  evidence: v.optional(described(v.pipe(v.array(EvidenceReferenceRequest), v.maxLength(50)), "Evidence cited."), []),
   finding_id: optionalOrNull(identifier("Revising: its id.")),
   expected_revision: expectedRevision,
 });
