@@ -60,9 +60,9 @@ function portable(node: JsonSchema): JsonSchema {
     out.maximum = out.type === "integer" ? out.exclusiveMaximum - 1 : out.exclusiveMaximum;
     delete out.exclusiveMaximum;
   }
-  // Size bounds and patterns are a large share of the catalog a model reads on every turn and tell it
-  // little; the server enforces them and its INVALID_ARGUMENTS names the bound that failed. Numeric
-  // ranges (page maximums, thresholds) stay: they say what a value means.
+  // Size bounds are a large share of the catalog a model reads on every turn and tell it little; the
+  // server enforces them and its INVALID_ARGUMENTS names the bound that failed. Patterns and numeric
+  // ranges (page maximums, thresholds) stay: they say what a value may be.
   for (const keyword of sizeKeywords) delete out[keyword];
   // A count's lower bound of 1 and an id's bound of the largest safe integer say nothing a model would miss.
   if (out.type === "integer" && out.minimum === 1) delete out.minimum;
@@ -72,7 +72,7 @@ function portable(node: JsonSchema): JsonSchema {
   return out;
 }
 
-const sizeKeywords = ["minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "pattern"];
+const sizeKeywords = ["minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"];
 
 /** An empty list or map: what an omitted collection means anyway. */
 function isEmpty(value: unknown): boolean {

@@ -25,7 +25,7 @@ export const StartDetachedCaptureRequest = v.strictObject({
   plan_id: planId,
   idempotency_key: described(
     v.pipe(v.string(), v.minLength(8), v.maxLength(200), v.regex(/^[A-Za-z0-9._:/-]+$/)),
-    "Same key and plan reconnects.",
+    "8+ characters; same key and plan reconnects.",
   ),
 });
 
