@@ -12,6 +12,8 @@ import { createRandom, shuffleInPlace } from "./statistics/random.ts";
 export type ExperimentDesign = {
   design: string;
   blocks: number;
+  /** Warm-up rounds (each treatment once per round) before the first block; default 0. */
+  warmups?: number | undefined;
   factors?: Record<string, FactorLevel[]> | undefined;
   treatment_factor?: string | undefined;
   scaling_parameter?: string | undefined;
@@ -65,7 +67,8 @@ function combinations(experiment: ExperimentDesign, factors: Record<string, Fact
 /**
  * Randomized complete blocks: every block holds each treatment once at one coordinate (the values of
  * the other factors); the order inside a block is shuffled by one seeded generator for the whole plan,
- * so the same seed always gives the same realized order. fixed_order keeps the declared order.
+ * so the same seed always gives the same realized order. fixed_order keeps the declared order. Warm-up
+ * rounds come first, shaped like blocks, so each treatment's first (cold) run is never a measurement.
  */
 export function realizeOrder(
   experiment: ExperimentDesign,
@@ -81,9 +84,13 @@ export function realizeOrder(
   const random = createRandom(seed);
   const trials: PlannedTrial[] = [];
   const coordinateList = [...coordinates.values()];
-  for (let repetition = 1; repetition <= experiment.blocks; repetition += 1) {
+  const rounds = [
+    ...Array.from({ length: experiment.warmups ?? 0 }, (_, index) => ({ label: `w${index + 1}`, warmup: true })),
+    ...Array.from({ length: experiment.blocks }, (_, index) => ({ label: `b${index + 1}`, warmup: false })),
+  ];
+  for (const round of rounds) {
     coordinateList.forEach((combosAtCoordinate, coordinateIndex) => {
-      const blockId = coordinateList.length > 1 ? `c${coordinateIndex + 1}-b${repetition}` : `b${repetition}`;
+      const blockId = coordinateList.length > 1 ? `c${coordinateIndex + 1}-${round.label}` : round.label;
       const order = [...combosAtCoordinate];
       if (experiment.design !== "fixed_order") shuffleInPlace(order, random);
       order.forEach((combo, position) => {
@@ -93,6 +100,7 @@ export function realizeOrder(
           order_in_block: position + 1,
           treatment: levelText(combo[treatmentFactor]!),
           factors: combo,
+          warmup: round.warmup,
         });
       });
     });

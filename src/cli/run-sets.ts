@@ -57,9 +57,11 @@ const compareArguments = {
   metric: { type: "string", description: "Measurement name (default: the experiment's primary metric, else runtime.wall_time_ns)." },
   polarity: { type: "string", description: "lower_is_better | higher_is_better | neutral" },
   threshold: { type: "string", description: "Practical threshold as a fraction (0.05 = ±5%)." },
-  confidence: { type: "string", description: "Confidence level (default 0.95)." },
-  seed: { type: "string", description: "Bootstrap seed (default 0 or the experiment's)." },
-  resamples: { type: "string", description: "Bootstrap resamples (default 10000)." },
+  confidence: { type: "string", description: "Confidence level of the interval that decides (default 0.99)." },
+  seed: {
+    type: "string",
+    description: "Seed recorded with the comparison (default 0 or the experiment's); the t-interval rule draws no random numbers.",
+  },
 } as const;
 
 function jsonArray(value: string, option: string): unknown[] {
@@ -95,7 +97,6 @@ function compareRequest(args: Record<string, unknown>) {
       practical_threshold: numberOption(args.threshold, "--threshold"),
       confidence_level: numberOption(args.confidence, "--confidence"),
       random_seed: numberOption(args.seed, "--seed"),
-      resamples: numberOption(args.resamples, "--resamples"),
     },
     "analyze compare",
   );

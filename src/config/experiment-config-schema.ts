@@ -33,12 +33,19 @@ const FactorLevelsSchema = v.pipe(
 );
 const CombinationSchema = v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), ScalarSchema);
 
+/**
+ * Defaults chosen so that a declaration naming only its workload and treatments can reach a verdict: the
+ * comparison's practical threshold (5 %) and confidence level (0.99), and no polarity, which plan_experiment
+ * derives from the metric (lower is better for times and bytes). docs/statistics.md measures them.
+ */
+export const experimentStatisticsDefaults = { practical_threshold: 0.05, confidence_level: 0.99, blocks: 10 } as const;
+
 const statisticsEntries = {
   primary_metric: v.optional(PrimaryMetricSchema, "categorical_outcome"),
-  polarity: v.optional(PolaritySchema, "neutral"),
-  estimand: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200)), "median_paired_log_ratio"),
-  practical_threshold: v.optional(ThresholdSchema, 0),
-  confidence_level: v.optional(ConfidenceSchema, 0.95),
+  polarity: v.optional(PolaritySchema),
+  estimand: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200)), "ratio_candidate_over_baseline"),
+  practical_threshold: v.optional(ThresholdSchema, experimentStatisticsDefaults.practical_threshold),
+  confidence_level: v.optional(ConfidenceSchema, experimentStatisticsDefaults.confidence_level),
   random_seed: v.optional(SeedSchema, 0),
 };
 
@@ -54,7 +61,8 @@ export const ExperimentConfigSchema = v.pipe(
       ),
     ),
     design: v.optional(v.picklist(["randomized_complete_blocks", "randomized", "fixed_order"]), "randomized_complete_blocks"),
-    blocks: v.optional(intBetween(1, 1000), 1),
+    blocks: v.optional(intBetween(1, 1000), experimentStatisticsDefaults.blocks),
+    warmups: v.optional(intBetween(0, 100), 0),
     factors: v.optional(v.pipe(v.record(ParameterNameSchema, FactorLevelsSchema), v.minEntries(1), v.maxEntries(8, "at most 8 factors"))),
     combination_policy: v.optional(v.picklist(["cartesian", "explicit"]), "cartesian"),
     combinations: v.optional(v.pipe(v.array(CombinationSchema), v.maxLength(10000))),
@@ -79,8 +87,10 @@ export const ExperimentConfigSchema = v.pipe(
       if (experiment.variants !== undefined) addIssue({ message: "variants cannot be combined with factors" });
       if (experiment.scaling_parameter !== undefined || experiment.scaling_values !== undefined)
         addIssue({ message: "scaling_parameter/scaling_values cannot be combined with factors" });
-      if (experiment.treatment_factor === undefined) addIssue({ message: "treatment_factor is required when factors are declared" });
-      else if (!Object.hasOwn(experiment.factors!, experiment.treatment_factor))
+      if (experiment.treatment_factor === undefined) {
+        if (Object.keys(experiment.factors!).length > 1)
+          addIssue({ message: "treatment_factor is required when more than one factor is declared" });
+      } else if (!Object.hasOwn(experiment.factors!, experiment.treatment_factor))
         addIssue({ message: `treatment_factor "${experiment.treatment_factor}" is not one of the factors` });
       for (const [listName, list] of [
         ["combinations", experiment.combinations],
@@ -96,7 +106,10 @@ export const ExperimentConfigSchema = v.pipe(
         });
       }
     } else {
-      if (experiment.variants === undefined) addIssue({ message: "an experiment needs factors (or legacy variants)" });
+      if (experiment.variants === undefined && experiment.scaling_parameter === undefined)
+        addIssue({ message: "an experiment needs factors, scaling_parameter with scaling_values, or legacy variants" });
+      if (experiment.variants !== undefined && experiment.scaling_parameter !== undefined)
+        addIssue({ message: "variants cannot be combined with scaling_parameter/scaling_values" });
       for (const field of ["treatment_factor", "combinations", "exclude"] as const) {
         if (experiment[field] !== undefined) addIssue({ message: `${field} is only allowed with factors` });
       }
@@ -119,6 +132,12 @@ export const ExperimentConfigSchema = v.pipe(
       }
     }
   }),
+  // One factor is the treatment without saying so; normalizing it here makes both spellings one definition.
+  v.transform((experiment) =>
+    experiment.factors !== undefined && experiment.treatment_factor === undefined
+      ? { ...experiment, treatment_factor: Object.keys(experiment.factors)[0] }
+      : experiment,
+  ),
 );
 
 const faultCommon = {

@@ -65,9 +65,11 @@ export function formatFieldPath(path: readonly (string | number)[]): string {
 
 function issueDiagnostic(issue: v.BaseIssue<unknown>): string {
   const path = (issue.path ?? []).map((item) => item.key as string | number);
+  // valibot reports both an unknown key and a missing required key as a strict_object issue on that key.
   if (issue.type === "strict_object" && path.length > 0) {
-    const key = path[path.length - 1]!;
-    return `${formatFieldPath(path.slice(0, -1))}: unknown key ${JSON.stringify(String(key))} is not allowed here`;
+    const key = JSON.stringify(String(path[path.length - 1]!));
+    const where = formatFieldPath(path.slice(0, -1));
+    return issue.expected === "never" ? `${where}: unknown key ${key} is not allowed here` : `${where}: required key ${key} is missing`;
   }
   const received = issue.received && issue.type !== "raw_check" && issue.kind === "schema" ? ` (received ${issue.received})` : "";
   const message =

@@ -6,7 +6,7 @@ import { compatibilityRuleVersion } from "../analysis/comparison.ts";
 import type { FailedTrial, Side } from "../analysis/comparison-sides.ts";
 import type { DifferentialHotspots } from "../analysis/differential.ts";
 import { type ComparisonStatistics, compareDefaults, type Mismatch, type Polarity, type Validity } from "../analysis/statistics/compare.ts";
-import type { ExperimentStatistics } from "../domain/experiment.ts";
+import { type ExperimentStatistics, polarityOfMetric } from "../domain/experiment.ts";
 
 export const comparisonRecipe = "compare_run_sets.v1";
 export const defaultMetric = "runtime.wall_time_ns";
@@ -21,7 +21,6 @@ export type CompareRunSetsRequest = {
   practical_threshold?: number | null;
   confidence_level?: number | null;
   random_seed?: number | null;
-  resamples?: number | null;
   minimum_samples?: number | null;
   pairing?: "auto" | "paired" | "unpaired" | null;
   hotspot_limit?: number | null;
@@ -53,8 +52,8 @@ export type ComparisonResult = {
     polarity: Polarity;
     practical_threshold: number;
     confidence_level: number;
+    /** Recorded with the comparison; the t-interval rule draws no random numbers, so it does not change the result. */
     random_seed: number;
-    resamples: number;
     minimum_samples: number;
     source: "request" | "experiment" | "defaults";
   };
@@ -92,13 +91,13 @@ export type ComparisonResult = {
 export function comparisonParameters(
   request: CompareRunSetsRequest,
   declared: ExperimentStatistics | null,
+  metric: string,
 ): ComparisonResult["parameters"] {
   return {
-    polarity: request.polarity ?? declared?.polarity ?? "lower_is_better",
+    polarity: request.polarity ?? declared?.polarity ?? polarityOfMetric(metric) ?? "lower_is_better",
     practical_threshold: request.practical_threshold ?? declared?.practical_threshold ?? compareDefaults.practical_threshold,
     confidence_level: request.confidence_level ?? declared?.confidence_level ?? compareDefaults.confidence_level,
     random_seed: request.random_seed ?? declared?.random_seed ?? 0,
-    resamples: request.resamples ?? compareDefaults.resamples,
     minimum_samples: request.minimum_samples ?? compareDefaults.minimum_samples,
     source:
       request.polarity != null || request.practical_threshold != null || request.confidence_level != null || request.random_seed != null

@@ -100,7 +100,7 @@ export class ComparisonService {
         : null;
     const declared = this.experimentOf(sameExperiment)?.statistics ?? null;
     const metric = request.metric ?? declared?.primary_metric ?? defaultMetric;
-    const parameters = comparisonParameters(request, declared);
+    const parameters = comparisonParameters(request, declared, metric);
     const members = { baseline: this.facts(baseline.runSet), candidate: this.facts(candidate.runSet) };
     const partition = partitionMembers(members, sameExperiment !== null);
     const { metricRows, differential } = await this.queryEvidence(head.sequence, metric, partition, request.hotspot_limit ?? 10);
@@ -213,7 +213,8 @@ export class ComparisonService {
       result: result as unknown as Record<string, unknown>,
     });
     await progress?.(3, 3, "Comparison publication complete");
-    return { ...receipt, decision: result.decision, validity: result.validity, estimate: result.estimate };
+    const ci = result.ci === null ? null : { lower: result.ci.lower, upper: result.ci.upper, level: result.ci.level };
+    return { ...receipt, decision: result.decision, validity: result.validity, estimate: result.estimate, ci };
   }
 
   getEvidence(refType: string, refId: string): EvidenceRecord {
@@ -244,8 +245,6 @@ function statisticsParameters(parameters: ComparisonResult["parameters"]) {
     polarity: parameters.polarity,
     practical_threshold: parameters.practical_threshold,
     confidence_level: parameters.confidence_level,
-    seed: parameters.random_seed,
-    resamples: parameters.resamples,
     minimum_samples: parameters.minimum_samples,
   };
 }

@@ -29,7 +29,12 @@ export type ExperimentReceipt = {
   run_set_ids: string[];
   run_sets: Experiment["run_sets"];
   comparison_id: string | null;
-  comparison: { decision: string; validity: string; estimate: number | null } | null;
+  comparison: {
+    decision: string;
+    validity: string;
+    estimate: number | null;
+    ci: { lower: number; upper: number; level: number } | null;
+  } | null;
   first_failure_trial_id: string | null;
   first_failure_resource_uri: string | null;
   corpus_commit_id: string;
@@ -175,7 +180,10 @@ export class ExperimentExecution {
       trials.find((trial) => !["succeeded", "unattempted", "unsupported"].includes(trial.outcome))?.trial_id ?? null;
   }
 
-  /** One frozen run set per treatment: succeeded trials included, the others excluded with their outcome as reason. */
+  /**
+   * One frozen run set per treatment: succeeded trials included, the others excluded with their outcome as
+   * reason; warm-up trials are members (their runs stay findable) but never included.
+   */
   private freezeTreatments(experiment: Experiment, intent: ExperimentIntent, trials: Trial[]): void {
     for (const treatment of intent.treatments) {
       const members = trials
@@ -183,10 +191,12 @@ export class ExperimentExecution {
         .map((trial) => ({
           run_id: trial.run_id!,
           trial_id: trial.trial_id,
-          included: trial.outcome === "succeeded",
+          included: trial.outcome === "succeeded" && trial.warmup !== true,
           reason:
             trial.outcome === "succeeded"
-              ? null
+              ? trial.warmup === true
+                ? "warm-up trial"
+                : null
               : `trial outcome was ${trial.outcome}${trial.failure_class ? ` (${trial.failure_class})` : ""}`,
         }));
       if (members.length === 0) {
@@ -224,7 +234,12 @@ export class ExperimentExecution {
         candidate: experiment.run_sets[1]!.run_set_id,
       });
       experiment.comparison_id = receipt.ref_id;
-      return { decision: receipt.decision ?? "inconclusive", validity: receipt.validity ?? "invalid", estimate: receipt.estimate ?? null };
+      return {
+        decision: receipt.decision ?? "inconclusive",
+        validity: receipt.validity ?? "invalid",
+        estimate: receipt.estimate ?? null,
+        ci: receipt.ci ?? null,
+      };
     } catch (error) {
       experiment.limitations.push(`The automatic comparison could not be recorded: ${toFlameoxError(error).message}`);
       return null;

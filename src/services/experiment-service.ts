@@ -5,8 +5,9 @@ import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
 import { notFound, planRefused, undeclared, workspaceInvalid } from "../domain/errors.ts";
-import type { ExperimentStatistics, PlannedTrial, TrialOutcome } from "../domain/experiment.ts";
+import { type ExperimentStatistics, type PlannedTrial, polarityOfMetric, type TrialOutcome } from "../domain/experiment.ts";
 import { effectiveFactors, realizeOrder } from "../analysis/experiment-design.ts";
+import { type DetectableChange, designSensitivity } from "../analysis/experiment-sensitivity.ts";
 import { type Experiment, type ExperimentProtocol, type ExperimentStore, protocolOf, type Trial } from "../store/experiment-store.ts";
 import type { PlanTokenStore } from "../store/plan-tokens.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
@@ -39,6 +40,8 @@ export type ExperimentPlan = {
     /** The realized randomized-complete-block order (first 1000 trials; order_digest covers all). */
     order: PlannedTrial[];
     order_truncated: boolean;
+    /** The smallest change any two treatments can be told apart by (performance experiments only). */
+    detectable_change: DetectableChange | null;
     execution_policy: "trusted_local";
     warnings: string[];
     created_at: string;
@@ -56,12 +59,15 @@ export type TrialCollection = {
   next_cursor: string | null;
 };
 
-/** The performance statistics an experiment declares; the categorical default compares wall time instead. */
+/**
+ * The performance statistics an experiment declares; the categorical default compares wall time instead, and
+ * an undeclared polarity is the metric's own (lower is better for times and bytes), else neutral.
+ */
 function statisticsOf(experiment: ExperimentConfig, seed: number): ExperimentStatistics {
   const categorical = experiment.primary_metric === "categorical_outcome";
   return {
     primary_metric: categorical ? "runtime.wall_time_ns" : experiment.primary_metric,
-    polarity: categorical && experiment.polarity === "neutral" ? "lower_is_better" : experiment.polarity,
+    polarity: experiment.polarity ?? polarityOfMetric(experiment.primary_metric) ?? "neutral",
     practical_threshold: experiment.practical_threshold,
     confidence_level: experiment.confidence_level,
     estimand: experiment.estimand,
@@ -181,6 +187,8 @@ export class ExperimentService {
       );
     }
     const statistics = statisticsOf(experiment, experiment.random_seed);
+    const sensitivity = experiment.analysis === "performance" ? designSensitivity(experiment.blocks, statistics) : null;
+    warnings.push(...(sensitivity?.warnings ?? []));
     const intent: ExperimentIntent = {
       workspace_id: workspace.id,
       experiment_name: request.experiment_name,
@@ -217,6 +225,7 @@ export class ExperimentService {
       trial_count: trials.length,
       order: trials.slice(0, maximumTrialPage),
       order_truncated: trials.length > maximumTrialPage,
+      detectable_change: sensitivity?.detectable_change ?? null,
       execution_policy: "trusted_local",
       warnings,
       created_at: createdAt.toISOString(),

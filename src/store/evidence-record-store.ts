@@ -28,6 +28,8 @@ export type EvidenceReceipt = {
   decision?: string;
   validity?: string;
   estimate?: number | null;
+  /** A comparison's interval of the ratio candidate/baseline; null when it is only descriptive. */
+  ci?: { lower: number; upper: number; level: number } | null;
   resource_uri: string;
 };
 

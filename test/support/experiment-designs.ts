@@ -60,3 +60,17 @@ export const comparisonDesign = {
   practicalThreshold: 0.25,
   measuredRatio: 3.4,
 } as const;
+
+/**
+ * The default-settings experiment of test/e2e/experiments.test.ts: loop.py with n = 1.5M (baseline) and
+ * 3M (candidate, twice the work), blocks and statistics at their defaults. Measured user CPU time under load
+ * average 14: 100 ms and 193 ms (ratio 1.94, interpreter start-up included), SD of the log ratio 0.037.
+ * Replayed in test/unit/analysis/experiment-verdict-design.test.ts, which is where the e2e test's
+ * false-failure bound comes from.
+ */
+export const defaultVerdictDesign = {
+  iterations: { baseline: 1_500_000, candidate: 3_000_000 },
+  cpuNs: { baseline: 100_000_000, candidate: 193_000_000 },
+  /** Share of runs slowed by ×1.1–1.6 (3 of 150 measured pairs were beyond a modified z of 3.5). */
+  outlierProbability: 0.02,
+} as const;

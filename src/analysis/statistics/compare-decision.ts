@@ -1,103 +1,72 @@
 /**
- * The estimate, its interval and the rank test, then the verdict by the decision rule documented in
- * compare.ts: a directional verdict needs the whole interval beyond the practical threshold and a
- * significant rank test; an interval inside the threshold band is equivalence.
+ * The estimate, its t interval and test, then the verdict by the decision rule documented in compare.ts:
+ * a directional verdict needs the whole interval beyond the practical threshold; an interval inside the
+ * threshold band is equivalence; a ratio without an interval is only descriptive.
  */
-import {
-  type BootstrapInterval,
-  type BootstrapIntervalMethod,
-  bootstrapMedianPairedLogRatio,
-  bootstrapRatioOfMedians,
-} from "./bootstrap.ts";
 import { type ComparisonStatistics, type Decision, minimumForInterval, type Pairing, type Polarity, type Sample } from "./compare.ts";
-import { median } from "./descriptive.ts";
-import { mannWhitneyU, type RankTestMethod, wilcoxonSignedRank } from "./rank-tests.ts";
+import { type LogRatioInterval, pairedLogRatioInterval, welchLogRatioInterval } from "./log-ratio-interval.ts";
 import { type Findings, formatPercent, formatRatio, type Pairs } from "./sample-checks.ts";
 
-export type Estimate = { estimate: number | null; interval: BootstrapInterval | null; pValue: number | null; test: RankTestMethod | null };
+export type Estimate = { estimate: number | null; interval: LogRatioInterval | null };
 
-/** Paired: exp(median log ratio) with the signed-rank test; unpaired: ratio of medians with Mann–Whitney U. */
+function geometricMeanRatio(baseline: readonly number[], candidate: readonly number[]): number {
+  const meanLog = (values: readonly number[]) => values.reduce((total, value) => total + Math.log(value), 0) / values.length;
+  return Math.exp(meanLog(candidate) - meanLog(baseline));
+}
+
+/** Paired: geometric mean of the block ratios with a paired t interval; unpaired: ratio of geometric means with Welch's. */
 export function estimateChange(
   pairs: Pairs | null,
   eligible: { baseline: Sample[]; candidate: Sample[] },
   pairing: Pairing,
-  sizeForInterval: number,
-  bootstrap: { seed: number | bigint; resamples: number; confidence_level: number; interval: BootstrapIntervalMethod },
+  level: number,
   findings: Findings,
 ): Estimate {
-  const result: Estimate = { estimate: null, interval: null, pValue: null, test: null };
-  if (pairs !== null) {
-    if (pairs.blocks.length > 0) {
-      const logRatios = pairs.baseline.map((value, index) => Math.log((pairs.candidate[index] as number) / value));
-      result.estimate = Math.exp(median(logRatios));
-      const rank = wilcoxonSignedRank(logRatios);
-      result.pValue = rank.p_value;
-      result.test = rank.method;
-    }
-    if (sizeForInterval >= minimumForInterval) result.interval = bootstrapMedianPairedLogRatio(pairs.baseline, pairs.candidate, bootstrap);
-  } else {
-    const baselineValues = eligible.baseline.map((sample) => sample.value);
-    const candidateValues = eligible.candidate.map((sample) => sample.value);
-    if (baselineValues.length > 0 && candidateValues.length > 0) {
-      result.estimate = median(candidateValues) / median(baselineValues);
-      const rank = mannWhitneyU(baselineValues, candidateValues);
-      result.pValue = rank.p_value;
-      result.test = rank.method;
-    }
-    if (sizeForInterval >= minimumForInterval) result.interval = bootstrapRatioOfMedians(baselineValues, candidateValues, bootstrap);
+  const result: Estimate = { estimate: null, interval: null };
+  const [baseline, candidate] =
+    pairs !== null
+      ? [Array.from(pairs.baseline), Array.from(pairs.candidate)]
+      : [eligible.baseline.map((sample) => sample.value), eligible.candidate.map((sample) => sample.value)];
+  if (baseline.length === 0 || candidate.length === 0) return result;
+  result.estimate = geometricMeanRatio(baseline, candidate);
+  const enough = Math.min(baseline.length, candidate.length) >= minimumForInterval;
+  if (enough) {
+    result.interval =
+      pairing === "paired" ? pairedLogRatioInterval(baseline, candidate, level) : welchLogRatioInterval(baseline, candidate, level);
+    return result;
   }
-  if (result.interval === null) {
-    const message = `An interval needs at least ${minimumForInterval} ${pairing === "paired" ? "complete pairs" : "eligible samples per side"}.`;
-    findings.reasons.push({ code: "ci_unavailable", message });
-    findings.mismatches.push({ code: "insufficient_samples_for_interval", message, severity: "exploratory" });
-  } else if (result.interval.fallback_reason !== null) {
-    findings.warnings.push({ code: "bootstrap_fallback", message: `${result.interval.method}: ${result.interval.fallback_reason}.` });
-  }
+  const message = `An interval needs at least ${minimumForInterval} ${pairing === "paired" ? "complete pairs" : "eligible samples per side"}; with ${baseline.length} baseline and ${candidate.length} candidate value(s) the ratio ${formatRatio(result.estimate)} is descriptive only.`;
+  findings.reasons.push({ code: "descriptive_only", message });
+  findings.mismatches.push({ code: "insufficient_samples_for_interval", message, severity: "exploratory" });
   return result;
 }
 
-export function directionOf(interval: BootstrapInterval | null): ComparisonStatistics["direction"] {
+export function directionOf(interval: LogRatioInterval | null): ComparisonStatistics["direction"] {
   if (interval === null) return "indeterminate";
   return interval.lower > 1 ? "increase" : interval.upper < 1 ? "decrease" : "indeterminate";
 }
 
 /** Only when nothing blocks and an interval exists does the rule reach a verdict; the reason that decided is added. */
-export function decide(
-  estimated: Estimate,
-  rule: { threshold: number; level: number; polarity: Polarity; pairing: Pairing; sizeForInterval: number },
-  findings: Findings,
-): Decision {
-  const { interval, pValue, test } = estimated;
-  if (findings.reasons.length > 0 || interval === null) return "inconclusive";
-  const { threshold, level } = rule;
-  const alpha = 1 - level;
-  const ciText = `CI [${formatRatio(interval.lower)}, ${formatRatio(interval.upper)}] at ${formatPercent(level)}`;
+export function decide(estimated: Estimate, rule: { threshold: number; polarity: Polarity }, findings: Findings): Decision {
+  const { interval } = estimated;
+  if (interval === null) return estimated.estimate === null ? "inconclusive" : "descriptive";
+  if (findings.reasons.length > 0) return "inconclusive";
+  const { threshold } = rule;
+  const ciText = `CI [${formatRatio(interval.lower)}, ${formatRatio(interval.upper)}] at ${formatPercent(interval.level)}`;
   const bandText = `[${formatRatio(1 - threshold)}, ${formatRatio(1 + threshold)}]`;
   const above = interval.lower > 1 + threshold;
   const below = interval.upper < 1 - threshold;
   if (above || below) {
-    const change = above ? "increase" : "decrease";
-    if (!(pValue !== null && pValue < alpha)) {
-      findings.reasons.push({
-        code: "rank_test_not_significant",
-        message: `The ${ciText} lies beyond ${bandText}, but the ${test} p-value ${pValue?.toPrecision(3)} is not below ${alpha.toPrecision(3)}${
-          rule.pairing === "paired" && rule.sizeForInterval <= 5
-            ? " (with 5 or fewer pairs the exact signed-rank test cannot reach p < 0.0625)"
-            : ""
-        }.`,
-      });
-      return "inconclusive";
-    }
     if (rule.polarity === "neutral") {
       findings.reasons.push({
         code: "change_without_polarity",
-        message: `The metric shows a ${change} (${ciText}, beyond ${bandText}; p = ${pValue?.toPrecision(3)}), but with neutral polarity a change is neither an improvement nor a regression.`,
+        message: `The metric shows an ${above ? "increase" : "decrease"} (${ciText}, beyond ${bandText}), but with neutral polarity a change is neither an improvement nor a regression; declare polarity to get a verdict.`,
       });
       return "inconclusive";
     }
     findings.reasons.push({
       code: "ci_beyond_threshold",
-      message: `The ${ciText} lies wholly ${above ? "above" : "below"} ${bandText} (practical threshold ${formatPercent(threshold)}) and the ${test} p-value is ${pValue?.toPrecision(3)} < ${alpha.toPrecision(3)}.`,
+      message: `The ${ciText} lies wholly ${above ? "above" : "below"} ${bandText} (practical threshold ${formatPercent(threshold)}).`,
     });
     return (rule.polarity === "lower_is_better") === below ? "improved" : "regressed";
   }

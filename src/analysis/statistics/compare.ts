@@ -1,49 +1,52 @@
 /**
- * compareSamples: the statistical core of `compare_run_sets`. Pure and deterministic for a given seed.
+ * compareSamples: the statistical core of `compare_run_sets`. Pure and deterministic.
  *
- * Estimand: the ratio candidate/baseline of the primary metric.
- * - paired (runs come from blocks): exp(median over blocks of log(candidate/baseline)); blocks present on
- *   both sides form the pairs; several runs of one side in one block are reduced to their median first.
- * - unpaired: median(candidate) / median(baseline).
- * CI: seeded bootstrap (BCa by default, see bootstrap.ts) named in `ci.method`. Rank test: Wilcoxon
- * signed-rank on the paired log ratios, Mann–Whitney U otherwise.
+ * Estimand: the ratio candidate/baseline of the primary metric, estimated on the log scale
+ * (log-ratio-interval.ts):
+ * - paired (runs come from blocks): the geometric mean of the per-block ratios, exp(mean log(c/b)); blocks
+ *   present on both sides form the pairs; several runs of one side in one block are reduced to their
+ *   median first. Interval: Student t on the log ratios, n − 1 degrees of freedom.
+ * - unpaired: the ratio of geometric means; interval: Welch t on the log values.
+ * The p-value is the t test of ratio = 1 on the same standard error; it is reported, the verdict is the interval's.
  *
- * DECISION RULE (`decisionRuleVersion`), with t = practical_threshold, α = 1 − confidence_level, CI [L, U]
- * of the ratio and p the two-sided rank-test p-value:
- *   1. Any blocking reason → `inconclusive` (all blocking reasons are listed):
+ * DECISION RULE (`decisionRuleVersion`), with t = practical_threshold and [L, U] the interval at confidence_level
+ * (default 0.99):
+ *   1. Fewer than 2 values (pairs) on a side: no interval; the ratio is `descriptive` (reason descriptive_only,
+ *      validity at best exploratory). No values at all: `inconclusive`.
+ *   2. Any blocking reason → `inconclusive` (all blocking reasons are listed):
  *      too_few_samples    eligible samples on a side (paired: complete pairs) < minimum_samples (default 5);
  *      failed_trials      failed/attempted on a side > maximum_failed_fraction (default 0: any failure blocks,
  *                         because failures can be treatment-correlated and survivors then look faster);
  *      invalid_values     a value is non-finite or ≤ 0 (a ratio is undefined); such samples are excluded;
- *      high_variation     per-measurement relative noise > maximum_cv (default 0.25): robust CV
- *                         (1.4826·MAD/median) of each side when unpaired; when paired, the robust spread of
- *                         the log ratios divided by √2 (a ratio carries the noise of two measurements), so
- *                         block-to-block drift that pairing cancels does not count as noise;
- *      too_many_outliers  share of outliers by modified z-score > 3.5 (paired: among log ratios; unpaired:
- *                         per side) > maximum_outlier_fraction (default 0.2). Outliers are kept, never
- *                         dropped; any are listed per side and in an `outliers_present` warning;
- *      samples_too_short  minimum_sample_duration_ns given and some sample is shorter;
- *      ci_unavailable     fewer than 3 values (pairs) on a side, so no interval is computed.
- *   2. Directional verdicts need BOTH the whole CI beyond the practical threshold AND p < α:
- *      lower_is_better:  L > 1 + t and p < α → `regressed`;  U < 1 − t and p < α → `improved`;
- *      higher_is_better: L > 1 + t and p < α → `improved`;   U < 1 − t and p < α → `regressed`;
- *      neutral:          never improved/regressed; such a change is `inconclusive` (reason
- *                        change_without_polarity) and `direction` carries increase/decrease.
- *      If the CI clears the threshold but p ≥ α → `inconclusive` (rank_test_not_significant).
- *   3. Else 1 − t ≤ L and U ≤ 1 + t → `equivalent` (for every polarity).
- *   4. Else `inconclusive` (ci_spans_threshold).
- * Why "CI beyond the threshold" rather than "CI excludes 1 and the estimate beyond the threshold": with
- * t = 0.05, two identical treatments would need a CI lying wholly above 1.05 — far outside what sampling
- * noise produces — so they are never called regressed/improved, while a 20 % slower candidate has its
- * whole CI near 1.2 and is called regressed. With t = 0 the rule degrades to plain significance at α.
- * Why the rank test as well: bootstrap intervals of medians under-cover at 5–10 samples; the rank test is
- * distribution-free (exact at these sizes), so a verdict needs two independent arguments. Consequence: with
- * ≤ 5 pairs the exact signed-rank p-value cannot fall below 0.0625, so paired comparisons need ≥ 6 pairs.
+ *      high_variation     per-measurement relative noise > maximum_cv (default 0.25), on the log scale, as
+ *                         the smaller of the standard deviation and 1.4826·MAD (noise is high only when both
+ *                         say so: one outlier inflates the first, the second is unstable at 5 values); of each
+ *                         side when unpaired, of the log ratios divided by √2 when paired (a ratio carries the
+ *                         noise of two measurements), so block-to-block drift that pairing cancels does not count;
+ *      too_many_outliers  from 20 values (pairs) on: share of outliers by modified z-score > 3.5 (paired:
+ *                         among log ratios; unpaired: per side) > maximum_outlier_fraction (default 0.2).
+ *                         Below 20 the MAD of a few values is too unstable to call anything an outlier: on
+ *                         pure normal data the check would block 6 % of comparisons of 5 values and 0.9 % of
+ *                         10, against 0.05 % of 20 (descriptive.test.ts). Outliers are never dropped; any
+ *                         are listed per side and in an `outliers_present` warning, and they widen the t
+ *                         interval, which keeps them from producing a verdict on their own;
+ *      samples_too_short  minimum_sample_duration_ns given and some sample is shorter.
+ *   3. L > 1 + t or U < 1 − t (the whole interval beyond the threshold band):
+ *      lower_is_better:  above → `regressed`, below → `improved`; higher_is_better: the reverse;
+ *      neutral:          never improved/regressed; `inconclusive` (change_without_polarity), `direction` says which way.
+ *   4. Else 1 − t ≤ L and U ≤ 1 + t → `equivalent` (for every polarity).
+ *   5. Else `inconclusive` (ci_spans_threshold).
+ * Why t intervals on logs: timing noise is multiplicative and right-skewed, close to normal on the log
+ * scale, and the t interval keeps its level at 5 samples, where the exact signed-rank test cannot go below
+ * p = 0.0625 and a bootstrap interval of 5 medians is just [min, max] (93.75 % coverage). Why 0.99 and a
+ * threshold: with 5 values per side and 10 % noise, identical treatments are called different in 1 % of
+ * seeded simulations at 0.95 and 0.15 % at 0.99, while a 2× change is still called in ≥ 96 %; requiring the
+ * interval beyond ±t rather than merely excluding 1 is what keeps a tiny, irrelevant difference from being
+ * a verdict when samples are many. The measured operating characteristics are in docs/statistics.md.
  */
-import { defaultConfidenceLevel, defaultResamples, type BootstrapIntervalMethod } from "./bootstrap.ts";
 import { decide, directionOf, estimateChange } from "./compare-decision.ts";
 import type { Description } from "./descriptive.ts";
-import type { RankTestMethod } from "./rank-tests.ts";
+import type { LogRatioEstimator, LogRatioIntervalMethod, LogRatioTest } from "./log-ratio-interval.ts";
 import {
   countsOf,
   describeSide,
@@ -60,7 +63,8 @@ import {
 export type Sample = { run_id: string; value: number; block?: string | null };
 export type Pairing = "paired" | "unpaired";
 export type Polarity = "lower_is_better" | "higher_is_better" | "neutral";
-export type Decision = "improved" | "regressed" | "equivalent" | "inconclusive";
+/** `descriptive`: a ratio without an interval (fewer than 2 values on a side), never a verdict. */
+export type Decision = "improved" | "regressed" | "equivalent" | "inconclusive" | "descriptive";
 export type Side = "baseline" | "candidate";
 
 export type ReasonCode =
@@ -70,20 +74,13 @@ export type ReasonCode =
   | "high_variation"
   | "too_many_outliers"
   | "samples_too_short"
-  | "ci_unavailable"
-  | "rank_test_not_significant"
+  | "descriptive_only"
   | "change_without_polarity"
   | "ci_spans_threshold"
   | "ci_beyond_threshold"
   | "ci_within_threshold";
 
-export type WarningCode =
-  | "outliers_present"
-  | "noisy_samples"
-  | "unmatched_blocks"
-  | "duplicate_block_samples"
-  | "samples_without_block"
-  | "bootstrap_fallback";
+export type WarningCode = "outliers_present" | "noisy_samples" | "unmatched_blocks" | "duplicate_block_samples" | "samples_without_block";
 
 export type Reason = { code: ReasonCode; message: string };
 export type Warning = { code: WarningCode; message: string };
@@ -99,13 +96,8 @@ export type CompareSamplesInput = {
   polarity: Polarity;
   /** Relative practical threshold t ≥ 0 (0.05 = ±5 %). Default 0.05. */
   practical_threshold?: number;
-  /** Default 0.95. */
+  /** Default 0.99. */
   confidence_level?: number;
-  seed: number | bigint;
-  /** Bootstrap resamples; default 10,000. */
-  resamples?: number;
-  /** Bootstrap interval construction; default "bca". */
-  interval?: BootstrapIntervalMethod;
   /** Trials that failed (no value) per side. */
   failed_counts?: { baseline: number; candidate: number };
   /** Runs excluded before this call (e.g. warm-ups) per side; only counted. */
@@ -126,9 +118,18 @@ export type SideDescription = Description & { outlier_run_ids: string[] };
 
 export type SideCounts = { baseline: number; candidate: number };
 
+export type ComparisonInterval = {
+  lower: number;
+  upper: number;
+  level: number;
+  method: LogRatioIntervalMethod;
+  degrees_of_freedom: number;
+  log_standard_error: number;
+};
+
 export type ComparisonStatistics = {
   estimand: "ratio_candidate_over_baseline";
-  estimator: "median_paired_log_ratio" | "ratio_of_medians";
+  estimator: LogRatioEstimator;
   pairing: Pairing;
   polarity: Polarity;
   practical_threshold: number;
@@ -136,9 +137,9 @@ export type ComparisonStatistics = {
   estimate: number | null;
   /** estimate − 1. */
   relative_change: number | null;
-  ci: { lower: number; upper: number; level: number; method: string; resamples: number; seed: string } | null;
+  ci: ComparisonInterval | null;
   p_value: number | null;
-  test: RankTestMethod | null;
+  test: LogRatioTest | null;
   /** Which way the CI points relative to 1, regardless of polarity and threshold. */
   direction: "increase" | "decrease" | "indeterminate";
   decision: Decision;
@@ -161,17 +162,15 @@ export type ComparisonStatistics = {
 /**
  * Outliers are found with the MAD-based modified z-score (> 3.5, as hyperfine does): it has a 50 % breakdown
  * point, whereas Tukey fences cannot see more than 25 % outliers on one side (they move the quartile) —
- * exactly the case that should block — and with 5–10 samples Tukey's 1.5·IQR fences flag ordinary noise
- * often enough to block a fifth of clean comparisons.
+ * exactly the case that should block.
  */
 export const outlierMethod = "modified_z_score_3.5" as const;
 
-export const decisionRuleVersion = "ci_beyond_practical_threshold_and_rank_test.v1";
+export const decisionRuleVersion = "t_interval_of_log_ratio_beyond_practical_threshold.v2";
 
 export const compareDefaults = {
   practical_threshold: 0.05,
-  confidence_level: defaultConfidenceLevel,
-  resamples: defaultResamples,
+  confidence_level: 0.99,
   minimum_samples: 5,
   maximum_cv: 0.25,
   /** Non-blocking warning level (pyperf warns at σ ≥ 10 % of the mean). */
@@ -180,8 +179,11 @@ export const compareDefaults = {
   maximum_failed_fraction: 0,
 } as const;
 
-/** Fewer values than this on a side (or pairs) and no interval is computed (as in the Python original). */
-export const minimumForInterval = 3;
+/** Fewer values than this on a side (or pairs) and there is no interval: the ratio is descriptive. */
+export const minimumForInterval = 2;
+
+/** Fewer values (pairs) than this and outliers are reported but never block (see the decision rule). */
+export const minimumForOutlierBlocking = 20;
 
 /** Merges statistical and compatibility mismatches into one validity: any invalidating → invalid, etc. */
 export function deriveValidity(mismatches: readonly Mismatch[]): { validity: Validity; mismatches: Mismatch[] } {
@@ -203,24 +205,14 @@ export function compareSamples(input: CompareSamplesInput): ComparisonStatistics
   const perSide = { baseline: describeSide(eligible.baseline), candidate: describeSide(eligible.candidate) };
   failedTrialReasons(counts, settings, findings);
   shortSampleReasons(perSide, input.minimum_sample_duration_ns, findings);
-  const { pairs, sizeForInterval } = estimateInputs(pairing, eligible, settings.minimumSamples, counts, findings);
-  noiseChecks(pairing, pairs, perSide, settings, findings);
-  const bootstrap = {
-    seed: input.seed,
-    resamples: settings.resamples,
-    confidence_level: settings.level,
-    interval: input.interval ?? "bca",
-  };
-  const estimated = estimateChange(pairs, eligible, pairing, sizeForInterval, bootstrap, findings);
+  const { pairs } = estimateInputs(pairing, eligible, settings.minimumSamples, counts, findings);
+  noiseChecks(pairing, pairs, eligible, perSide, settings, findings);
+  const estimated = estimateChange(pairs, eligible, pairing, settings.level, findings);
   const { estimate, interval } = estimated;
-  const decision = decide(
-    estimated,
-    { threshold: settings.threshold, level: settings.level, polarity: input.polarity, pairing, sizeForInterval },
-    findings,
-  );
+  const decision = decide(estimated, { threshold: settings.threshold, polarity: input.polarity }, findings);
   return {
     estimand: "ratio_candidate_over_baseline",
-    estimator: pairing === "paired" ? "median_paired_log_ratio" : "ratio_of_medians",
+    estimator: pairing === "paired" ? "geometric_mean_of_paired_ratios" : "ratio_of_geometric_means",
     pairing,
     polarity: input.polarity,
     practical_threshold: settings.threshold,
@@ -234,11 +226,11 @@ export function compareSamples(input: CompareSamplesInput): ComparisonStatistics
             upper: interval.upper,
             level: interval.level,
             method: interval.method,
-            resamples: interval.resamples,
-            seed: interval.seed,
+            degrees_of_freedom: interval.degrees_of_freedom,
+            log_standard_error: interval.log_standard_error,
           },
-    p_value: estimated.pValue,
-    test: estimated.test,
+    p_value: interval?.p_value ?? null,
+    test: interval?.test ?? null,
     direction: directionOf(interval),
     decision,
     decision_rule: decisionRuleVersion,

@@ -6,20 +6,24 @@ import { evidenceResourceUri } from "../../domain/resource-uris.ts";
 export const experimentTools = [
   defineTool({
     name: "plan_experiment",
-    description: "Plan a declared experiment: seeded randomized-block order, single-use plan_id. Next: run_experiment.",
+    description:
+      "Plan a declared experiment (configure_experiment declares one): the random_seed's randomized-block order after any warm-up rounds, the statistics it will use, detectable_change (the smallest ratio its blocks can tell apart) and warnings when it is too small for a verdict; single-use plan_id. Next: run_experiment.",
     input: PlanExperimentRequest,
     annotations: readOnly,
     async handler(input, { services }) {
       const result = await services.experiments.plan(input);
       return {
         result,
-        text: `Planned ${result.blocks} randomized block(s) for ${result.treatments.length} treatment(s): ${result.trial_count} trials; call run_experiment with plan_id next.`,
+        text: `Planned ${result.blocks} randomized block(s) for ${result.treatments.length} treatment(s): ${result.trial_count} trials${
+          result.detectable_change?.ratio ? `, detecting changes of ×${result.detectable_change.ratio.toFixed(2)} or more` : ""
+        }${result.warnings.length > 1 ? ` (${result.warnings.length - 1} more warning(s))` : ""}; call run_experiment with plan_id next.`,
       };
     },
   }),
   defineTool({
     name: "run_experiment",
-    description: "Run a plan's trials, freeze a run set per treatment, compare two treatments. Next: get_experiment.",
+    description:
+      "Run a plan's trials, freeze a run set per treatment (warm-ups excluded); with two treatments the receipt carries the comparison's decision, validity, ratio and interval. Next: get_experiment.",
     input: RunExperimentRequest,
     annotations: execute,
     async handler(input, { services, signal, progress }) {
@@ -47,7 +51,13 @@ export const experimentTools = [
           name: "Comparison",
           description: "The recorded comparison of the two treatments.",
         });
-      const verdict = result.comparison ? ` Comparison: ${result.comparison.decision} (${result.comparison.validity}).` : "";
+      const comparison = result.comparison;
+      const interval = comparison?.ci
+        ? ` [${comparison.ci.lower.toFixed(3)}, ${comparison.ci.upper.toFixed(3)}] at ${comparison.ci.level}`
+        : "";
+      const verdict = comparison
+        ? ` Comparison: ${comparison.decision} (${comparison.validity}), ratio candidate/baseline ${comparison.estimate?.toFixed(3) ?? "-"}${interval}.`
+        : "";
       return {
         result,
         text: `Experiment ${result.experiment_id} recorded ${result.attempted_trials} attempted trials (${result.counts.succeeded} succeeded).${verdict}`,

@@ -73,11 +73,13 @@ describe("readProjectConfig", () => {
     });
     expect(read.config!.experiments["size-effect"]).toMatchObject({
       design: "randomized_complete_blocks",
-      blocks: 1,
-      confidence_level: 0.95,
+      blocks: 10,
+      warmups: 0,
+      confidence_level: 0.99,
       random_seed: 0,
-      practical_threshold: 0,
+      practical_threshold: 0.05,
     });
+    expect(read.config!.experiments["size-effect"]!.polarity).toBe("lower_is_better");
   });
 
   test("valid with no workloads says so", async () => {
@@ -173,8 +175,11 @@ describe("parseProjectConfigText refusals", () => {
   });
 
   test("experiment rules", () => {
-    expect(invalidDiagnostics('[workloads.a]\nargv = ["x"]\n[experiments.e]\nworkload = "a"\nfactors = { n = [1, 2] }\n')).toEqual([
-      "experiments.e: treatment_factor is required when factors are declared",
+    expect(invalidDiagnostics('[workloads.a]\nargv = ["x"]\n[experiments.e]\nworkload = "a"\nfactors = { n = [1, 2], m = [3] }\n')).toEqual(
+      ["experiments.e: treatment_factor is required when more than one factor is declared"],
+    );
+    expect(invalidDiagnostics('[workloads.a]\nargv = ["x"]\n[experiments.e]\nworkload = "a"\n')).toEqual([
+      "experiments.e: an experiment needs factors, scaling_parameter with scaling_values, or legacy variants",
     ]);
     expect(
       invalidDiagnostics('[workloads.a]\nargv = ["x"]\n[experiments.e]\nworkload = "a"\nvariants = ["v"]\nconfidence_level = 1\n')[0],
@@ -182,6 +187,32 @@ describe("parseProjectConfigText refusals", () => {
     expect(
       invalidDiagnostics('[workloads.a]\nargv = ["x"]\n[experiments.e]\nworkload = "a"\nvariants = ["v"]\npolarity = "up"\n')[0],
     ).toContain("experiments.e.polarity");
+  });
+
+  test("a missing required key is reported as missing, not as an unknown key", () => {
+    expect(invalidDiagnostics('[workloads.a]\nargv = ["x"]\n[experiments.noworkload]\nvariants = ["v"]\n')).toEqual([
+      'experiments.noworkload: required key "workload" is missing',
+    ]);
+    expect(invalidDiagnostics('[workloads.a]\ncwd = "."\n')).toEqual(['workloads.a: required key "argv" is missing']);
+  });
+
+  test("a scaling experiment needs no variants; one factor is the treatment without naming it", () => {
+    const parsed = parseProjectConfigText(`[workloads.a]
+argv = ["x", "{n}"]
+parameters = { n = [1, 2, 4] }
+
+[experiments.scale]
+workload = "a"
+scaling_parameter = "n"
+scaling_values = [1, 2, 4]
+
+[experiments.one]
+workload = "a"
+factors = { n = [1, 2] }
+`);
+    if (!parsed.ok) throw new Error(parsed.diagnostics.join("; "));
+    expect(parsed.config.experiments.scale!.variants).toBeUndefined();
+    expect(parsed.config.experiments.one!.treatment_factor).toBe("n");
   });
 
   test("diagnostics are bounded to 8 entries of at most 512 characters", () => {

@@ -24,12 +24,47 @@ test("randomized complete blocks: every block holds each treatment once per coor
 });
 
 test("exclude rules and explicit combinations shape the design", () => {
-  const config = experiment({ factors: { size: [1, 2], mode: ["a", "b"] }, treatment_factor: "size", exclude: [{ mode: "b", size: 2 }] });
+  const config = experiment({
+    factors: { size: [1, 2], mode: ["a", "b"] },
+    treatment_factor: "size",
+    blocks: 1,
+    exclude: [{ mode: "b", size: 2 }],
+  });
   expect(
     realizeOrder(config, config.factors!, "size", 0)
       .map((trial) => `${trial.factors.mode}${trial.factors.size}`)
       .sort(),
   ).toEqual(["a1", "a2", "b1"]);
+});
+
+test("warm-up rounds come first, shaped like blocks; one factor is the treatment; blocks default to 10", () => {
+  const plain = experiment({ factors: { variant: ["a", "b"] }, blocks: 3, random_seed: 4 });
+  const warmed = experiment({ factors: { variant: ["a", "b"] }, blocks: 3, warmups: 2, random_seed: 4 });
+  const order = realizeOrder(warmed, warmed.factors!, "variant", 4);
+  expect(order.map((trial) => `${trial.block_id}${trial.warmup ? "*" : ""}`)).toEqual([
+    "w1*",
+    "w1*",
+    "w2*",
+    "w2*",
+    "b1",
+    "b1",
+    "b2",
+    "b2",
+    "b3",
+    "b3",
+  ]);
+  expect(order.map((trial) => trial.ordinal)).toEqual([...Array(10).keys()].map((index) => index + 1));
+  for (const round of ["w1", "w2"])
+    expect(
+      order
+        .filter((trial) => trial.block_id === round)
+        .map((trial) => trial.treatment)
+        .sort(),
+    ).toEqual(["a", "b"]);
+  expect(realizeOrder(plain, plain.factors!, "variant", 4).every((trial) => !trial.warmup)).toBe(true);
+  expect(warmed.treatment_factor).toBe("variant");
+  expect(warmed.blocks).toBe(3);
+  expect(experiment({ factors: { variant: ["a", "b"] } }).blocks).toBe(10);
 });
 
 test("oracle receipts are parsed strictly", () => {

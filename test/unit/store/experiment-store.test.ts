@@ -70,6 +70,7 @@ function trial(experimentId: string, ordinal: number): Trial {
     order_in_block: ((ordinal - 1) % 2) + 1,
     treatment: String(((ordinal - 1) % 2) + 1),
     factors: { size: ((ordinal - 1) % 2) + 1 },
+    warmup: false,
     trial_id: `${experimentId}.t${ordinal}`,
     experiment_id: experimentId,
     parameters: { size: ((ordinal - 1) % 2) + 1 },
