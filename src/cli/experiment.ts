@@ -8,6 +8,7 @@ import { ListTrialsRequest, PlanExperimentRequest } from "../domain/requests/exp
 import { pageLimits } from "../domain/requests/limits.ts";
 import { checkedRequest, pageArguments, pageOf } from "./arguments.ts";
 import type { ExperimentPlan } from "../services/experiment-service.ts";
+import { ConfigureExperimentInputSchema } from "../services/workload-service.ts";
 
 // People read a screenful of trials; an agent's MCP call pages by the tool's own default.
 const cliTrialPage = 100;
@@ -42,6 +43,11 @@ function renderPlan(plan: ExperimentPlan): string {
     `plan experiment '${plan.experiment_name}' over '${plan.workload_name}' with ${plan.adapter}: ${plan.trial_count} trials in ${plan.blocks} block(s), design ${plan.design}, seed ${plan.random_seed} (expires ${plan.expires_at})`,
     `  treatments (${plan.treatment_factor}): ${plan.treatments.join(", ")}`,
     `  metric ${plan.statistics.primary_metric}, ${plan.statistics.polarity}, threshold ${plan.statistics.practical_threshold}, confidence ${plan.statistics.confidence_level}`,
+    ...(plan.detectable_change?.ratio
+      ? [
+          `  detects changes of ×${plan.detectable_change.ratio.toFixed(2)} or more (${plan.detectable_change.assumed_noise_cv * 100} % noise assumed)`,
+        ]
+      : []),
     `  order: ${plan.order
       .slice(0, 12)
       .map((trial) => `${trial.block_id}:${trial.treatment}`)
@@ -53,6 +59,40 @@ function renderPlan(plan: ExperimentPlan): string {
 export const experimentCommand = defineCommand({
   meta: { name: "experiment", description: "Declared experiments: randomized complete blocks of captures, compared with statistics." },
   subCommands: {
+    configure: defineCommand({
+      meta: {
+        name: "configure",
+        description:
+          "Declare or replace [experiments.NAME] in flameox.toml from configure_experiment's fields (validated, atomic, comments kept); runs nothing.",
+      },
+      args: {
+        name: { type: "positional", required: true, description: "Experiment name." },
+        definition: {
+          type: "positional",
+          required: true,
+          description: 'JSON or @file.json: {"workload": "bench", "factors": {"variant": ["base", "candidate"]}, "blocks": 10, …}.',
+        },
+        operation: { type: "string", default: "create", description: "create | replace" },
+        "expected-configuration-id": { type: "string", description: "Required for replace: the current configuration_id." },
+      },
+      async run({ args }) {
+        const fields = parseStructuredInput(args.definition as string, "definition");
+        const expected = args["expected-configuration-id"] as string | undefined;
+        const request = { ...fields, name: String(args.name), operation: String(args.operation ?? "create") };
+        const input = checkedRequest(
+          ConfigureExperimentInputSchema,
+          expected === undefined ? request : { ...request, expected_configuration_id: expected },
+          "experiment configure",
+        );
+        const result = await cliServices().workloads.configureExperiment(input);
+        emit(
+          cliOptions(),
+          result,
+          () =>
+            `experiment '${result.name}' ${result.action} (workload ${result.workload_name}, configuration ${result.configuration_id}); next: flameox experiment plan ${result.name}`,
+        );
+      },
+    }),
     plan: defineCommand({
       meta: { name: "plan", description: "Realize the seeded block order and check every trial's parameters; runs nothing." },
       args: planArguments,
@@ -96,7 +136,11 @@ export const experimentCommand = defineCommand({
               ...receipt.run_sets.map((entry) => `run set ${entry.treatment}: ${entry.run_set_id}`),
               ...(receipt.comparison
                 ? [
-                    `comparison: ${receipt.comparison.decision} (${receipt.comparison.validity}), ratio ${receipt.comparison.estimate?.toFixed(4) ?? "-"}`,
+                    `comparison: ${receipt.comparison.decision} (${receipt.comparison.validity}), ratio ${receipt.comparison.estimate?.toFixed(4) ?? "-"}${
+                      receipt.comparison.ci
+                        ? ` [${receipt.comparison.ci.lower.toFixed(4)}, ${receipt.comparison.ci.upper.toFixed(4)}] at ${receipt.comparison.ci.level}`
+                        : ""
+                    }`,
                   ]
                 : []),
               ...receipt.limitations.map((limitation) => `limitation: ${limitation}`),

@@ -6,17 +6,21 @@ import * as v from "valibot";
 import { digestPattern } from "../domain/canonical-json.ts";
 import { ConfigurationNameSchema, ParameterNameSchema, ScalarSchema, type ScalarValue, scalarKey, uniqueBy } from "./schema-primitives.ts";
 
-const PolaritySchema = v.picklist(["lower_is_better", "higher_is_better", "neutral"]);
-const ConfidenceSchema = v.pipe(v.number(), v.gtValue(0, "confidence_level must be > 0"), v.ltValue(1, "confidence_level must be < 1"));
-const ThresholdSchema = v.pipe(v.number(), v.finite(), v.minValue(0, "practical_threshold must be >= 0"));
-const SeedSchema = v.pipe(v.number(), v.safeInteger(), v.minValue(0, "random_seed must be >= 0"));
-const intBetween = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
+export const PolaritySchema = v.picklist(["lower_is_better", "higher_is_better", "neutral"]);
+export const ConfidenceSchema = v.pipe(
+  v.number(),
+  v.gtValue(0, "confidence_level must be > 0"),
+  v.ltValue(1, "confidence_level must be < 1"),
+);
+export const ThresholdSchema = v.pipe(v.number(), v.finite(), v.minValue(0, "practical_threshold must be >= 0"));
+export const SeedSchema = v.pipe(v.number(), v.safeInteger(), v.minValue(0, "random_seed must be >= 0"));
+export const intBetween = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
 const runtimeResourceMetrics = new Set([
   "runtime_resource.peak_rss_bytes",
   "runtime_resource.minimum_free_bytes",
   "runtime_resource.staging_growth_bytes",
 ]);
-const PrimaryMetricSchema = v.pipe(
+export const PrimaryMetricSchema = v.pipe(
   v.string(),
   v.minLength(1),
   v.maxLength(200),
@@ -25,13 +29,13 @@ const PrimaryMetricSchema = v.pipe(
     "runtime_resource metrics must be peak_rss_bytes, minimum_free_bytes or staging_growth_bytes",
   ),
 );
-const FactorLevelsSchema = v.pipe(
+export const FactorLevelsSchema = v.pipe(
   v.array(ScalarSchema),
   v.minLength(1),
   v.maxLength(32),
   uniqueBy<ScalarValue>(scalarKey, "factor levels must be unique"),
 );
-const CombinationSchema = v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), ScalarSchema);
+export const CombinationSchema = v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(100)), ScalarSchema);
 
 /**
  * Defaults chosen so that a declaration naming only its workload and treatments can reach a verdict: the

@@ -253,10 +253,10 @@ export function normalizeWorkloadDefinition(
   );
 }
 
-export function validateConfigurationName(name: string): string {
+export function validateConfigurationName(name: string, subject = "configure_workload"): string {
   const result = v.safeParse(ConfigurationNameSchema, name);
   if (result.success) return result.output;
-  throw invalidArguments("configure_workload", [{ field: "name", message: result.issues[0].message, type: result.issues[0].type }]);
+  throw invalidArguments(subject, [{ field: "name", message: result.issues[0].message, type: result.issues[0].type }]);
 }
 
 /** `sha256:` digest of the canonical `{name, definition}` with all defaults applied. */

@@ -1,24 +1,17 @@
 /**
- * Surgical edits of `flameox.toml` for configure_workload. Only the `[workloads.<name>]` table and
- * its sub-tables change; every other byte (comments, layout, other tables) is kept. The whole
- * resulting file is re-parsed and validated before anything is returned.
+ * configure_workload's edit of `flameox.toml`: the canonical table of one workload, planned as a surgical
+ * edit of `[workloads.<name>]` (section-edit.ts), and the atomic write every configure tool uses.
  */
 import { randomUUID } from "node:crypto";
 import { open, readFile, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
-import { executionRefused, type FlameoxError, invalidConfiguration, staleInput } from "../domain/errors.ts";
+import { digestOf } from "../domain/canonical-json.ts";
+import { staleInput } from "../domain/errors.ts";
 import type { ProjectConfig, WorkloadConfig, WorkloadConfigInput } from "./project-config-schema.ts";
 import { workloadDefaults } from "./project-config-schema.ts";
-import {
-  configurationIdOfBytes,
-  configurationIdOfText,
-  normalizeWorkloadDefinition,
-  parseProjectConfigText,
-  projectConfigFileName,
-  validateConfigurationName,
-} from "./project-config.ts";
-import { renderTomlKey, renderTomlValue, tableSpans } from "./toml-text.ts";
+import { configurationIdOfBytes, normalizeWorkloadDefinition, projectConfigFileName, validateConfigurationName } from "./project-config.ts";
+import { planSectionEdit, type SectionSpec } from "./section-edit.ts";
+import { renderTomlKey, renderTomlValue } from "./toml-text.ts";
 
 export type WorkloadEditOperation = "create" | "replace";
 
@@ -42,8 +35,6 @@ export type WorkloadEditPlan = {
   definition: WorkloadConfig;
   config: ProjectConfig;
 };
-
-const manualRemediation = ["Edit flameox.toml by hand until it parses and validates, then call workload_configuration_status to verify."];
 
 function byName([left]: [string, unknown], [right]: [string, unknown]): number {
   return left < right ? -1 : left > right ? 1 : 0;
@@ -85,108 +76,14 @@ export function renderWorkloadTable(name: string, definition: WorkloadConfig, eo
   return blocks.map((block) => block.join(eol)).join(eol + eol) + eol;
 }
 
-function lineEndingOf(text: string): string {
-  return text.includes("\r\n") ? "\r\n" : "\n";
-}
-
-function appendTable(currentText: string | null, name: string, definition: WorkloadConfig): string {
-  if (currentText === null || currentText.length === 0) {
-    return `schema_version = 1\n\n${renderWorkloadTable(name, definition)}`;
-  }
-  const eol = lineEndingOf(currentText);
-  let prefix = currentText;
-  if (!prefix.endsWith("\n")) prefix += eol;
-  if (!prefix.endsWith(eol + eol) && prefix.trim().length > 0) prefix += eol;
-  return prefix + renderWorkloadTable(name, definition, eol);
-}
-
-function notSurgicallyEditable(name: string, reason: string): FlameoxError {
-  return executionRefused(`Workload '${name}' cannot be edited in place: ${reason}`, {
-    details: { name, config_path: projectConfigFileName, next_tool: "workload_configuration_status" },
-    remediation: [
-      `Write workload '${name}' as a [workloads.${name}] table (no inline table or dotted keys elsewhere), or edit flameox.toml by hand.`,
-    ],
-    next: { tool: "workload_configuration_status", arguments: {} },
-  });
-}
-
-function replaceTable(currentText: string, name: string, definition: WorkloadConfig): string {
-  const spans = tableSpans(currentText, ["workloads", name]);
-  if (spans.length === 0) throw notSurgicallyEditable(name, "it is declared inline or with dotted keys rather than as its own table.");
-  const table = renderWorkloadTable(name, definition, lineEndingOf(currentText));
-  let out = currentText.slice(0, spans[0]!.start) + table;
-  let cursor = spans[0]!.end;
-  for (const span of spans.slice(1)) {
-    out += currentText.slice(cursor, span.start);
-    cursor = span.end;
-  }
-  return out + currentText.slice(cursor);
-}
-
-function withoutWorkload(document: Record<string, unknown>, name: string): string {
-  const workloads = { ...((document.workloads as Record<string, unknown> | undefined) ?? {}) };
-  delete workloads[name];
-  return canonicalJson({ ...document, workloads });
-}
-
-function verifyCandidate(
-  text: string,
-  name: string,
-  definition: WorkloadConfig,
-  previous: { document: Record<string, unknown> } | null,
-  repairing: { diagnostics: string[] } | null,
-): ProjectConfig {
-  const parsed = parseProjectConfigText(text);
-  if (!parsed.ok) {
-    const diagnostic = parsed.diagnostics[0] ?? "invalid configuration";
-    if (repairing) {
-      const original = repairing.diagnostics[0] ?? diagnostic;
-      throw invalidConfiguration(`Project workload configuration is invalid: ${original}`, {
-        repairable: false,
-        diagnostic: original,
-        details: {
-          config_path: projectConfigFileName,
-          diagnostic: original.slice(0, 500),
-          diagnostics: repairing.diagnostics,
-          candidate_diagnostics: parsed.diagnostics,
-        },
-        remediation: manualRemediation,
-      });
-    }
-    if (parsed.stage === "syntax") throw notSurgicallyEditable(name, `the edited file would not parse (${diagnostic}).`);
-    throw invalidConfiguration(`Project workload configuration is invalid: ${diagnostic}`, {
-      repairable: true,
-      details: { config_path: projectConfigFileName, diagnostic: diagnostic.slice(0, 500), diagnostics: parsed.diagnostics },
-      remediation: ["Change the workload definition so the whole project configuration validates; nothing was written."],
-    });
-  }
-  const written = parsed.config.workloads[name];
-  if (written === undefined || canonicalJson(written) !== canonicalJson(definition)) {
-    throw notSurgicallyEditable(name, "parts of it are declared outside its own table.");
-  }
-  if (previous && withoutWorkload(previous.document, name) !== withoutWorkload(parsed.document, name)) {
-    throw notSurgicallyEditable(name, "the edit would change other declarations.");
-  }
-  return parsed.config;
-}
-
-function staleConfiguration(currentId: string | null, expected: string | null): FlameoxError {
-  return staleInput(
-    expected === null
-      ? "Replacing a workload needs expected_configuration_id, the current configuration_id from workload_configuration_status."
-      : `flameox.toml changed: expected configuration ${expected}, found ${currentId ?? "no file"}.`,
-    {
-      details: {
-        configuration_id: currentId,
-        expected_configuration_id: expected,
-        config_path: projectConfigFileName,
-        next_tool: "workload_configuration_status",
-      },
-      remediation: ["Call workload_configuration_status, review the current configuration, and retry with its configuration_id."],
-      fresh: { tool: "workload_configuration_status", arguments: {} },
-    },
-  );
-}
+const workloadSection: SectionSpec<WorkloadConfig> = {
+  section: "workloads",
+  label: "Workload",
+  tool: "configure_workload",
+  inspect: () => ({ tool: "workload_configuration_status", arguments: {} }),
+  render: renderWorkloadTable,
+  definitionId: (name, definition) => digestOf({ name, definition }),
+};
 
 /**
  * Plans a create or replace of one workload against the current file text (null: no file).
@@ -195,75 +92,8 @@ function staleConfiguration(currentId: string | null, expected: string | null): 
 export function planWorkloadEdit(request: WorkloadEditRequest): WorkloadEditPlan {
   const name = validateConfigurationName(request.name);
   const definition = normalizeWorkloadDefinition(request.definition);
-  const definitionId = digestOf({ name, definition });
-  const currentText = request.currentText;
-  const currentId = currentText === null ? null : configurationIdOfText(currentText);
-  const current = currentText === null ? null : parseProjectConfigText(currentText);
-  const expected = request.expectedConfigurationId ?? null;
-  const result = (action: WorkloadEditPlan["action"], text: string, config: ProjectConfig): WorkloadEditPlan => ({
-    action,
-    text,
-    configurationId: action === "unchanged" && currentId !== null ? currentId : configurationIdOfText(text),
-    previousConfigurationId: currentId,
-    workloadDefinitionId: definitionId,
-    definition,
-    config,
-  });
-
-  if (request.operation === "replace") {
-    if (current !== null && !current.ok) {
-      throw invalidConfiguration(`Project workload configuration is invalid: ${current.diagnostics[0] ?? "invalid configuration"}`, {
-        repairable: true,
-        details: {
-          config_path: projectConfigFileName,
-          diagnostic: (current.diagnostics[0] ?? "").slice(0, 500),
-          diagnostics: current.diagnostics,
-        },
-        remediation: ['Use operation "create" with a definition that makes the whole file valid, or repair flameox.toml by hand.'],
-      });
-    }
-    const existing = current?.ok ? current.config.workloads[name] : undefined;
-    if (current === null || !current.ok || existing === undefined) {
-      throw staleInput(`Workload '${name}' is not declared, so it cannot be replaced.`, {
-        details: { name, configuration_id: currentId, config_path: projectConfigFileName, next_tool: "configure_workload" },
-        remediation: [`Use operation "create" to declare workload '${name}'.`],
-        fresh: { tool: "configure_workload" },
-      });
-    }
-    if (expected !== currentId) throw staleConfiguration(currentId, expected);
-    if (canonicalJson(existing) === canonicalJson(definition)) return result("unchanged", currentText!, current.config);
-    const text = replaceTable(currentText!, name, definition);
-    return result("updated", text, verifyCandidate(text, name, definition, current, null));
-  }
-
-  if (expected !== null && expected !== currentId) throw staleConfiguration(currentId, expected);
-  if (current?.ok) {
-    const existing = current.config.workloads[name];
-    if (existing !== undefined) {
-      if (canonicalJson(existing) === canonicalJson(definition)) return result("unchanged", currentText!, current.config);
-      throw executionRefused(`Workload '${name}' already exists with a different definition; create never overwrites.`, {
-        details: {
-          name,
-          configuration_id: currentId,
-          existing_workload_definition_id: digestOf({ name, definition: existing }),
-          requested_workload_definition_id: definitionId,
-          next_tool: "workload_configuration_status",
-        },
-        remediation: [`Inspect the current configuration, then use operation "replace" with its configuration_id to change '${name}'.`],
-        next: { tool: "workload_configuration_status", arguments: {} },
-      });
-    }
-  }
-  // Repairing an invalid (but parseable) file may rewrite a broken declaration of this very workload.
-  const repairInPlace =
-    currentText !== null &&
-    current !== null &&
-    !current.ok &&
-    current.stage !== "syntax" &&
-    tableSpans(currentText, ["workloads", name]).length > 0;
-  const text = repairInPlace ? replaceTable(currentText, name, definition) : appendTable(currentText, name, definition);
-  const repairing = current !== null && !current.ok ? { diagnostics: current.diagnostics } : null;
-  return result("created", text, verifyCandidate(text, name, definition, current?.ok ? current : null, repairing));
+  const plan = planSectionEdit(workloadSection, { ...request, name, definition });
+  return { ...plan, workloadDefinitionId: digestOf({ name, definition }), definition };
 }
 
 async function currentBytesDigest(target: string): Promise<string | null> {

@@ -166,7 +166,7 @@ type ResolvableWorkload = {
   oracle?: { argv: readonly string[] } | null | undefined;
 };
 
-function matchChoice(choices: readonly Scalar[], received: unknown): { found: true; value: Scalar } | { found: false } {
+export function matchChoice(choices: readonly Scalar[], received: unknown): { found: true; value: Scalar } | { found: false } {
   for (const choice of choices) if (choice === received) return { found: true, value: choice };
   // CLI overrides arrive as text: accept "4" for the choice 4 when exactly one choice reads that way.
   if (typeof received === "string") {

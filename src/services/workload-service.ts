@@ -3,6 +3,8 @@ import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
 import { type FlameoxError, internalError, invalidConfiguration, undeclared, workspaceInvalid } from "../domain/errors.ts";
 import { readProjectConfig, workloadDefinitionId, type ProjectConfigRead } from "../config/project-config.ts";
 import { planWorkloadEdit, writeProjectConfigAtomically } from "../config/workload-edit.ts";
+import { experimentDefinitionId, planExperimentEdit } from "../config/experiment-edit.ts";
+import { type ConfigureExperimentInput, experimentDefinitionFromInput } from "../config/experiment-edit-input.ts";
 import { withWorkspaceLock } from "../store/workspace-lock.ts";
 import {
   workloadDefinitionFromInput,
@@ -14,10 +16,16 @@ import { adapterDescriptors } from "../adapters/registry.ts";
 import { passiveReport } from "./capability-service.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import type * as v from "valibot";
-import type { WorkloadConfigurationResultSchema, WorkloadConfigurationStatusSchema } from "../domain/results/workloads.ts";
+import type {
+  ExperimentConfigurationResultSchema,
+  WorkloadConfigurationResultSchema,
+  WorkloadConfigurationStatusSchema,
+} from "../domain/results/workloads.ts";
 
 export type WorkloadConfigurationStatus = v.InferOutput<typeof WorkloadConfigurationStatusSchema>;
 export type WorkloadConfigurationResult = v.InferOutput<typeof WorkloadConfigurationResultSchema>;
+
+export type ExperimentConfigurationResult = v.InferOutput<typeof ExperimentConfigurationResultSchema>;
 
 export type WorkflowKind = "workload" | "experiment";
 
@@ -97,6 +105,39 @@ export class WorkloadService {
     });
   }
 
+  /** configure_experiment: the same validated, atomic, comment-preserving edit, of one [experiments.<name>] table. */
+  async configureExperiment(input: ConfigureExperimentInput): Promise<ExperimentConfigurationResult> {
+    const workspace = this.workspace.open();
+    return withWorkspaceLock(workspace, async () => {
+      const current = await readProjectConfig(this.workspace.projectRoot);
+      const edit = planExperimentEdit({
+        currentText: current.text ?? null,
+        name: input.name,
+        definition: experimentDefinitionFromInput(input),
+        operation: input.operation,
+        expectedConfigurationId: input.expected_configuration_id ?? null,
+      });
+      if (edit.action !== "unchanged") {
+        await writeProjectConfigAtomically(this.workspace.projectRoot, edit.text, current.configurationId);
+      }
+      const after = await readProjectConfig(this.workspace.projectRoot);
+      const experiment = after.config?.experiments?.[input.name];
+      if (!experiment)
+        throw internalError("The written experiment could not be read back.", { remediation: ["Call workload_configuration_status."] });
+      return {
+        schema_version: 1 as const,
+        action: edit.action,
+        name: input.name,
+        workload_name: experiment.workload,
+        configuration_id: after.configurationId!,
+        experiment_definition_id: experimentDefinitionId(input.name, experiment),
+        configuration_source: "agent" as const,
+        changed_paths: edit.action === "unchanged" ? [] : ["flameox.toml"],
+        next_tool: "plan_experiment" as const,
+      };
+    });
+  }
+
   /** The valid project configuration, or the typed error that tells an agent how to get one. */
   async requireConfig(): Promise<{ state: ProjectConfigRead; config: ProjectConfig }> {
     this.workspace.open();
@@ -172,7 +213,7 @@ export class WorkloadService {
       .map(([name, experiment]) => ({
         kind,
         name,
-        definition_id: digestOf({ kind: "experiment", name, experiment }),
+        definition_id: experimentDefinitionId(name, experiment),
         parameter_names: Object.keys((experiment as { factors?: Record<string, unknown> }).factors ?? {}).sort(),
         timeout_seconds: null,
         workload_name: (experiment as { workload?: string }).workload ?? null,
@@ -190,7 +231,7 @@ export class WorkloadService {
         configuration_id: state.configurationId,
         kind: "experiment",
         name: request.name,
-        definition_id: digestOf({ kind: "experiment", name: request.name, experiment }),
+        definition_id: experimentDefinitionId(request.name, experiment),
         summary: `Experiment '${request.name}' over workload '${(experiment as { workload?: string }).workload ?? "?"}'.`,
         definition: experiment,
       };
@@ -257,5 +298,6 @@ function requirementList(workload: WorkloadConfig): { name: string; kind: string
   ];
 }
 
-/** The configure_workload input schema lives with the flameox.toml schema; transports take it from here. */
+/** The configure_* input schemas live with the flameox.toml schema; transports take them from here. */
 export { ConfigureWorkloadInputSchema } from "../config/project-config-schema.ts";
+export { ConfigureExperimentInputSchema } from "../config/experiment-edit-input.ts";

@@ -2,7 +2,7 @@ import { afterEach, expect, test, setDefaultTimeout } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { callTool, connectMcp, runCli, temporaryFolder, type McpSession } from "../support/binary.ts";
-import { implementedContractTools, sortedToolNames } from "../support/contract.ts";
+import { offeredTools, sortedToolNames } from "../support/contract.ts";
 
 // Every step starts the compiled binary. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
 setDefaultTimeout(60_000);
@@ -112,7 +112,7 @@ test("CLI global options work before the command, --quiet prints nothing, errors
   expect(captureHelp.stdout).toContain("--workload");
   expect(captureHelp.stdout).not.toContain("argv");
   const inspect = runCli(["mcp", "inspect", "--json"]);
-  expect(sortedToolNames(inspect.json.tools.map((tool: { name: string }) => tool.name))).toEqual(sortedToolNames(implementedContractTools));
+  expect(sortedToolNames(inspect.json.tools.map((tool: { name: string }) => tool.name))).toEqual(sortedToolNames(offeredTools));
   expect(inspect.json.instructions).toContain("initialize_workspace");
   const version = runCli(["--version"]);
   expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);

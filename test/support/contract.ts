@@ -2,9 +2,9 @@
  * The MCP tools of the interface contract that this release implements: its tool-family table (Workspace,
  * Capture and import, Detached capture, Discovery, Investigations, Experiments, Runs and artifacts,
  * Evidence products, Reductions, Analysis, Drill-down, Findings) plus list_experiment_trials, which the
- * contract's experiment section names. tools/list of the compiled binary must equal this list exactly, so a
- * tool that goes missing fails a test, and so does one added without being listed here.
- * A branch that implements another contract tool moves its name from the second list to the first.
+ * contract's experiment section names. tools/list of the compiled binary must equal this list plus
+ * `inventedTools` exactly, so a tool that goes missing fails a test, and so does one added without being
+ * listed here. A branch that implements another contract tool moves its name from the second list to the first.
  */
 export const implementedContractTools = [
   // Workspace
@@ -77,6 +77,15 @@ export const implementedContractTools = [
   "list_findings",
   "get_finding",
 ] as const;
+
+/**
+ * Tools this release offers beside the contract's, under names it invents; each says so in its description
+ * (and so in `flameox mcp inspect`). configure_experiment: configure_workload's twin for [experiments.<name>].
+ */
+export const inventedTools = ["configure_experiment"] as const;
+
+/** Exactly what tools/list offers: the contract's implemented tools and the invented ones. */
+export const offeredTools = [...implementedContractTools, ...inventedTools] as const;
 
 /** Contract tools this release does not offer yet; none of them may appear in tools/list half-made. */
 export const contractToolsNotYetImplemented = [

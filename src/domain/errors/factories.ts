@@ -131,21 +131,29 @@ export function workspaceInvalid(message: string, options: FailureOptions = {}):
  */
 export function invalidConfiguration(
   message: string,
-  options: { repairable: boolean; diagnostic?: string; details?: Record<string, unknown>; remediation?: string[] },
+  options: {
+    repairable: boolean;
+    /** The configure tool whose create can repair the file; default configure_workload. */
+    repairTool?: "configure_workload" | "configure_experiment";
+    diagnostic?: string;
+    details?: Record<string, unknown>;
+    remediation?: string[];
+  },
 ): FlameoxError {
   const diagnostic = options.diagnostic ?? message;
+  const repairTool = options.repairTool ?? "configure_workload";
   return failure(
     "WORKSPACE_INVALID",
     message,
     {
       details: {
         invalid_configuration: true,
-        ...(options.repairable ? { next_tool: "configure_workload" } : {}),
+        ...(options.repairable ? { next_tool: repairTool } : {}),
         ...options.details,
       },
       ...(options.remediation ? { remediation: options.remediation } : {}),
     },
-    configurationRecovery(options.repairable, diagnostic),
+    configurationRecovery(options.repairable, diagnostic, repairTool),
   );
 }
 

@@ -37,6 +37,7 @@ const stepByTool: Record<string, { kind: RecoveryKind; safe: boolean }> = {
   list_declared_workflows: { kind: "discover_workflows", safe: false },
   get_declared_workflow: { kind: "discover_workflows", safe: false },
   configure_workload: { kind: "configure_workload", safe: false },
+  configure_experiment: { kind: "configure_workload", safe: false },
   workload_configuration_status: { kind: "inspect_workload_configuration", safe: false },
   start_capability_setup: { kind: "start_capability_setup", safe: true },
   prepare_adapter: { kind: "prepare_adapter", safe: true },
@@ -86,10 +87,17 @@ export function repeatRecovery(kind: "repeat_same_call" | "wait_then_repeat", re
   return { kind, next_tool: null, safe_to_repeat_same_call: true, retry_after_ms: retryAfterMs };
 }
 
-/** flameox.toml is invalid: a create may repair it, or a person fixes the file and re-checks its status. */
-export function configurationRecovery(repairable: boolean, diagnostic: string): Recovery {
+/**
+ * flameox.toml is invalid: a create may repair it, or a person fixes the file and re-checks its status. The
+ * kind stays configure_workload (a configure tool's create repairs it); next_tool names the one that fits.
+ */
+export function configurationRecovery(
+  repairable: boolean,
+  diagnostic: string,
+  repairTool: "configure_workload" | "configure_experiment" = "configure_workload",
+): Recovery {
   if (repairable)
-    return recovery("configure_workload", "configure_workload", false, {
+    return recovery("configure_workload", repairTool, false, {
       kind: "configure_workload",
       operation: "create",
       config_path: "flameox.toml",

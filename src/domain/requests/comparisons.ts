@@ -31,15 +31,10 @@ export const CompareRunSetsRequest = v.strictObject({
   metric: optionalOrNull(text(200, "Default runtime.wall_time_ns.")),
   unit: optionalOrNull(text(50, "Expected unit.")),
   polarity: optionalOrNull(described(v.picklist(["lower_is_better", "higher_is_better", "neutral"]), "Which way is better.")),
-  practical_threshold: optionalOrNull(
-    described(
-      v.pipe(v.number(), v.minValue(0), v.ltValue(1)),
-      "Relevant change, default 0.05 = 5%: a verdict needs the whole CI beyond it.",
-    ),
-  ),
-  confidence_level: optionalOrNull(described(v.pipe(v.number(), v.gtValue(0), v.ltValue(1)), "Of the deciding interval; default 0.99.")),
-  random_seed: integerWithin(0, 2 ** 53 - 1, "Recorded only: the t-interval rule draws no random numbers."),
-  minimum_samples: integerWithin(1, 1000, "Min runs (pairs) per side for a verdict, default 5."),
+  practical_threshold: optionalOrNull(described(v.pipe(v.number(), v.minValue(0), v.ltValue(1)), "Relevant change, 0.05 = 5%.")),
+  confidence_level: optionalOrNull(described(v.pipe(v.number(), v.gtValue(0), v.ltValue(1)), "Default 0.99.")),
+  random_seed: integerWithin(0, 2 ** 53 - 1, "Recorded only."),
+  minimum_samples: integerWithin(1, 1000, "Min runs per side."),
   pairing: optionalOrNull(described(v.picklist(["auto", "paired", "unpaired"]), "auto pairs experiment blocks.")),
   hotspot_limit: hotspotLimit,
 });

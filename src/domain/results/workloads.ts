@@ -1,4 +1,4 @@
-/** The results of workload_configuration_status and configure_workload; services/workload-service.ts infers its types from them. */
+/** The results of workload_configuration_status, configure_workload and configure_experiment; services/workload-service.ts infers its types from them. */
 import * as v from "valibot";
 
 export const WorkloadConfigurationStatusSchema = v.object({
@@ -20,4 +20,16 @@ export const WorkloadConfigurationResultSchema = v.object({
   configuration_source: v.literal("agent"),
   changed_paths: v.array(v.string()),
   next_tool: v.literal("list_declared_workflows"),
+});
+
+export const ExperimentConfigurationResultSchema = v.object({
+  schema_version: v.literal(1),
+  action: v.picklist(["created", "updated", "unchanged"]),
+  name: v.string(),
+  workload_name: v.string(),
+  configuration_id: v.string(),
+  experiment_definition_id: v.string(),
+  configuration_source: v.literal("agent"),
+  changed_paths: v.array(v.string()),
+  next_tool: v.literal("plan_experiment"),
 });

@@ -25,8 +25,7 @@ export const comparisonTools = [
   }),
   defineTool({
     name: "compare_run_sets",
-    description:
-      "Compare two run sets on a metric: geometric-mean ratio with a t interval (paired by experiment block), decision improved | regressed | equivalent | inconclusive with reasons, or descriptive for single runs, and validity. Next: record_comparison.",
+    description: "Compare two run sets on a metric: ratio, CI, p-value, decision, validity. Next: record_comparison.",
     input: CompareRunSetsRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {

@@ -1,13 +1,30 @@
 import { GetExperimentRequest, ListTrialsRequest, PlanExperimentRequest, RunExperimentRequest } from "../../domain/requests/experiments.ts";
-import { execute, readOnly } from "../annotations.ts";
+import { ExperimentConfigurationResultSchema } from "../../domain/results/workloads.ts";
+import { ConfigureExperimentInputSchema } from "../../services/workload-service.ts";
+import { configure, execute, readOnly } from "../annotations.ts";
 import { defineTool } from "../define-tool.ts";
 import { evidenceResourceUri } from "../../domain/resource-uris.ts";
 
 export const experimentTools = [
   defineTool({
+    name: "configure_experiment",
+    description:
+      "Declare or replace an experiment in flameox.toml; configure_workload's twin, a name of this release's own. Its defaults (10 blocks, polarity from the metric) can reach a verdict. Never runs it. Next: plan_experiment.",
+    input: ConfigureExperimentInputSchema,
+    output: ExperimentConfigurationResultSchema,
+    annotations: configure,
+    async handler(input, { services }) {
+      const result = await services.workloads.configureExperiment(input);
+      return {
+        result,
+        text: `Experiment '${result.name}' is ${result.action}; call plan_experiment with experiment_name '${result.name}' next.`,
+      };
+    },
+  }),
+  defineTool({
     name: "plan_experiment",
     description:
-      "Plan a declared experiment (configure_experiment declares one): the random_seed's randomized-block order after any warm-up rounds, the statistics it will use, detectable_change (the smallest ratio its blocks can tell apart) and warnings when it is too small for a verdict; single-use plan_id. Next: run_experiment.",
+      "Plan a declared experiment: seeded randomized-block order, the smallest change it detects, single-use plan_id. Next: run_experiment.",
     input: PlanExperimentRequest,
     annotations: readOnly,
     async handler(input, { services }) {
@@ -22,8 +39,7 @@ export const experimentTools = [
   }),
   defineTool({
     name: "run_experiment",
-    description:
-      "Run a plan's trials, freeze a run set per treatment (warm-ups excluded); with two treatments the receipt carries the comparison's decision, validity, ratio and interval. Next: get_experiment.",
+    description: "Run a plan's trials, freeze a run set per treatment, compare two treatments. Next: get_experiment.",
     input: RunExperimentRequest,
     annotations: execute,
     async handler(input, { services, signal, progress }) {

@@ -89,6 +89,23 @@ test("every typed outputSchema validates its tool's real results and its errors"
   expect((await call("workload_configuration_status", {})).result.workload_names).toEqual(["hello"]);
   const conflicting = await call("configure_workload", { name: "hello", operation: "create", argv: ["python3", "-c", "print(2)"] });
   expect(conflicting.ok).toBe(false);
+  const variants = await call("configure_workload", {
+    name: "ab",
+    operation: "create",
+    argv: ["python3", "-c", "print(1)", "{variant}"],
+    parameters: { variant: ["base", "new"] },
+  });
+  expect(variants.ok).toBe(true);
+  const experiment = await call("configure_experiment", {
+    name: "ab",
+    operation: "create",
+    workload: "ab",
+    factors: { variant: ["base", "new"] },
+  });
+  expect(experiment.result).toMatchObject({ action: "created", workload_name: "ab", next_tool: "plan_experiment" });
+  expect((await call("configure_experiment", { name: "ab", operation: "create", workload: "ab", factors: { variant: ["new"] } })).ok).toBe(
+    false,
+  );
   // Every tool that publishes an outputSchema was exercised above.
   const typed = listedTools()
     .filter((tool) => tool.outputSchema)
