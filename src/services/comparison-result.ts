@@ -182,6 +182,10 @@ export function comparisonResult(parts: {
     },
     limitations: parts.limitations,
     next_tool:
-      validity.validity === "invalid" ? "freeze_run_set" : statistics.decision === "inconclusive" ? "plan_experiment" : "record_comparison",
+      validity.validity === "invalid"
+        ? "freeze_run_set"
+        : statistics.decision === "inconclusive" || statistics.decision === "descriptive"
+          ? "plan_experiment"
+          : "record_comparison",
   };
 }

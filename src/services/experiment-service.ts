@@ -188,7 +188,8 @@ export class ExperimentService {
     }
     const statistics = statisticsOf(experiment, experiment.random_seed);
     const sensitivity = experiment.analysis === "performance" ? designSensitivity(experiment.blocks, statistics) : null;
-    warnings.push(...(sensitivity?.warnings ?? []));
+    // The warnings speak of a verdict between two treatments; a size sweep is read by analyze_scaling instead.
+    if (factors[treatment]!.length === 2) warnings.push(...(sensitivity?.warnings ?? []));
     const intent: ExperimentIntent = {
       workspace_id: workspace.id,
       experiment_name: request.experiment_name,

@@ -6,13 +6,14 @@
  *
  * How the verdicts' false-failure bound was obtained (design and noise in test/support/experiment-designs.ts):
  * - more vs base: measured ratio 3.4 with a robust SD of 0.074 for the per-block log ratios (a standard error
- *   of 0.017 for their median), so the estimate and its BCa interval sit ~60 standard errors above the 25 %
- *   practical threshold, and the exact signed-rank p of 30 positive pairs is 2e-9. The verdict can only be lost to a blocking reason. too_many_outliers needs ≥ 7 of 30 pairs beyond
- *   a modified z of 3.5: 3 of 150 measured pairs were (2 %), and at that rate 7 of 30 has binomial
- *   probability 2e-6 (the rate would have to double, to 4 %, to reach 1e-4). high_variation needs the robust
- *   spread to grow from 0.074 to 0.354.
- * - same vs base: a directional verdict needs the whole interval beyond ±25 %, i.e. the median of 30 log
- *   ratios 0.26 away from 0, about 15 standard errors; blockers only make it inconclusive, which is allowed.
+ *   of about 0.014 for their mean), so the estimate and its 99 % t interval (half-width 2.76 standard errors)
+ *   sit ~70 standard errors above the 25 % practical threshold. The verdict can only be lost to a blocking
+ *   reason. too_many_outliers needs ≥ 7 of 30 pairs beyond a modified z of 3.5: 3 of 150 measured pairs were
+ *   (2 %), and at that rate 7 of 30 has binomial probability 2e-6 (the rate would have to double, to 4 %, to
+ *   reach 1e-4). high_variation needs both the SD and the robust spread of the log ratios to grow from about
+ *   0.074 to 0.354.
+ * - same vs base: a directional verdict needs the whole interval beyond ±25 %, i.e. the mean of 30 log
+ *   ratios 0.26 away from 0, about 19 standard errors; blockers only make it inconclusive, which is allowed.
  * The decision rule's power and false-positive rate are measured on seeded synthetic samples in
  * test/unit/analysis/statistics/decision-rule.test.ts.
  */
@@ -137,7 +138,8 @@ describe("decisions on this machine's noise", () => {
     expect(result.validity).toBe("valid");
     expect(result.pairing).toBe("paired");
     expect(result.counts.pairs).toBe(30);
-    expect(result.ci?.method).toContain("bca");
+    expect(result.ci?.method).toBe("student_t_paired_log_ratio");
+    expect(result.decision_rule).toBe("t_interval_of_log_ratio_beyond_practical_threshold.v2");
     expect(result.ci!.lower).toBeGreaterThan(1 + comparisonDesign.practicalThreshold);
     // Measured 3.4; the bounds are over 15 standard errors of the median log ratio away.
     expect(result.estimate!).toBeGreaterThan(2.5);
@@ -163,13 +165,19 @@ describe("decisions on this machine's noise", () => {
     expect(result.reasons.find((reason) => reason.code === "too_few_samples")!.message).toContain("3 complete pair");
   });
 
-  test("pairwise run ids are accepted as one-run sets (inconclusive: one sample each)", async () => {
+  test("two single runs compare descriptively: their ratio, no interval, validity exploratory", async () => {
     const base = trials.find((trial) => trial.treatment === "base")!;
     const more = trials.find((trial) => trial.treatment === "more")!;
-    const result = await services.comparisons.compare({ baseline: base.run_id!, candidate: more.run_id! });
+    const result = await services.comparisons.compare({ baseline: base.run_id!, candidate: more.run_id!, metric: "runtime.cpu_user_ns" });
     expect(result.baseline.kind).toBe("run");
     expect(result.counts.eligible).toEqual({ baseline: 1, candidate: 1 });
-    expect(result.decision).toBe("inconclusive");
+    expect(result.decision).toBe("descriptive");
+    expect(result.validity).toBe("exploratory");
+    expect(result.ci).toBeNull();
+    expect(result.reasons.map((reason) => reason.code)).toContain("descriptive_only");
+    // One run of 4x the iterations: measured 3.4x the CPU time; a single pair's log ratio has an SD of 0.074.
+    expect(result.estimate!).toBeGreaterThan(2);
+    expect(result.next_tool).toBe("plan_experiment");
   });
 });
 
