@@ -40,7 +40,7 @@ function planRequest(args: Record<string, unknown>) {
 
 function renderPlan(plan: ExperimentPlan): string {
   return [
-    `plan experiment '${plan.experiment_name}' over '${plan.workload_name}' with ${plan.adapter}: ${plan.trial_count} trials in ${plan.blocks} block(s), design ${plan.design}, seed ${plan.random_seed} (expires ${plan.expires_at})`,
+    `plan experiment '${plan.experiment_name}' over '${plan.workload_name}' with ${plan.adapter}: ${plan.trial_count} trials in ${plan.blocks} block(s), design ${plan.design}, random_seed ${plan.random_seed} (expires ${plan.expires_at})`,
     `  treatments (${plan.treatment_factor}): ${plan.treatments.join(", ")}`,
     `  metric ${plan.statistics.primary_metric}, ${plan.statistics.polarity}, threshold ${plan.statistics.practical_threshold}, confidence ${plan.statistics.confidence_level}`,
     ...(plan.detectable_change?.ratio
