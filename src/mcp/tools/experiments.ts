@@ -24,7 +24,7 @@ export const experimentTools = [
   defineTool({
     name: "plan_experiment",
     description:
-      "Plan a declared experiment: seeded randomized-block order, the smallest change it detects, single-use plan_id. Next: run_experiment.",
+      "Plan a declared experiment: randomized-block order from random_seed, the smallest change it detects, single-use plan_id. Next: run_experiment.",
     input: PlanExperimentRequest,
     annotations: readOnly,
     async handler(input, { services }) {
