@@ -1,6 +1,6 @@
 /**
- * Descriptive statistics over plain numbers. Inputs are never mutated; the `*InPlace` helpers exist for
- * the bootstrap hot loop, which owns its scratch buffers.
+ * Descriptive statistics over plain numbers. Inputs are never mutated; the `*InPlace` helpers work on
+ * scratch buffers their caller owns (median, quantiles).
  */
 
 export type Numbers = ArrayLike<number>;
@@ -17,7 +17,7 @@ function sortedCopy(values: Numbers): Float64Array {
 
 /**
  * k-th smallest (0-based) of buffer[0..length) by Hoare-partition quickselect with a median-of-three pivot.
- * Reorders the buffer. Average O(n), which is what keeps 10k bootstrap medians cheap.
+ * Reorders the buffer. Average O(n), which keeps medians of large samples cheap.
  */
 export function selectInPlace(buffer: Float64Array, length: number, k: number): number {
   let left = 0;

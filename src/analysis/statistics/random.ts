@@ -1,6 +1,6 @@
 /**
- * Seeded pseudo-random numbers. Every statistic that resamples (bootstrap) or randomizes (block order)
- * takes a seed so that a recorded comparison can be recomputed bit for bit.
+ * Seeded pseudo-random numbers. Everything that randomizes (block order, the seeded simulations of the tests)
+ * takes a seed so that the same declaration or test always draws the same numbers.
  *
  * Generator: xoshiro128** (Blackman & Vigna), 32-bit state words so it stays in `Math.imul` territory
  * without BigInt on the hot path. The 128-bit state is filled from the seed with splitmix32, which
