@@ -34,8 +34,7 @@ function ownFolder(workspaceRoot: string): string {
     mkdirSync(folder, { recursive: true, mode: 0o700 });
     const lock = new Database(join(folder, lockName), { create: true });
     try {
-      lock.exec("PRAGMA busy_timeout = 0");
-      lock.exec("BEGIN EXCLUSIVE");
+      takeLock(lock);
     } catch (error) {
       lock.close();
       if (attempt >= 3) throw error;
@@ -88,8 +87,7 @@ export function processStagingOwner(workspaceRoot: string, name: string): Stagin
     return isYoung(folder) ? "live" : "none";
   }
   try {
-    probe.exec("PRAGMA busy_timeout = 0");
-    probe.exec("BEGIN EXCLUSIVE");
+    takeLock(probe);
     probe.exec("ROLLBACK");
     return "none";
   } catch {
@@ -120,9 +118,8 @@ export function removeOrphanedProcessStaging(workspaceRoot: string, name: string
     return false;
   }
   try {
-    probe.exec("PRAGMA busy_timeout = 0");
     try {
-      probe.exec("BEGIN EXCLUSIVE");
+      takeLock(probe);
     } catch {
       return false;
     }
@@ -134,6 +131,16 @@ export function removeOrphanedProcessStaging(workspaceRoot: string, name: string
   }
   rmSync(folder, { recursive: true, force: true });
   return true;
+}
+
+/**
+ * An exclusive lock without a journal file: nothing is ever written, so neither the owner nor a probe
+ * changes the folder (its age is what garbage collection goes by) and no hot journal is left to roll back.
+ */
+function takeLock(database: Database): void {
+  database.exec("PRAGMA busy_timeout = 0");
+  database.exec("PRAGMA journal_mode = MEMORY");
+  database.exec("BEGIN EXCLUSIVE");
 }
 
 function isYoung(folder: string): boolean {

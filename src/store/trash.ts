@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { executionRefused, invalidRequest, workspaceInvalid } from "../domain/errors.ts";
+import { removeEmptyObjectFolders } from "./artifact-placement.ts";
 import { writeFileAtomically } from "./atomic-file.ts";
 import type { Workspace } from "./workspace.ts";
 
@@ -50,6 +51,8 @@ function finishMoving(workspace: Workspace, manifest: TrashManifest): TrashManif
     if (existsSync(object) || !existsSync(workspace.path(entry.path))) continue;
     mkdirSync(dirname(object), { recursive: true });
     renameSync(workspace.path(entry.path), object);
+    // An artifact file's object folder has nothing else in it; restore recreates it.
+    removeEmptyObjectFolders(workspace, dirname(entry.path));
   }
   const done: TrashManifest = { ...manifest, state: "recoverable" };
   writeManifest(workspace, done);
