@@ -6,9 +6,10 @@ import { executionRefused, invalidRequest } from "../domain/errors.ts";
 import { runResourceUri } from "../domain/resource-uris.ts";
 import { publishArtifact, reclaimUnpublished } from "../store/artifact-placement.ts";
 import { type StagedArtifact, stageArtifactFile } from "../store/artifact-store.ts";
-import { advanceCorpus } from "../store/corpus.ts";
+import { advanceCorpus, type CorpusHead } from "../store/corpus.ts";
 import { isQuarantineId, listQuarantine, quarantineObjectFolder, removeQuarantine } from "../store/quarantine.ts";
-import { readRun, reviseRun, type RunArtifactReference } from "../store/run-store.ts";
+import { readRun, reviseRun, type RunArtifactReference, type RunManifest } from "../store/run-store.ts";
+import type { Workspace } from "../store/workspace.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export type QuarantineRestoreResult = {
@@ -50,59 +51,24 @@ export class QuarantineService {
       });
     }
     const folder = quarantineObjectFolder(workspace, id);
-    const files = regularFiles(folder);
     const maxBytes = loadWorkspacePolicy(workspace.root).limits.max_artifact_bytes;
     const staged: { name: string; artifact: StagedArtifact }[] = [];
     try {
-      for (const path of files) staged.push({ name: relative(folder, path), artifact: stageArtifactFile(workspace, path, { maxBytes }) });
-      const defaultKind = adapterDescriptor(run.adapter ?? "")?.artifactKinds[0] ?? "collector_metadata";
-      const corpus = workspace.state.write(() => {
-        const database = workspace.state.database;
-        const references: RunArtifactReference[] = staged.map(({ name, artifact }) => {
-          const stream = name === "stdout.txt" ? "stdout" : name === "stderr.txt" ? "stderr" : null;
-          return publishArtifact(workspace, {
-            runId: run.run_id,
-            artifact,
-            displayName: name,
-            kind: stream ? "process_output" : defaultKind,
-            role: stream ?? "recovered_output",
-            mediaType: stream ? "text/plain" : null,
-            sensitivity: "internal",
-            producer: run.adapter,
-            producerVersion: null,
-            format: stream ? "text" : null,
-          }).reference;
-        });
-        const current = readRun(database, run.run_id)!;
-        reviseRun(
-          database,
-          run.run_id,
-          current.revision,
-          (manifest) => ({
-            ...manifest,
-            capture_status: "registered",
-            artifacts: [...manifest.artifacts, ...references],
-            limitations: [
-              ...manifest.limitations,
-              `${references.length} partial outputs were restored from quarantine; they were written by a capture that never finished and were not extracted.`,
-            ],
-          }),
-          "restored from quarantine",
-        );
-        return { head: advanceCorpus(database, workspace.id, `restore quarantine ${id}`), references };
-      });
+      for (const path of regularFiles(folder))
+        staged.push({ name: relative(folder, path), artifact: stageArtifactFile(workspace, path, { maxBytes }) });
+      const { head, references } = registerWithRun(workspace, run, id, staged);
       removeQuarantine(workspace, id);
       return {
         schema_version: 1,
         quarantine_id: id,
         run_id: run.run_id,
-        restored_artifacts: corpus.references.map((reference) => ({
+        restored_artifacts: references.map((reference) => ({
           artifact_id: reference.artifact_id,
           display_name: reference.display_name,
           kind: reference.kind,
           byte_length: reference.byte_length,
         })),
-        corpus_commit_id: corpus.head.commit_id,
+        corpus_commit_id: head.commit_id,
         resource_uri: runResourceUri(run.run_id),
         next_tool: "get_run",
       };
@@ -114,6 +80,51 @@ export class QuarantineService {
       throw error;
     }
   }
+}
+
+/** One transaction: every staged output placed and registered with the run, the run's next revision, the corpus commit. */
+function registerWithRun(
+  workspace: Workspace,
+  run: RunManifest,
+  id: string,
+  staged: { name: string; artifact: StagedArtifact }[],
+): { head: CorpusHead; references: RunArtifactReference[] } {
+  const defaultKind = adapterDescriptor(run.adapter ?? "")?.artifactKinds[0] ?? "collector_metadata";
+  return workspace.state.write(() => {
+    const database = workspace.state.database;
+    const references = staged.map(({ name, artifact }) => {
+      const stream = name === "stdout.txt" ? "stdout" : name === "stderr.txt" ? "stderr" : null;
+      return publishArtifact(workspace, {
+        runId: run.run_id,
+        artifact,
+        displayName: name,
+        kind: stream ? "process_output" : defaultKind,
+        role: stream ?? "recovered_output",
+        mediaType: stream ? "text/plain" : null,
+        sensitivity: "internal",
+        producer: run.adapter,
+        producerVersion: null,
+        format: stream ? "text" : null,
+      }).reference;
+    });
+    const current = readRun(database, run.run_id)!;
+    reviseRun(
+      database,
+      run.run_id,
+      current.revision,
+      (manifest) => ({
+        ...manifest,
+        capture_status: "registered",
+        artifacts: [...manifest.artifacts, ...references],
+        limitations: [
+          ...manifest.limitations,
+          `${references.length} partial outputs were restored from quarantine; they were written by a capture that never finished and were not extracted.`,
+        ],
+      }),
+      "restored from quarantine",
+    );
+    return { head: advanceCorpus(database, workspace.id, `restore quarantine ${id}`), references };
+  });
 }
 
 /** Regular files below `folder` (links and special files are skipped), at most maxRestoredFiles. */
