@@ -194,6 +194,23 @@ test("a server killed mid-capture: the next server's startup closes the run, ter
   expect(runCli(["--project-root", project, "validate", "--json"]).json.issues).toEqual([]);
 });
 
+test("workspace_status recovers a dead lease the way flameox recover does, and its warnings say so", () => {
+  const project = workloadProject("status-recovery");
+  writeFileSync(join(project, "flameox.toml"), `[workloads.quick]\nargv = ["${python()}", "-c", "print('quick')"]\n`);
+  expect(runCli(["init", project, "--json"]).exitCode).toBe(0);
+  crashAt(project, "capture_collected", ["capture", "run", "command", "--workload", "quick", "--json"]);
+  const runId = runCli(["--project-root", project, "runs", "list", "--json"]).json.runs[0].run_id;
+  const status = runCli(["--project-root", project, "status", "--json"]).json;
+  expect({ active: status.active_captures, stale: status.stale_run_ids }).toEqual({ active: 0, stale: [] });
+  expect(status.warnings.join(" ")).toContain(`Run ${runId} was still marked running`);
+  const run = runCli(["--project-root", project, "runs", "show", runId, "--json"]).json;
+  expect([run.execution_status, run.process.cancellation_cause]).toEqual(["cancelled", "crash_recovery"]);
+  // The dead process's own staging went with it; its run's partial outputs are in quarantine.
+  expect(readdirSync(join(project, ".diagnostics", "staging"))).toEqual([]);
+  expect(readdirSync(join(project, ".diagnostics", "quarantine"))).toEqual([`run-${runId}`]);
+  expect(runCli(["--project-root", project, "validate", "--json"]).json.issues).toEqual([]);
+});
+
 test("two concurrent imports of the same bytes, one failing, never lose the object the other registered", async () => {
   const project = workloadProject("same-bytes");
   expect(runCli(["init", project, "--json"]).exitCode).toBe(0);
