@@ -14,8 +14,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Services } from "../../src/services/services.ts";
-import { artifactReference, registerArtifact } from "../../src/store/artifact-registry.ts";
-import { storeArtifactFile } from "../../src/store/artifact-store.ts";
+import { publishArtifact } from "../../src/store/artifact-placement.ts";
+import { artifactReference } from "../../src/store/artifact-registry.ts";
+import { stageArtifactFile } from "../../src/store/artifact-store.ts";
 import { advanceCorpus } from "../../src/store/corpus.ts";
 import { loadDuckdb } from "../../src/store/duckdb.ts";
 import { escapeSql } from "../../src/store/evidence-bundle.ts";
@@ -83,7 +84,7 @@ async function registerRun(project: string, rows: number): Promise<{ runId: stri
     const runId = crypto.randomUUID();
     const spec = join(project, `hotspots-bench-input-${rows}.json`);
     writeFileSync(spec, JSON.stringify({ generator: "scripts/bench/hotspots.bench.ts", samples, rows, frames: frameCount }));
-    const stored = storeArtifactFile(workspace, spec, { maxBytes: 1 << 20 });
+    const stored = stageArtifactFile(workspace, spec, { maxBytes: 1 << 20 });
     const bundleId = `bundle-${crypto.randomUUID()}`;
     const folder = workspace.path("evidence", bundleId);
     mkdirSync(folder, { recursive: true });
@@ -107,10 +108,10 @@ async function registerRun(project: string, rows: number): Promise<{ runId: stri
         format: null,
       };
       const registrationId = `reg-${crypto.randomUUID()}`;
-      manifest.artifacts = [artifactReference(registration, registrationId)];
+      manifest.artifacts = [artifactReference({ ...registration, artifact: { ...stored, already_present: false } }, registrationId)];
       // The run row first: registrations reference it.
       insertRun(database, manifest, "import");
-      registerArtifact(database, registration, registrationId);
+      publishArtifact(workspace, registration, registrationId);
       const head = advanceCorpus(database, workspace.id, `bench ${runId}`);
       registerBundle(database, {
         bundle_id: bundleId,

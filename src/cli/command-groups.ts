@@ -13,6 +13,7 @@ import { comparisonAnalyzeCommands, runSetsCommand } from "./run-sets.ts";
 import { hypothesesCommand, investigationsCommand } from "./investigations.ts";
 import { findingsCommand } from "./findings.ts";
 import { catalogCommand } from "./catalog.ts";
+import { gcCommand, repairCommand } from "./retention.ts";
 
 /** Command groups beyond the workspace basics, one file each. */
 export const cliCommandGroups: Record<string, CommandDef> = {
@@ -37,6 +38,8 @@ export const cliCommandGroups: Record<string, CommandDef> = {
   findings: findingsCommand as CommandDef,
   evidence: evidenceLookupCommand as CommandDef,
   catalog: catalogCommand as CommandDef,
+  gc: gcCommand as CommandDef,
+  repair: repairCommand as CommandDef,
 };
 
 // analyze compare|scaling|record|record-comparison live with run sets; they join the analyze group here.

@@ -104,19 +104,36 @@ export const artifactsCommand = defineCommand({
 export const recoverCommand = defineCommand({
   meta: {
     name: "recover",
-    description: "Close runs whose owning flameox process died (kill -9, crash, reboot): kill leftovers, quarantine partial outputs.",
+    description:
+      "Recover from dead flameox processes (kill -9, crash, reboot): close their runs (killing leftover workloads, quarantining partial outputs), reclaim their staging and unpublished objects, keep the quarantine within its bound. With --quarantine ID: register that quarantined run's outputs with its run.",
   },
-  async run() {
+  args: {
+    quarantine: { type: "string", description: "A quarantine entry (run-<run id>) whose partial outputs to register with their run." },
+  },
+  async run({ args }) {
+    if (args.quarantine !== undefined) {
+      const restored = cliServices().quarantine.restore(String(args.quarantine));
+      emit(
+        cliOptions(),
+        restored,
+        () => `Registered ${restored.restored_artifacts.length} quarantined outputs with run ${restored.run_id}.`,
+      );
+      return;
+    }
     const result = await cliServices().recovery.recover();
     emit(cliOptions(), result, () =>
-      result.recovered.length === 0
-        ? `Nothing to recover${result.still_running.length > 0 ? ` (${result.still_running.length} runs still owned by live processes)` : ""}.`
-        : result.recovered
-            .map(
+      [
+        ...(result.recovered.length === 0
+          ? [
+              `No run to recover${result.still_running.length > 0 ? ` (${result.still_running.length} runs still owned by live processes)` : ""}.`,
+            ]
+          : result.recovered.map(
               (run) =>
                 `recovered ${run.run_id}: cancelled, cleanup_complete=${run.cleanup_complete}${run.workload_killed ? ", leftover workload killed" : ""}`,
-            )
-            .join("\n"),
+            )),
+        ...result.reclaimed.map((item) => `reclaimed ${item.kind} .diagnostics/${item.path} (${item.bytes} bytes)`),
+        ...result.resumed_moves.map((id) => `finished the interrupted move ${id}`),
+      ].join("\n"),
     );
   },
 });

@@ -71,14 +71,26 @@ export const configCommand = defineCommand({
 });
 
 export const validateCommand = defineCommand({
-  meta: { name: "validate", description: "Check the workspace, flameox.toml and stored evidence; never repairs. Exit 1 when invalid." },
+  meta: {
+    name: "validate",
+    description:
+      "Check the workspace, flameox.toml, stored artifacts (presence and size) and evidence, and find what dead processes left; never repairs. Exit 1 when invalid.",
+  },
   args: { full: { type: "boolean", description: "Also rehash every stored artifact." } },
   async run({ args }) {
     const result = await cliServices().workspaces.validate({ mode: args.full ? "full" : "standard" });
     emit(cliOptions(), result, () =>
-      result.valid
-        ? `Workspace is valid (${result.checked_artifacts} artifacts, ${result.checked_parquet_files} evidence files checked).`
-        : `Workspace is invalid:\n${result.issues.map((issue) => `  ${issue.severity} ${issue.code}: ${issue.message}`).join("\n")}`,
+      [
+        result.valid
+          ? `Workspace is valid (${result.checked_artifacts} artifacts, ${result.checked_parquet_files} evidence files checked).`
+          : "Workspace is invalid:",
+        ...result.issues.map((issue) => `  ${issue.severity} ${issue.code}${issue.path ? ` ${issue.path}` : ""}: ${issue.message}`),
+        result.repair_plan_id
+          ? "flameox recover reclaims leftovers of dead processes; flameox repair previews a plan for every fixable issue."
+          : "",
+      ]
+        .filter(Boolean)
+        .join("\n"),
     );
     if (!result.valid) throw new NegativeResult();
   },

@@ -91,6 +91,16 @@ export function refusedEnvironmentReason(name: string): string | null {
   return null;
 }
 
+/** The entries of a declared environment that buildChildEnvironment would always refuse, with why. */
+export function refusedEnvironmentEntries(environment: Record<string, string>): { name: string; reason: string }[] {
+  return Object.keys(environment)
+    .sort()
+    .flatMap((name) => {
+      const reason = refusedEnvironmentReason(name);
+      return reason === null ? [] : [{ name, reason }];
+    });
+}
+
 export function matchesNameList(name: string, list: readonly string[]): boolean {
   const upper = process.platform === "win32" ? name.toUpperCase() : name;
   return list.some((entry) => {

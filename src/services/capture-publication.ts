@@ -7,9 +7,10 @@ import { type FlameoxError, processCancelled, processTimeout, toFlameoxError } f
 import { runResourceUri } from "../domain/resource-uris.ts";
 import type { ProcessResult } from "../exec/broker.ts";
 import { runtimeMeasurementNames } from "../exec/resource-sampler.ts";
-import { registerArtifact } from "../store/artifact-registry.ts";
-import { type StoredArtifact, storeArtifactFile } from "../store/artifact-store.ts";
+import { publishArtifact, reclaimUnpublished } from "../store/artifact-placement.ts";
+import { type StagedArtifact, stageArtifactFile } from "../store/artifact-store.ts";
 import { advanceCorpus } from "../store/corpus.ts";
+import { crashPoint } from "../store/crash-points.ts";
 import { readRun, reviseRun, type RunArtifactReference, type RunManifest } from "../store/run-store.ts";
 import type { Workspace } from "../store/workspace.ts";
 import { type CaptureReceipt, type ConsumedPlan, trustedLocalLimitation } from "./capture-plan.ts";
@@ -33,7 +34,7 @@ type CapturedFile = {
   output?: CollectorOutput;
 };
 
-type Stored = { entry: CapturedFile; artifact: StoredArtifact };
+type Stored = { entry: CapturedFile; artifact: StagedArtifact };
 
 /** The run's terminal state as it is decided step by step. */
 type Outcome = {
@@ -109,7 +110,7 @@ async function extractOutputs(workspace: Workspace, intent: ConsumedPlan, stored
             extractorVersion: adapter.extractor.version,
           },
           async (sink) => {
-            const extracted = await adapter.extract!(output, workspace.path(item.artifact.stored_path), sink, context);
+            const extracted = await adapter.extract!(output, item.artifact.staged_path, sink, context);
             outcome.limitations.push(...extracted.limitations);
           },
         ),
@@ -200,19 +201,20 @@ function publish(
   try {
     return workspace.state.write(() => {
       const database = workspace.state.database;
-      const references = stored.map(({ entry, artifact }) =>
-        registerArtifact(database, {
-          runId: intent.run_id,
-          artifact,
-          displayName: entry.name,
-          kind: entry.kind,
-          role: entry.role,
-          mediaType: entry.mediaType,
-          sensitivity: "internal",
-          producer: entry.producer,
-          producerVersion: null,
-          format: entry.format,
-        }),
+      const references = stored.map(
+        ({ entry, artifact }) =>
+          publishArtifact(workspace, {
+            runId: intent.run_id,
+            artifact,
+            displayName: entry.name,
+            kind: entry.kind,
+            role: entry.role,
+            mediaType: entry.mediaType,
+            sensitivity: "internal",
+            producer: entry.producer,
+            producerVersion: null,
+            format: entry.format,
+          }).reference,
       );
       reviseRun(
         database,
@@ -239,6 +241,10 @@ function publish(
     });
   } catch (error) {
     for (const bundle of bundles) bundle.discard();
+    reclaimUnpublished(
+      workspace,
+      stored.map((item) => item.artifact),
+    );
     throw error;
   }
 }
@@ -300,16 +306,27 @@ export async function publishCapture(
     limitations: [...result.limitations],
   };
   const files = capturedFiles(intent, outcome);
-  const stored = files
-    .filter((entry) => existsSync(entry.path))
-    .map((entry) => ({ entry, artifact: storeArtifactFile(workspace, entry.path, { maxBytes: policy.limits.max_artifact_bytes }) }));
-  const bundles = await extractOutputs(workspace, intent, stored, outcome);
-  await report(6, "Validation complete");
+  const stored: Stored[] = [];
+  const bundles: PreparedBundle[] = [];
   const measurements = runtimeMeasurements(result);
-  const runtime = await runtimeBundle(workspace, intent.run_id, stored, measurements);
-  if (runtime) bundles.push(runtime);
+  try {
+    for (const entry of files.filter((file) => existsSync(file.path)))
+      stored.push({ entry, artifact: stageArtifactFile(workspace, entry.path, { maxBytes: policy.limits.max_artifact_bytes }) });
+    bundles.push(...(await extractOutputs(workspace, intent, stored, outcome)));
+    await report(6, "Validation complete");
+    const runtime = await runtimeBundle(workspace, intent.run_id, stored, measurements);
+    if (runtime) bundles.push(runtime);
+  } catch (error) {
+    for (const bundle of bundles) bundle.discard();
+    reclaimUnpublished(
+      workspace,
+      stored.map((item) => item.artifact),
+    );
+    throw error;
+  }
   await report(7, "Artifacts registered");
   const { corpusCommitId, references } = publish(workspace, { ...capture, outcome }, stored, bundles, measurements);
+  crashPoint("published");
   rmSync(intent.artifact_directory, { recursive: true, force: true });
   await report(8, "Evidence publication complete");
   const run = readRun(workspace.state.database, intent.run_id);

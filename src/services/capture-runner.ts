@@ -5,6 +5,7 @@ import { type FlameoxError, processCancelled, toFlameoxError } from "../domain/e
 import { type ProcessResult, runProcess } from "../exec/broker.ts";
 import { bootId, environmentIdentity, processStartTime, sourceIdentity } from "../exec/identity.ts";
 import { advanceCorpus } from "../store/corpus.ts";
+import { crashPoint } from "../store/crash-points.ts";
 import { blankManifest, insertRun, reviseRun, type RunManifest } from "../store/run-store.ts";
 import type { Workspace } from "../store/workspace.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
@@ -67,6 +68,7 @@ export class CaptureRunner {
       throw typed;
     }
     releaseSlot();
+    crashPoint("capture_collected");
     await report(5, result.timed_out ? "Collector timed out; preserving partial evidence" : "Collector execution complete");
     return publishCapture(workspace, { intent, revision, result }, report);
   }

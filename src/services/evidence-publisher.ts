@@ -1,6 +1,6 @@
 import type { EvidenceSink } from "../domain/evidence.ts";
 import { advanceCorpus, type CorpusHead } from "../store/corpus.ts";
-import { EvidenceBundleWriter } from "../store/evidence-bundle.ts";
+import { EvidenceBundleWriter, placeBundle } from "../store/evidence-bundle.ts";
 import { registerBundle } from "../store/evidence-registry.ts";
 import type { Workspace } from "../store/workspace.ts";
 import { rmSync } from "node:fs";
@@ -12,9 +12,9 @@ export type PreparedBundle = {
   artifactId: string;
   extractor: string;
   extractorVersion: string;
-  /** Registers the bundle inside the caller's write transaction; until then nobody sees it. */
+  /** Moves the bundle into evidence/ and registers it inside the caller's write transaction; until then nobody sees it. */
   register(corpus: CorpusHead): void;
-  /** Removes the finished folder when the caller's transaction fails. */
+  /** Removes the finished folder (in staging, or placed by a transaction that then failed); its id is unique, so nothing else can name it. */
   discard(): void;
 };
 
@@ -44,6 +44,7 @@ export async function prepareBundle(
     extractor: context.extractor,
     extractorVersion: context.extractorVersion,
     register(corpus) {
+      placeBundle(workspace, finished.bundleId, finished.folder);
       registerBundle(workspace.state.database, {
         bundle_id: finished.bundleId,
         run_id: context.runId,
@@ -57,6 +58,7 @@ export async function prepareBundle(
     },
     discard() {
       rmSync(finished.folder, { recursive: true, force: true });
+      rmSync(workspace.path("evidence", finished.bundleId), { recursive: true, force: true });
     },
   };
 }

@@ -2,6 +2,8 @@ import { rmSync } from "node:fs";
 import { artifactNotFound, capabilityUnavailable, runNotFound } from "../domain/errors.ts";
 import { currentBundles } from "../store/evidence-registry.ts";
 import { readRun } from "../store/run-store.ts";
+import { crashPoint } from "../store/crash-points.ts";
+import { processStagingPath } from "../store/process-staging.ts";
 import { prepareBundle, publishBundles, type PreparedBundle } from "./evidence-publisher.ts";
 import { runResourceUri } from "../domain/resource-uris.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
@@ -95,7 +97,7 @@ export class ExtractionService {
     const run = readRun(database, request.run_id);
     if (!run) throw runNotFound(request.run_id);
     const chosen = this.choose(tool, request);
-    const scratch = workspace.path("staging", `extract-${crypto.randomUUID()}`);
+    const scratch = processStagingPath(workspace, `extract-${crypto.randomUUID()}`);
     const bundles: PreparedBundle[] = [];
     const superseded: string[] = [];
     const limitations: string[] = [];
@@ -129,6 +131,7 @@ export class ExtractionService {
       rmSync(scratch, { recursive: true, force: true });
     }
     const corpus = publishBundles(workspace, bundles, `extract_${tool} ${request.run_id}`);
+    crashPoint("published");
     const tables: Record<string, number> = {};
     for (const bundle of bundles) for (const [table, count] of Object.entries(bundle.tables)) tables[table] = (tables[table] ?? 0) + count;
     return {

@@ -1,13 +1,15 @@
-import { existsSync, lstatSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, isAbsolute, relative, resolve, sep } from "node:path";
 import { executionRefused, FlameoxError, invalidInput, retold, sensitiveArtifactRefused } from "../domain/errors.ts";
 import { detectProfileFormat, type ProfileFormat } from "../adapters/formats/detect.ts";
 import { extractProfile } from "../adapters/formats/extract-profile.ts";
-import { storeArtifactFile, type StoredArtifact } from "../store/artifact-store.ts";
+import { type StagedArtifact, stageArtifactFile } from "../store/artifact-store.ts";
+import { type PublishArtifactInput, publishArtifact, reclaimUnpublished } from "../store/artifact-placement.ts";
 import { advanceCorpus, type CorpusHead } from "../store/corpus.ts";
+import { crashPoint } from "../store/crash-points.ts";
 import { blankManifest, insertRun } from "../store/run-store.ts";
-import { artifactReference, type RegistrationInput, registerArtifact } from "../store/artifact-registry.ts";
+import { artifactReference } from "../store/artifact-registry.ts";
 import type { Workspace } from "../store/workspace.ts";
 import { prepareBundle, type PreparedBundle } from "./evidence-publisher.ts";
 import { artifactResourceUri, runResourceUri } from "../domain/resource-uris.ts";
@@ -95,7 +97,7 @@ export class ImportService {
     const isProfile = profileFormats.includes(detected.format);
     const kind: string =
       request.kind ?? (detected.format === "chrome_trace" ? "execution_trace" : isProfile ? "sample_profile" : "collector_metadata");
-    const stored: StoredArtifact = storeArtifactFile(workspace, source, { maxBytes: policy.limits.max_artifact_bytes });
+    const stored: StagedArtifact = stageArtifactFile(workspace, source, { maxBytes: policy.limits.max_artifact_bytes });
     const runId = crypto.randomUUID();
     const producer = request.producer !== "auto" ? request.producer : (detected.producer ?? null);
     const producerVersion = request.producer_version ?? detected.producer_version ?? null;
@@ -108,7 +110,7 @@ export class ImportService {
           workspace,
           { runId, artifactId: stored.artifact_id, extractor: "profile", extractorVersion: "1" },
           async (sink) => {
-            const result = await extractProfile(workspace.path(stored.stored_path), sink, {
+            const result = await extractProfile(stored.staged_path, sink, {
               projectRoot: this.workspace.projectRoot,
               format: detected.format as Exclude<ProfileFormat, "unknown">,
             });
@@ -129,6 +131,7 @@ export class ImportService {
         format: isProfile ? detected.format : null,
         limitations,
       });
+      crashPoint("published");
       return {
         schema_version: 1,
         run_id: runId,
@@ -147,8 +150,9 @@ export class ImportService {
       };
     } catch (error) {
       bundle?.discard();
-      if (!stored.already_present) rmSync(workspace.path(stored.stored_path), { force: true });
-      throw withoutStorePath(error, workspace.path(stored.stored_path), basename(source));
+      // Only what this import staged, and an object it placed that no committed row names (checked under the write lock).
+      reclaimUnpublished(workspace, [stored]);
+      throw withoutStorePath(error, stored.staged_path, basename(source));
     }
   }
 }
@@ -209,11 +213,11 @@ function checkImportKind(request: ImportRequest): void {
   }
 }
 
-/** One transaction: the import run (already registered), its artifact registration, the corpus commit, the bundle. */
+/** One transaction: the import run, its artifact (placed, then registered), the corpus commit, the bundle. */
 function publishImport(
   workspace: Workspace,
   bundle: PreparedBundle | null,
-  registration: RegistrationInput & { limitations: string[] },
+  registration: PublishArtifactInput & { limitations: string[] },
 ): CorpusHead {
   return workspace.state.write(() => {
     const database = workspace.state.database;
@@ -221,9 +225,11 @@ function publishImport(
     manifest.capture_status = "registered";
     manifest.limitations = registration.limitations;
     const registrationId = `reg-${crypto.randomUUID()}`;
-    manifest.artifacts = [artifactReference(registration, registrationId)];
+    manifest.artifacts = [
+      artifactReference({ ...registration, artifact: { ...registration.artifact, already_present: false } }, registrationId),
+    ];
     insertRun(database, manifest, "import");
-    registerArtifact(database, registration, registrationId);
+    publishArtifact(workspace, registration, registrationId);
     const head = advanceCorpus(database, workspace.id, `import ${registration.runId}`);
     bundle?.register(head);
     return head;

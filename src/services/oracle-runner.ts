@@ -7,8 +7,9 @@ import { toFlameoxError } from "../domain/errors.ts";
 import type { OracleReceipt } from "../domain/experiment.ts";
 import { parseOracleReceipt } from "../analysis/oracle-receipt.ts";
 import { runProcess, type ProcessResult } from "../exec/broker.ts";
-import { registerArtifact } from "../store/artifact-registry.ts";
-import { storeArtifactFile } from "../store/artifact-store.ts";
+import { publishArtifact, reclaimUnpublished } from "../store/artifact-placement.ts";
+import { type StagedArtifact, stageArtifactFile } from "../store/artifact-store.ts";
+import { processStagingPath } from "../store/process-staging.ts";
 import { advanceCorpus } from "../store/corpus.ts";
 import type { Trial } from "../store/experiment-store.ts";
 import { readRun, reviseRun, type ValidationStatus } from "../store/run-store.ts";
@@ -66,7 +67,7 @@ export class OracleRunner {
     if (!invocation.oracleArgv || !trial.run_id) return;
     const workspace = this.workspace.open();
     const policy = loadWorkspacePolicy(workspace.root);
-    const folder = workspace.path("staging", `oracle-${trial.run_id}`);
+    const folder = processStagingPath(workspace, `oracle-${trial.run_id}`);
     mkdirSync(join(folder, "private"), { recursive: true, mode: 0o700 });
     const receiptPath = join(folder, "private", "receipt.json");
     let verdict: OracleVerdict = { exitCode: null, validation: "failed", receipt: null, receiptError: null, limitations: [] };
@@ -123,24 +124,53 @@ export class OracleRunner {
     verdict: OracleVerdict,
     maxBytes: number,
   ): void {
-    const artifacts = outputs.map((entry) => ({ entry, artifact: storeArtifactFile(workspace, entry.path, { maxBytes }) }));
+    const artifacts: { entry: OracleOutput; artifact: StagedArtifact }[] = [];
+    try {
+      for (const entry of outputs) artifacts.push({ entry, artifact: stageArtifactFile(workspace, entry.path, { maxBytes }) });
+    } catch (error) {
+      reclaimUnpublished(
+        workspace,
+        artifacts.map((item) => item.artifact),
+      );
+      throw error;
+    }
     if (verdict.receipt)
       verdict.receipt.raw_artifact_id = artifacts.find((item) => item.entry.role === "validation_receipt")?.artifact.artifact_id ?? null;
+    try {
+      this.record(workspace, runId, strength, artifacts, verdict);
+    } catch (error) {
+      reclaimUnpublished(
+        workspace,
+        artifacts.map((item) => item.artifact),
+      );
+      throw error;
+    }
+  }
+
+  /** One transaction: the outputs placed and registered, the verdict as the run's next revision. */
+  private record(
+    workspace: Workspace,
+    runId: string,
+    strength: string,
+    artifacts: { entry: OracleOutput; artifact: StagedArtifact }[],
+    verdict: OracleVerdict,
+  ): void {
     workspace.state.write(() => {
       const database = workspace.state.database;
-      const references = artifacts.map(({ entry, artifact }) =>
-        registerArtifact(database, {
-          runId,
-          artifact,
-          displayName: entry.name,
-          kind: "validation_output",
-          role: entry.role,
-          mediaType: entry.mediaType,
-          sensitivity: "internal",
-          producer: "oracle",
-          producerVersion: null,
-          format: entry.mediaType === "application/json" ? "json" : "text",
-        }),
+      const references = artifacts.map(
+        ({ entry, artifact }) =>
+          publishArtifact(workspace, {
+            runId,
+            artifact,
+            displayName: entry.name,
+            kind: "validation_output",
+            role: entry.role,
+            mediaType: entry.mediaType,
+            sensitivity: "internal",
+            producer: "oracle",
+            producerVersion: null,
+            format: entry.mediaType === "application/json" ? "json" : "text",
+          }).reference,
       );
       const current = readRun(database, runId)!;
       reviseRun(

@@ -26,7 +26,10 @@ import { InvestigationService } from "./investigation-service.ts";
 import { MeasurementService } from "./measurement-service.ts";
 import { MemoryAnalysisService } from "./memory-analysis-service.ts";
 import { OracleRunner } from "./oracle-runner.ts";
+import { QuarantineService } from "./quarantine-service.ts";
 import { RecoveryService } from "./recovery-service.ts";
+import { RepairService } from "./repair-service.ts";
+import { RetentionService } from "./retention-service.ts";
 import { ReportService } from "./report-service.ts";
 import { RunService } from "./run-service.ts";
 import { RunSetService } from "./run-set-service.ts";
@@ -59,6 +62,9 @@ export class Services {
   readonly detachedCaptures: DetachedCaptureService;
   readonly catalog: CatalogService;
   readonly recovery: RecoveryService;
+  readonly retention: RetentionService;
+  readonly repair: RepairService;
+  readonly quarantine: QuarantineService;
   readonly extraction: ExtractionService;
   readonly analysis: AnalysisService;
   readonly memoryAnalysis: MemoryAnalysisService;
@@ -89,6 +95,9 @@ export class Services {
 
     this.catalog = new CatalogService(workspace);
     this.recovery = new RecoveryService(workspace);
+    this.retention = new RetentionService(workspace, this.recovery);
+    this.repair = new RepairService(workspace, this.recovery);
+    this.quarantine = new QuarantineService(workspace);
     this.workspaces = new WorkspaceService(workspace, this.catalog, this.recovery);
     this.workloads = new WorkloadService(workspace);
     this.capabilities = new CapabilityService(workspace);

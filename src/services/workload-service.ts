@@ -1,6 +1,14 @@
 import { digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
-import { type FlameoxError, internalError, invalidConfiguration, undeclared, workspaceInvalid } from "../domain/errors.ts";
+import {
+  environmentRefused,
+  type FlameoxError,
+  internalError,
+  invalidConfiguration,
+  undeclared,
+  workspaceInvalid,
+} from "../domain/errors.ts";
+import { refusedEnvironmentEntries } from "../exec/environment-policy.ts";
 import { readProjectConfig, workloadDefinitionId, type ProjectConfigRead } from "../config/project-config.ts";
 import { planWorkloadEdit, writeProjectConfigAtomically } from "../config/workload-edit.ts";
 import { experimentDefinitionId, planExperimentEdit } from "../config/experiment-edit.ts";
@@ -75,6 +83,8 @@ export class WorkloadService {
   /** Validates the whole resulting file, writes it atomically under the workspace lock, runs nothing. */
   async configure(input: ConfigureWorkloadInput): Promise<WorkloadConfigurationResult> {
     const workspace = this.workspace.open();
+    const refused = refusedEnvironmentEntries(input.environment ?? {});
+    if (refused.length > 0) throw environmentRefused(input.name, refused);
     return withWorkspaceLock(workspace, async () => {
       const current = await readProjectConfig(this.workspace.projectRoot);
       const definition = workloadDefinitionFromInput(input);

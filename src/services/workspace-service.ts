@@ -2,10 +2,10 @@ import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { corpusHead } from "../store/corpus.ts";
 import { initializeWorkspace } from "../store/workspace.ts";
-import { stateQuickCheck, workspaceStatistics } from "../store/workspace-statistics.ts";
+import { workspaceStatistics } from "../store/workspace-statistics.ts";
 import { loadWorkspacePolicy, renderDefaultPolicy, type WorkspacePolicy } from "../config/workspace-policy.ts";
-import { readProjectConfig } from "../config/project-config.ts";
-import { artifactIntegrity, evidenceIntegrity, type IntegrityIssue } from "../store/integrity.ts";
+import type { IntegrityIssue } from "../store/integrity.ts";
+import { inspectWorkspace, repairPlanOf, shownIssues } from "./workspace-inspection.ts";
 import type { RecoveryService } from "./recovery-service.ts";
 import type { CatalogService } from "./catalog-service.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
@@ -45,6 +45,8 @@ export type IntegrityResult = {
   checked_artifacts: number;
   checked_parquet_files: number;
   issues: IntegrityIssue[];
+  /** Names the plan `flameox repair` would apply for the issues that have a safe fix; null when none has. */
+  repair_plan_id: string | null;
 };
 
 export type InitializeResult = WorkspaceStatus & { created: boolean };
@@ -71,61 +73,27 @@ export class WorkspaceService {
     return { schema_version: 1, config_path: ".diagnostics/config.toml", policy: loadWorkspacePolicy(workspace.root) };
   }
 
-  /** Read-only checks; never repairs. */
+  /** Read-only checks; never repairs. Issues with a safe fix add up to the repair plan `flameox repair` applies. */
   async validate(request: { mode: "standard" | "full" }): Promise<IntegrityResult> {
     const workspace = this.workspace.open();
-    const issues: IntegrityIssue[] = [];
-    const integrity = stateQuickCheck(workspace.state.database);
-    if (integrity.length !== 1 || integrity[0] !== "ok") {
-      issues.push({
-        severity: "error",
-        code: "state_database_corrupt",
-        path: ".diagnostics/state.sqlite",
-        message: integrity.join("; ").slice(0, 500),
-      });
-    }
-    try {
-      loadWorkspacePolicy(workspace.root);
-    } catch (error) {
-      issues.push({
-        severity: "error",
-        code: "policy_invalid",
-        path: ".diagnostics/config.toml",
-        message: error instanceof Error ? error.message : String(error),
-      });
-    }
-    const project = await readProjectConfig(this.workspace.projectRoot);
-    if (project.status === "invalid") {
-      issues.push({
-        severity: "error",
-        code: "project_config_invalid",
-        path: "flameox.toml",
-        message: project.diagnostics[0] ?? "flameox.toml is invalid.",
-      });
-    }
-    let checkedArtifacts = 0;
-    let checkedParquet = 0;
-    for (const check of [artifactIntegrity, evidenceIntegrity]) {
-      const outcome = await check(workspace, request.mode);
-      issues.push(...outcome.issues);
-      checkedArtifacts += outcome.checkedArtifacts;
-      checkedParquet += outcome.checkedParquetFiles;
-    }
+    const inspection = await inspectWorkspace(this.workspace, this.recovery, request.mode);
     return {
       schema_version: 1,
       level: request.mode,
-      corpus_commit_id: (await this.status()).corpus_commit_id,
-      valid: !issues.some((issue) => issue.severity === "error"),
-      checked_artifacts: checkedArtifacts,
-      checked_parquet_files: checkedParquet,
-      issues,
+      corpus_commit_id: corpusHead(workspace.state.database).commit_id,
+      valid: !inspection.issues.some((issue) => issue.severity === "error"),
+      checked_artifacts: inspection.checkedArtifacts,
+      checked_parquet_files: inspection.checkedParquetFiles,
+      issues: shownIssues(inspection.issues),
+      repair_plan_id: repairPlanOf(inspection.issues).plan_id,
     };
   }
 
+  /** Recovers dead leases first (as every server start does), and says so in warnings. */
   async status(): Promise<WorkspaceStatus> {
     const workspace = this.workspace.open();
+    const warnings: string[] = [...(await this.recovery.startupRecovery()).warnings];
     const head = corpusHead(workspace.state.database);
-    const warnings: string[] = [];
     const counts = workspaceStatistics(workspace.state.database);
     // Cheap checks only (status runs on every first call); validate_workspace does the thorough ones.
     let workspaceValid = true;

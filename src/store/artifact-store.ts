@@ -1,22 +1,11 @@
-import {
-  chmodSync,
-  closeSync,
-  constants,
-  existsSync,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readSync,
-  renameSync,
-  rmSync,
-  writeSync,
-  fsyncSync,
-} from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync, rmSync, writeSync, fsyncSync } from "node:fs";
 import { extname, join } from "node:path";
 import { artifactIntegrityFailed, artifactTooLarge, executionRefused, type FlameoxError } from "../domain/errors.ts";
+import { crashPoint } from "./crash-points.ts";
+import { processStagingPath } from "./process-staging.ts";
 import type { Workspace } from "./workspace.ts";
 
+/** A registered (or being registered) artifact object. */
 export type StoredArtifact = {
   artifact_id: string;
   sha256: string;
@@ -27,18 +16,28 @@ export type StoredArtifact = {
   already_present: boolean;
 };
 
+/**
+ * A complete, hashed copy in this process's staging, not yet an object of the store: extractors read
+ * it there, and only the publishing transaction moves it into artifacts/ (artifact-placement.ts),
+ * so artifacts/ never holds an object no committed row names except across a crash.
+ */
+export type StagedArtifact = Omit<StoredArtifact, "already_present"> & {
+  /** Absolute path of the staged copy; never shown to agents. */
+  staged_path: string;
+};
+
 const chunkSize = 1 << 20;
 
 /**
- * Copies a regular file into the content-addressed store: hashed while copying into staging,
- * checked against the size cap, its stat identity rechecked after the copy (a file that changed
- * while we read it is refused), then renamed into artifacts/sha256/ab/<hex>/ and made read-only.
+ * Copies a regular file into this process's staging: hashed while copying, checked against the size
+ * cap, its stat identity rechecked after the copy (a file that changed while we read it is refused).
+ * `stored_path` is where the object will live once published: artifacts/sha256/ab/<hex>/payload<.ext>.
  */
-export function storeArtifactFile(
+export function stageArtifactFile(
   workspace: Workspace,
   sourcePath: string,
   options: { maxBytes: number; payloadExtension?: string },
-): StoredArtifact {
+): StagedArtifact {
   const before = lstatSync(sourcePath);
   if (!before.isFile()) {
     throw executionRefused("Only regular files can be stored as artifacts.", {
@@ -46,7 +45,7 @@ export function storeArtifactFile(
     });
   }
   if (before.size > options.maxBytes) throw tooLarge(before.size, options.maxBytes);
-  const staging = workspace.path("staging", `artifact-${crypto.randomUUID()}`);
+  const staging = processStagingPath(workspace, `artifact-${crypto.randomUUID()}`);
   const hasher = new Bun.CryptoHasher("sha256");
   const input = openSync(sourcePath, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
   let output: number | undefined;
@@ -81,32 +80,20 @@ export function storeArtifactFile(
   const hex = hasher.digest("hex");
   const extension = options.payloadExtension ?? safeExtension(sourcePath);
   const payloadName = `payload${extension}`;
-  const folder = join("artifacts", "sha256", hex.slice(0, 2), hex);
-  const target = join(folder, payloadName);
-  const absoluteFolder = workspace.path(folder);
-  const absoluteTarget = workspace.path(target);
-  if (existsSync(absoluteTarget)) {
-    rmSync(staging, { force: true });
-    return {
-      artifact_id: `sha256:${hex}`,
-      sha256: hex,
-      byte_length: total,
-      payload_name: payloadName,
-      stored_path: target,
-      already_present: true,
-    };
-  }
-  mkdirSync(absoluteFolder, { recursive: true });
-  chmodSync(staging, 0o444);
-  renameSync(staging, absoluteTarget);
+  crashPoint("artifact_staged");
   return {
     artifact_id: `sha256:${hex}`,
     sha256: hex,
     byte_length: total,
     payload_name: payloadName,
-    stored_path: target,
-    already_present: false,
+    stored_path: join("artifacts", "sha256", hex.slice(0, 2), hex, payloadName),
+    staged_path: staging,
   };
+}
+
+/** Drops a staged copy that will not be published (already placed copies are gone already). */
+export function discardStagedArtifact(staged: StagedArtifact): void {
+  rmSync(staged.staged_path, { force: true });
 }
 
 function safeExtension(path: string): string {

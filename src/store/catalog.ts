@@ -3,6 +3,7 @@ import type { BundleRecord } from "./evidence-registry.ts";
 import { bundleFiles, escapeSql } from "./evidence-bundle.ts";
 import { loadDuckdb } from "./duckdb.ts";
 import { emptyRelation, evidenceTables } from "./evidence-schema.ts";
+import { processStagingPath } from "./process-staging.ts";
 import type { Workspace } from "./workspace.ts";
 
 /**
@@ -17,7 +18,7 @@ export async function rebuildCatalog(
 ): Promise<{ views: Record<string, number>; path: string }> {
   const duckdb = await loadDuckdb();
   const target = workspace.path("catalog.duckdb");
-  const temporary = workspace.path("staging", `catalog-${crypto.randomUUID()}.duckdb`);
+  const temporary = processStagingPath(workspace, `catalog-${crypto.randomUUID()}.duckdb`);
   const instance = await duckdb.DuckDBInstance.create(temporary);
   const connection = await instance.connect();
   const views: Record<string, number> = {};

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { EvidenceSink, EvidenceTable, FrameRow, MeasurementRow, ObservationRow, StackRow, TraceEventRow } from "../domain/evidence.ts";
 import { FlameoxError } from "../domain/errors.ts";
 import { syncDirectory } from "./atomic-file.ts";
+import { crashPoint } from "./crash-points.ts";
 import { loadDuckdb } from "./duckdb.ts";
 import {
   decodedSelect,
@@ -17,6 +18,7 @@ import {
 import { type Engine, TraceEventsWriter } from "./evidence-bundle-trace-events.ts";
 import { DelimitedWriter, NdjsonWriter } from "./evidence-bundle-writers.ts";
 import { evidenceColumns, evidenceTables } from "./evidence-schema.ts";
+import { processStagingPath } from "./process-staging.ts";
 import type { Workspace } from "./workspace.ts";
 
 export { escapeSql };
@@ -30,9 +32,10 @@ export const minimumStagingBytes = 256 << 20;
 type SmallTable = "measurements" | "observations";
 
 /**
- * Collects one extraction's rows in staging, turns them into Parquet through DuckDB, and moves the
- * finished folder into evidence/. Nothing is visible until the caller registers the bundle in
- * SQLite; an abandoned bundle stays in staging and is never read. Intermediate files (delimited
+ * Collects one extraction's rows in this process's staging and turns them into Parquet through
+ * DuckDB. The finished folder stays in staging until the publishing transaction moves it into
+ * evidence/ (placeBundle) and registers it, so evidence/ never holds a bundle no committed row
+ * names except across a crash. Intermediate files (delimited
  * text, the trace_events pipe, an extractor's sorted runs) live in a scratch folder beside the
  * bundle folder, so the bundle folder only ever holds Parquet files.
  */
@@ -51,12 +54,12 @@ export class EvidenceBundleWriter implements EvidenceSink {
   private readonly engineReady: Promise<Engine>;
 
   constructor(
-    private readonly workspace: Workspace,
+    workspace: Workspace,
     private readonly context: { runId: string; artifactId: string },
   ) {
     this.bundleId = `bundle-${crypto.randomUUID()}`;
-    this.stagingFolder = workspace.path("staging", this.bundleId);
-    this.scratchFolder = workspace.path("staging", `${this.bundleId}.scratch`);
+    this.stagingFolder = processStagingPath(workspace, this.bundleId);
+    this.scratchFolder = processStagingPath(workspace, `${this.bundleId}.scratch`);
     mkdirSync(this.stagingFolder, { recursive: true });
     mkdirSync(this.scratchFolder, { recursive: true });
     // DuckDB loads while the extractor runs, so trace_events can stream into it. One thread: the
@@ -158,7 +161,7 @@ export class EvidenceBundleWriter implements EvidenceSink {
     return Object.fromEntries(evidenceTables.filter((table) => table in counts).map((table) => [table, counts[table] as number]));
   }
 
-  /** Staging text → Parquet (typed columns), one round of fsyncs, then one rename into evidence/. */
+  /** Staging text → Parquet (typed columns) and one round of fsyncs; the folder stays in staging until placeBundle. */
   async finish(): Promise<{ bundleId: string; tables: Record<string, number>; folder: string }> {
     for (const writer of [this.frames, this.stacks, ...this.small.values()]) writer?.close();
     // The extractor's garbage goes before DuckDB's heaviest phase (merging stacks), not after.
@@ -195,10 +198,8 @@ export class EvidenceBundleWriter implements EvidenceSink {
     await Promise.all(written.map(syncFile));
     syncDirectory(this.stagingFolder);
     rmSync(this.scratchFolder, { recursive: true, force: true });
-    const folder = this.workspace.path("evidence", this.bundleId);
-    renameSync(this.stagingFolder, folder);
-    syncDirectory(this.workspace.path("evidence"));
-    return { bundleId: this.bundleId, tables: this.rowCounts(), folder };
+    crashPoint("bundle_finished");
+    return { bundleId: this.bundleId, tables: this.rowCounts(), folder: this.stagingFolder };
   }
 
   abandon(): void {
@@ -306,6 +307,15 @@ async function syncFile(path: string): Promise<void> {
   } finally {
     await handle.close();
   }
+}
+
+/** Inside the publishing transaction: moves a finished bundle folder from staging into evidence/. */
+export function placeBundle(workspace: Workspace, bundleId: string, stagedFolder: string): string {
+  const folder = workspace.path("evidence", bundleId);
+  renameSync(stagedFolder, folder);
+  syncDirectory(workspace.path("evidence"));
+  crashPoint("bundle_placed");
+  return folder;
 }
 
 /** Parquet files of a published bundle, by table. */

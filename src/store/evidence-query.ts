@@ -3,6 +3,7 @@ import type { EvidenceTable } from "../domain/evidence.ts";
 import { loadDuckdb } from "./duckdb.ts";
 import { bundleFiles, escapeSql } from "./evidence-bundle.ts";
 import { emptyRelation, evidenceTables } from "./evidence-schema.ts";
+import { processStagingPath } from "./process-staging.ts";
 import type { Workspace } from "./workspace.ts";
 
 /**
@@ -22,7 +23,7 @@ export class EvidenceView {
     const instance = await duckdb.DuckDBInstance.create(":memory:", {
       threads: "2",
       memory_limit: process.env.FLAMEOX_DUCKDB_MEMORY_LIMIT ?? "4GB",
-      temp_directory: workspace.path("staging", "duckdb-spill"),
+      temp_directory: processStagingPath(workspace, "duckdb-spill"),
     });
     const connection = await instance.connect();
     const files = Object.fromEntries(evidenceTables.map((table) => [table, [] as string[]])) as Record<EvidenceTable, string[]>;

@@ -347,6 +347,13 @@ describe("imports refuse unsafe paths and bad profiles leave nothing behind", ()
     expect(after.run_count).toBe(before.run_count);
     expect(after.corpus_commit_id).toBe(before.corpus_commit_id);
     expect((await callTool(session, "list_artifacts", {})).envelope.result.total).toBe(0);
+    // Refusals leave no folder: nothing under artifacts/ but its empty sha256 root, nothing staged, validate clean.
+    const stored = Bun.spawnSync(["find", join(project, ".diagnostics", "artifacts"), "-mindepth", "2"])
+      .stdout.toString()
+      .trim();
+    expect(stored).toBe("");
+    const validated = (await callTool(session, "validate_workspace", {})).envelope.result;
+    expect(validated.issues).toEqual([]);
 
     writeFileSync(join(project, "good.speedscope.json"), complete);
     const good = await callTool(session, "import_artifact", { path: "good.speedscope.json" });
@@ -381,7 +388,9 @@ describe("crash recovery", () => {
     await capture.exited;
     const during = runCli(["--project-root", project, "runs", "list", "--json"]).json;
     expect(during.runs[0].execution_status).toBe("running");
-    expect(runCli(["--project-root", project, "status", "--json"]).json.stale_run_ids).toEqual([during.runs[0].run_id]);
+    // validate (read-only) reports the stale run; status would already recover it, as every server start does.
+    const stale = runCli(["--project-root", project, "validate", "--json"]).json.issues;
+    expect(stale.filter((issue: { code: string }) => issue.code === "stale_run")).toHaveLength(1);
 
     const recovered = runCli(["--project-root", project, "recover", "--json"]);
     expect(recovered.exitCode).toBe(0);

@@ -50,15 +50,18 @@ test("every command and command group refuses an undeclared option with exit 2, 
   expect(accepted).toEqual([]);
 });
 
-test("runs list --bogus and recover --quarantine X are refused in text and JSON; an option before its sub-command is checked against the group", () => {
+test("runs list --bogus is refused in text and JSON; gc takes one action; an option before its sub-command is checked against the group", () => {
   const text = runCli(["--project-root", empty, "runs", "list", "--bogus"], { cwd: empty });
   expect(text.exitCode).toBe(2);
   expect(text.stdout).toBe("");
   expect(text.stderr).toContain("INVALID_ARGUMENTS: Unknown option --bogus for flameox runs list.");
   expect(text.stderr).toContain("--limit");
-  const quarantine = runCli(["--json", "--project-root", empty, "recover", "--quarantine", "X"], { cwd: empty });
-  expect(quarantine.exitCode).toBe(2);
-  expect(isUnknownOption(quarantine, "--quarantine")).toBe(true);
+  const twoActions = runCli(["--json", "--project-root", empty, "gc", "--apply", "--dry-run"], { cwd: empty });
+  expect(twoActions.exitCode).toBe(2);
+  expect(twoActions.json.error.code).toBe("INVALID_ARGUMENTS");
+  const tooYoung = runCli(["--json", "--project-root", empty, "gc", "--minimum-age-hours", "0.5"], { cwd: empty });
+  expect(tooYoung.exitCode).toBe(2);
+  expect(tooYoung.json.error.details.fields[0].field).toBe("--minimum-age-hours");
   const inline = runCli(["--json", "--project-root", empty, "runs", "list", "--bogus=1"], { cwd: empty });
   expect(isUnknownOption(inline, "--bogus")).toBe(true);
   const early = runCli(["--json", "--project-root", empty, "runs", "--limit", "3", "list"], { cwd: empty });

@@ -80,6 +80,35 @@ test("malformed TOML, non-UTF-8 bytes and schema violations are refused and the 
   }
 });
 
+test("configure_workload refuses environment entries execution would always refuse, naming each key, and writes nothing", async () => {
+  const project = temporaryFolder("refused-environment");
+  writeFileSync(join(project, "flameox.toml"), handWritten);
+  session = await connectMcp(project, ["--init"]);
+  const refused = await callTool(session, "configure_workload", {
+    name: "preloaded",
+    operation: "create",
+    argv: ["python3", "work.py"],
+    environment: { LD_PRELOAD: "/tmp/evil.so", DYLD_INSERT_LIBRARIES: "/tmp/evil.dylib", OMP_NUM_THREADS: "2" },
+  });
+  expect(refused.isError).toBe(true);
+  expect(refused.envelope.error.code).toBe("EXECUTION_REFUSED");
+  expect(refused.envelope.error.details.variables).toEqual(["DYLD_INSERT_LIBRARIES", "LD_PRELOAD"]);
+  expect(refused.envelope.error.details.fields.map((field: { field: string }) => field.field)).toEqual([
+    "environment.DYLD_INSERT_LIBRARIES",
+    "environment.LD_PRELOAD",
+  ]);
+  expect(refused.envelope.error.recovery.next_tool).toBe("configure_workload");
+  expect(readFileSync(join(project, "flameox.toml"), "utf8")).toBe(handWritten);
+  // The same declaration without them is accepted: the refusal is about those keys, not the workload.
+  const accepted = await callTool(session, "configure_workload", {
+    name: "preloaded",
+    operation: "create",
+    argv: ["python3", "work.py"],
+    environment: { OMP_NUM_THREADS: "2" },
+  });
+  expect(accepted.envelope.ok).toBe(true);
+});
+
 test("mcp serve --workspace binds an explicit external workspace without creating .diagnostics in the project", async () => {
   const project = temporaryFolder("external-project");
   const workspace = join(temporaryFolder("external-workspace"), "ws");

@@ -52,7 +52,7 @@ export function runCli(argv: string[], options: { cwd?: string; env?: Record<str
   return { exitCode: result.exitCode ?? -1, stdout, stderr: result.stderr.toString(), json };
 }
 
-export type McpSession = { client: Client; close(): Promise<void>; stderr(): string };
+export type McpSession = { client: Client; close(): Promise<void>; stderr(): string; pid(): number | null };
 
 /** The SDK's own client over real stdio against the compiled binary. */
 export async function connectMcp(
@@ -73,7 +73,7 @@ export async function connectMcp(
   });
   const client = new Client({ name: "flameox-tests", version: "1.0.0" });
   await client.connect(transport);
-  return { client, close: () => client.close(), stderr: () => stderr };
+  return { client, close: () => client.close(), stderr: () => stderr, pid: () => transport.pid };
 }
 
 /** Calls a tool and returns its structured envelope. */

@@ -132,11 +132,16 @@ export const contractCliOptions: ContractCliOption[] = [
   { command: ["trace", "window"], option: "--end", value: "2", positionals: ["sha256:0", "--start", "1"], implemented: true },
   { command: ["open"], option: "--launch", positionals: ["r1"], implemented: true },
   { command: ["mcp", "serve"], option: "--init", implemented: true },
-  { command: ["recover"], option: "--quarantine", value: "q1", implemented: false },
+  { command: ["recover"], option: "--quarantine", value: "q1", implemented: true },
+  { command: ["gc"], option: "--dry-run", implemented: true },
+  { command: ["gc"], option: "--apply", implemented: true },
+  { command: ["gc"], option: "--restore", value: "trash-missing", implemented: true },
+  { command: ["gc"], option: "--purge", value: "trash-missing", implemented: true },
+  { command: ["gc"], option: "--minimum-age-hours", value: "24", implemented: true },
 ];
 
 /** Commands the contract names that this release does not have (they are unknown commands, exit 2). */
-export const contractCliCommandsNotYetImplemented = [["repair"], ["gc"]];
+export const contractCliCommandsNotYetImplemented: string[][] = [];
 
 /** The contract's common options, accepted before or after any command. */
 export const contractGlobalOptions = ["--workspace", "--project-root", "--json", "--quiet", "--log-level", "--timeout"];

@@ -52,6 +52,38 @@ export type PprofProfile = {
 const maxInflationRatio = 100;
 const minimumInflatedBytes = 16 << 20;
 const maxFieldBytes = 64 << 20;
+/**
+ * Memory bounds on the decoded tables: an entry costs a few bytes of input but tens of bytes of
+ * heap, so without a cap a 1 MB gzip of empty strings grew to 1.4 GB before its inflation cap hit.
+ * Real profiles hold at most a few hundred thousand strings, locations and distinct stacks.
+ */
+export const pprofTableBounds = { entries: 4_000_000, stringBytes: 256 << 20, distinctStacks: 2_000_000 } as const;
+
+/** Counts what the decoded tables hold and refuses (ARTIFACT_TOO_LARGE) past pprofTableBounds. */
+class TableBudget {
+  private entries = 0;
+  private stringBytes = 0;
+
+  constructor(private readonly path: string) {}
+
+  entry(bytes = 0): void {
+    this.entries++;
+    this.stringBytes += bytes;
+    if (this.entries > pprofTableBounds.entries)
+      throw this.refuse(`its tables hold more than ${pprofTableBounds.entries} entries`, "entries");
+    if (this.stringBytes > pprofTableBounds.stringBytes)
+      throw this.refuse(`its string table holds more than ${pprofTableBounds.stringBytes} bytes`, "stringBytes");
+  }
+
+  stacks(count: number): void {
+    if (count > pprofTableBounds.distinctStacks)
+      throw this.refuse(`it has more than ${pprofTableBounds.distinctStacks} distinct stacks`, "distinctStacks");
+  }
+
+  private refuse(what: string, bound: keyof typeof pprofTableBounds) {
+    return artifactTooLarge(this.path, `${what} (a bound on the memory decoding may use)`, { bound, limit: pprofTableBounds[bound] });
+  }
+}
 
 function readValueType(bytes: Uint8Array): ValueType {
   const reader = new ProtoReader(bytes);
@@ -171,6 +203,7 @@ async function decodePprof(path: string): Promise<PprofProfile> {
   const limit = Math.max(minimumInflatedBytes, Bun.file(path).size * maxInflationRatio);
   const source = await openByteSource(path, { maxInflatedBytes: limit });
   const stream = new ProtoStream(source, maxFieldBytes);
+  const budget = new TableBudget(path);
   try {
     for (;;) {
       const field = stream.poll();
@@ -181,9 +214,12 @@ async function decodePprof(path: string): Promise<PprofProfile> {
       if (field === null) break;
       const bytes = field.bytes;
       if (bytes) {
+        if (field.field >= 1 && field.field <= 6 && field.field !== 2) budget.entry(field.field === 6 ? bytes.byteLength : 0);
         if (field.field === 1) profile.sampleTypes.push(readValueType(bytes));
-        else if (field.field === 2) foldSample(profile, bytes);
-        else if (field.field === 3) {
+        else if (field.field === 2) {
+          foldSample(profile, bytes);
+          budget.stacks(profile.folded.size);
+        } else if (field.field === 3) {
           const mapping = readMapping(bytes);
           profile.mappings.set(mapping.id, mapping);
         } else if (field.field === 4) {

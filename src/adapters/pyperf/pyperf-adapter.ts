@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
 import { join } from "node:path";
-import { artifactParseFailed, type FlameoxError, planRefused } from "../../domain/errors.ts";
+import { artifactParseFailed, FlameoxError, planRefused } from "../../domain/errors.ts";
 import type { EvidenceSink } from "../../domain/evidence.ts";
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 import { probePythonPackage } from "../adapter-support.ts";
@@ -104,6 +105,9 @@ function finite(value: unknown): value is number {
   return typeof value === "number" && Number.isFinite(value);
 }
 
+/** A gzip pyperf file inflates at most this far (a 1 MB bomb reached 2.2 GB of memory unbounded). */
+const maxPyperfInflatedBytes = 64 << 20;
+
 /** Any pyperf JSON (one benchmark or a suite): every warm-up and every value becomes a measurement. */
 export function extractPyperf(path: string, sink: EvidenceSink): PyperfSummary {
   let bytes: Uint8Array;
@@ -116,9 +120,17 @@ export function extractPyperf(path: string, sink: EvidenceSink): PyperfSummary {
   try {
     text =
       bytes[0] === 0x1f && bytes[1] === 0x8b
-        ? new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(bytes)))
+        ? new TextDecoder().decode(gunzipSync(bytes, { maxOutputLength: maxPyperfInflatedBytes }))
         : new TextDecoder().decode(bytes);
-  } catch {
+  } catch (error) {
+    if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
+      throw new FlameoxError({
+        code: "ARTIFACT_TOO_LARGE",
+        message: `pyperf JSON: the gzip data inflates beyond ${maxPyperfInflatedBytes} bytes.`,
+        details: { limit_bytes: maxPyperfInflatedBytes },
+        remediation: ["A pyperf result is a few MB at most: check that the file is what it claims to be."],
+      });
+    }
     throw parseFailed("gzip data is corrupt");
   }
   let document: { version?: unknown; metadata?: Metadata; benchmarks?: unknown };

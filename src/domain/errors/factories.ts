@@ -230,6 +230,28 @@ export function executionRefused(message: string, options: FailureOptions = {}):
   return failure("EXECUTION_REFUSED", message, options);
 }
 
+/**
+ * A workload declares environment entries that execution would always refuse (loader, interpreter
+ * or debugger controls, credentials): refused when declared, naming every offending key, so nothing
+ * is written that could never run. The recovery is configure_workload again without them.
+ */
+export function environmentRefused(workloadName: string, refused: { name: string; reason: string }[]): FlameoxError {
+  const names = refused.map((entry) => entry.name);
+  return failure(
+    "EXECUTION_REFUSED",
+    `Workload ${workloadName} declares environment variables flameox never passes to a child: ${names.join(", ")}.`,
+    {
+      details: {
+        variables: names,
+        fields: refused.map((entry) => ({ field: `environment.${entry.name}`, message: entry.reason, type: "refused_environment" })),
+        next_tool: "configure_workload",
+      },
+      remediation: [`Declare the workload again without ${names.join(", ")}; nothing was written to flameox.toml.`],
+      next: { tool: "configure_workload" },
+    },
+  );
+}
+
 export function processFailed(message: string, options: FailureOptions = {}): FlameoxError {
   return failure("PROCESS_FAILED", message, options);
 }

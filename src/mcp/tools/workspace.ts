@@ -22,7 +22,8 @@ export const workspaceTools = [
   }),
   defineTool({
     name: "workspace_status",
-    description: "The workspace's identity, corpus commit, counts and storage. Call first (else initialize_workspace).",
+    description:
+      "The workspace's identity, corpus commit, counts and storage; it first closes runs whose flameox process died (warnings say which). Call first (else initialize_workspace).",
     input: NoArgumentsRequest,
     annotations: readOnly,
     async handler(_input, { services }) {
@@ -54,7 +55,8 @@ export const workspaceTools = [
   }),
   defineTool({
     name: "validate_workspace",
-    description: "Check the workspace database, flameox.toml and evidence files. Read-only; never repairs.",
+    description:
+      "Check the database, flameox.toml, artifacts (present, registered size; sha256 with mode=full) and evidence files, and warn of what dead processes left. Read-only. repair_plan_id names the plan `flameox repair` applies (null: nothing to fix).",
     input: ValidateWorkspaceRequest,
     annotations: readOnly,
     async handler(input, { services }) {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { StackRow, TraceEventRow } from "../../../src/domain/evidence.ts";
 import { loadDuckdb } from "../../../src/store/duckdb.ts";
-import { EvidenceBundleWriter, bundleFiles } from "../../../src/store/evidence-bundle.ts";
+import { EvidenceBundleWriter, bundleFiles, placeBundle } from "../../../src/store/evidence-bundle.ts";
 import { initializeWorkspace } from "../../../src/store/workspace.ts";
 
 function workspace() {
@@ -61,7 +61,10 @@ describe("EvidenceBundleWriter", () => {
       writer.stack({ thread: null, process: null, frame_keys: ["odd,key", "x"], weight: 3, unit: "samples", sample_count: 1 });
       const finished = await writer.finish();
       expect(readdirSync(finished.folder).sort()).toEqual(["frames.parquet", "stacks.parquet", "trace_events.parquet"]);
-      expect(existsSync(space.path("staging", `${finished.bundleId}.scratch`))).toBe(false);
+      expect(existsSync(join(finished.folder, "..", `${finished.bundleId}.scratch`))).toBe(false);
+      // Finished bundles wait in staging; only the publishing transaction moves them into evidence/.
+      expect(bundleFiles(space, finished.bundleId)).toEqual({});
+      placeBundle(space, finished.bundleId, finished.folder);
       const files = bundleFiles(space, finished.bundleId);
       const events = await rows(
         files.trace_events!,
@@ -107,6 +110,7 @@ describe("EvidenceBundleWriter", () => {
         { key: "1\u00003", thread: "worker", process: null },
       ]);
       const finished = await writer.finish();
+      placeBundle(space, finished.bundleId, finished.folder);
       const stacks = await rows(
         bundleFiles(space, finished.bundleId).stacks!,
         "SELECT thread, process, weight, sample_count FROM read_parquet($file) ORDER BY weight",
@@ -130,6 +134,7 @@ describe("EvidenceBundleWriter", () => {
       writer.traceEvent(traceRow(1, "after"));
       const finished = await writer.finish();
       expect(finished.tables).toEqual({ trace_events: 1 });
+      placeBundle(space, finished.bundleId, finished.folder);
       const events = await rows(bundleFiles(space, finished.bundleId).trace_events!, "SELECT name FROM read_parquet($file)");
       expect(events).toEqual([{ name: "after" }]);
 

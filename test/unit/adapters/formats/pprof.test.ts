@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { extractPprof } from "../../../../src/adapters/formats/pprof.ts";
+import { extractPprof, pprofTableBounds } from "../../../../src/adapters/formats/pprof.ts";
 import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
 import { hottest, leaf, names, parseFailure, tempDir } from "./helpers.ts";
 
@@ -172,6 +172,21 @@ describe("extractPprof", () => {
       writeFileSync(endless, gzipSync(Buffer.concat([Buffer.from(valid), Buffer.alloc(24 << 20, unknownField)]), { level: 9 }));
       const tooLarge = await parseFailure(() => extractPprof(endless, new MemoryEvidenceSink(), { projectRoot: null }));
       expect(tooLarge.code).toBe("ARTIFACT_TOO_LARGE");
+    } finally {
+      cleanup();
+    }
+  }, 60_000);
+
+  test("a string table of millions of empty entries is refused at the table bound, not after the inflation cap", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      // `0x32 0x00` is an empty string_table entry: 2 bytes of input each, tens of bytes of heap once decoded.
+      const path = join(dir, "strings.pb.gz");
+      const entries = pprofTableBounds.entries + 1;
+      writeFileSync(path, gzipSync(Buffer.alloc(entries * 2, Buffer.from([0x32, 0x00])), { level: 9 }));
+      const refused = await parseFailure(() => extractPprof(path, new MemoryEvidenceSink(), { projectRoot: null }));
+      expect(refused.code).toBe("ARTIFACT_TOO_LARGE");
+      expect(refused.details).toMatchObject({ bound: "entries", limit: pprofTableBounds.entries });
     } finally {
       cleanup();
     }
