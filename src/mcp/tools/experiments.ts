@@ -9,7 +9,7 @@ export const experimentTools = [
   defineTool({
     name: "configure_experiment",
     description:
-      "Declare or replace an experiment in flameox.toml; configure_workload's twin, a name of this release's own. Its defaults (10 blocks, polarity from the metric) can reach a verdict. Never runs it. Next: plan_experiment.",
+      "Declare or replace an experiment in flameox.toml (configure_workload's twin; this release's own name). Defaults: 10 blocks, polarity from the metric. Never runs it. Next: plan_experiment.",
     input: ConfigureExperimentInputSchema,
     output: ExperimentConfigurationResultSchema,
     annotations: configure,

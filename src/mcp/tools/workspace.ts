@@ -56,7 +56,7 @@ export const workspaceTools = [
   defineTool({
     name: "validate_workspace",
     description:
-      "Check the database, flameox.toml, artifacts (present, registered size; sha256 with mode=full) and evidence files, and warn of what dead processes left. Read-only. repair_plan_id names the plan `flameox repair` applies (null: nothing to fix).",
+      "Check the database, flameox.toml, artifacts (size; sha256 with mode=full), evidence and leftovers of dead processes. Read-only; repair_plan_id names the plan `flameox repair` applies.",
     input: ValidateWorkspaceRequest,
     annotations: readOnly,
     async handler(input, { services }) {
