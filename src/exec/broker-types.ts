@@ -87,6 +87,10 @@ export type OutputRecord = {
   bytes_written: number;
   bytes_dropped: number;
   truncated: boolean;
+  /** The stream's last bytes (at most `outputTailBytes`, beyond the budget too) as text, secrets redacted. */
+  tail: string;
+  /** True when `tail` is the whole stream. */
+  tail_complete: boolean;
 };
 
 export type CancellationCause = "timeout" | "caller_cancelled" | "start_callback_failed";

@@ -12,24 +12,18 @@ import {
 import { RunContainment } from "./containment.ts";
 import { runMarkerVariable } from "./environment-scan.ts";
 import { OutputPump } from "./output-pump.ts";
+import { redactSecrets, secretValues } from "./output-redaction.ts";
 import { findDescriptorHolders, listDescriptorTargets, procAvailable, readBootId, readDescriptorTarget, readProcessStat } from "./proc.ts";
 import { ProcessTreeTracker } from "./process-tree.ts";
 import { type ChildResourceUsage, ResourceSampler } from "./resource-sampler.ts";
 import { processGroupExists, TreeTerminator } from "./tree-terminator.ts";
 
 /**
-<<<<<<< HEAD
- * The one place flameox creates processes (docs/architecture.md, Execution). argv only, never a shell; the executable is
- * resolved on the child's PATH; the child environment comes from an allowlist; one absolute
- * deadline; a new session and process group; SIGTERM → grace → SIGKILL of the group and of every
- * tracked descendant; stdout/stderr streamed into files under one shared byte budget.
-=======
- * The one place flameox creates processes. argv only, never a shell; the executable is resolved on
- * the child's PATH; the child environment comes from an allowlist; one absolute deadline; a new
- * session and process group; SIGTERM → grace → SIGKILL of everything the run started; output
- * streamed into files under one shared byte budget. `runProcess` reads as its four phases:
- * spawn → supervise → clean up → report.
->>>>>>> exec-report
+ * The one place flameox creates processes (docs/architecture.md, Execution). argv only, never a
+ * shell; the executable is resolved on the child's PATH; the child environment comes from an
+ * allowlist; one absolute deadline; a new session and process group; SIGTERM → grace → SIGKILL of
+ * everything the run started; output streamed into files under one shared byte budget, its tail
+ * kept with secrets redacted. `runProcess` reads as its four phases: spawn → supervise → clean up → report.
  */
 
 export { defaultGracePeriodMs, defaultOutputBudgetBytes, defaultTrackingIntervalMs } from "./broker-request.ts";
@@ -249,7 +243,8 @@ class Supervisor {
       this.limitations.push("an output pipe was still held open after cleanup by an untracked process; reading was abandoned");
     }
     await this.containment.reapOrphans(this.tracker);
-    this.limitations.push(...this.output.close());
+    const secrets = secretValues(this.options.parentEnvironment ?? process.env, this.prepared.child.environment);
+    this.limitations.push(...this.output.close((text) => redactSecrets(text, secrets)));
   }
 
   /** Live processes of the run now: tracked ones, plus cgroup members tracking has not seen. */

@@ -80,6 +80,11 @@ const credentialPattern =
 
 const namePattern = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** Whether a name (of a variable, a key in printed output) looks like it holds a credential. */
+export function isCredentialName(name: string): boolean {
+  return credentialPattern.test(name.toUpperCase().replaceAll(/[^A-Z0-9_]/g, "_"));
+}
+
 /** Why a variable name is refused for the child, or null when it may be passed. */
 export function refusedEnvironmentReason(name: string): string | null {
   const upper = name.toUpperCase();
@@ -87,7 +92,7 @@ export function refusedEnvironmentReason(name: string): string | null {
   for (const prefix of refusedPrefixes) {
     if (upper.startsWith(prefix)) return `names starting with ${prefix} are refused (loader, debugger, tool config or credentials)`;
   }
-  if (credentialPattern.test(upper)) return "it looks like a credential";
+  if (isCredentialName(upper)) return "it looks like a credential";
   return null;
 }
 

@@ -6,9 +6,56 @@ import type { OutputRecord } from "./broker-types.ts";
 /**
  * Streams a child's stdout and stderr into files under one shared byte budget. Reading never
  * stops, so the child never blocks on a full pipe; bytes beyond the budget are counted and dropped.
+ * The last bytes of each stream are also kept in a small ring, budget or not, because what a
+ * process printed last (a traceback, a final error) is what explains how it ended.
  */
 
-type OutputSink = { descriptor: number; record: OutputRecord; writeError: string | null };
+/** How much of each stream's end is kept in memory for the run's output tail. */
+export const outputTailBytes = 16 * 1024;
+
+/** The last `capacity` bytes written to it, in order. */
+class TailRing {
+  private readonly buffer: Uint8Array;
+  private next = 0;
+  private length = 0;
+  /** Bytes that passed through but no longer fit. */
+  overwritten = 0;
+
+  constructor(capacity: number) {
+    this.buffer = new Uint8Array(capacity);
+  }
+
+  write(bytes: Uint8Array): void {
+    const capacity = this.buffer.byteLength;
+    const kept = bytes.byteLength > capacity ? bytes.subarray(bytes.byteLength - capacity) : bytes;
+    this.overwritten += bytes.byteLength - kept.byteLength;
+    for (let offset = 0; offset < kept.byteLength; ) {
+      const chunk = Math.min(kept.byteLength - offset, capacity - this.next);
+      this.buffer.set(kept.subarray(offset, offset + chunk), this.next);
+      this.next = (this.next + chunk) % capacity;
+      offset += chunk;
+    }
+    const overflow = Math.max(0, this.length + kept.byteLength - capacity);
+    this.overwritten += overflow;
+    this.length = Math.min(capacity, this.length + kept.byteLength);
+  }
+
+  bytes(): Uint8Array {
+    if (this.length < this.buffer.byteLength) return this.buffer.slice(0, this.length);
+    const ordered = new Uint8Array(this.length);
+    ordered.set(this.buffer.subarray(this.next), 0);
+    ordered.set(this.buffer.subarray(0, this.next), this.buffer.byteLength - this.next);
+    return ordered;
+  }
+}
+
+/** The ring as text; a character cut in half at its start is dropped, not shown as a replacement mark. */
+function tailText(ring: TailRing): string {
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(ring.bytes());
+  return ring.overwritten > 0 ? text.replace(/^\uFFFD+/, "") : text;
+}
+
+type OutputSink = { descriptor: number; record: OutputRecord; writeError: string | null; tail: TailRing };
 
 function openOutput(path: string): OutputSink {
   const absolute = resolve(path);
@@ -23,7 +70,12 @@ function openOutput(path: string): OutputSink {
       cause: error,
     });
   }
-  return { descriptor, record: { path: absolute, bytes_written: 0, bytes_dropped: 0, truncated: false }, writeError: null };
+  return {
+    descriptor,
+    record: { path: absolute, bytes_written: 0, bytes_dropped: 0, truncated: false, tail: "", tail_complete: true },
+    writeError: null,
+    tail: new TailRing(outputTailBytes),
+  };
 }
 
 function writeFully(sink: OutputSink, bytes: Uint8Array): void {
@@ -87,6 +139,7 @@ export class OutputPump {
   }
 
   private accept(sink: OutputSink, value: Uint8Array): void {
+    sink.tail.write(value);
     const allowed = sink.writeError === null ? Math.min(this.remainingBudget, value.byteLength) : 0;
     if (allowed > 0) {
       try {
@@ -119,12 +172,17 @@ export class OutputPump {
     return drained;
   }
 
-  /** Closes both files and returns what went wrong writing them, as limitations. */
-  close(): string[] {
+  /**
+   * Closes both files and returns what went wrong writing them, as limitations. Each stream's tail
+   * is set here, passed through `redact` first: nothing a child printed leaves exec unredacted.
+   */
+  close(redact: (text: string) => string = (text) => text): string[] {
     const limitations: string[] = [];
     for (const sink of [this.stdoutSink, this.stderrSink]) {
       closeSync(sink.descriptor);
       sink.record.truncated = sink.record.bytes_dropped > 0;
+      sink.record.tail = redact(tailText(sink.tail));
+      sink.record.tail_complete = sink.tail.overwritten === 0;
       if (sink.writeError !== null) limitations.push(`writing ${sink.record.path} failed: ${sink.writeError}`);
     }
     return limitations;
