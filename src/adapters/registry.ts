@@ -4,6 +4,21 @@
  */
 export type Provisioning = "bundled" | "host" | "managed_runtime";
 
+/**
+ * The answer a capture comes back with: execute_capture_plan (and a terminal get_detached_capture)
+ * run this analysis over the new run and return it, bounded, beside the receipt
+ * (services/receipt-analysis.ts maps each kind onto the analysis service that computes it).
+ */
+export type DefaultAnalysisKind = "runtime" | "hotspots" | "test_outcomes" | "memory" | "coverage" | "benchmark" | "operators" | "imports";
+
+export type DefaultAnalysis = {
+  kind: DefaultAnalysisKind;
+  /** The tool that gives the whole answer (and its pages); the receipt's next_tool when the answer names no closer step. */
+  tool: string;
+  /** Arguments of that tool besides the run, which services add under the name the tool uses for it. */
+  arguments?: Record<string, unknown>;
+};
+
 export type AdapterDescriptor = {
   name: string;
   summary: string;
@@ -22,6 +37,7 @@ export type AdapterDescriptor = {
   installRemedy: string;
   /** Options an agent may pass in adapter_options, with their meaning. */
   options: Record<string, string>;
+  defaultAnalysis: DefaultAnalysis;
 };
 
 export const adapterDescriptors: AdapterDescriptor[] = [
@@ -40,6 +56,7 @@ export const adapterDescriptors: AdapterDescriptor[] = [
     needsActivePermissionProbe: false,
     installRemedy: "",
     options: {},
+    defaultAnalysis: { kind: "runtime", tool: "get_run" },
   },
   {
     name: "py-spy",
@@ -62,6 +79,7 @@ export const adapterDescriptors: AdapterDescriptor[] = [
       idle: "include idle threads (boolean)",
       gil: "only sample threads holding the GIL (boolean)",
     },
+    defaultAnalysis: { kind: "hotspots", tool: "analyze_hotspots" },
   },
   {
     name: "perf",
@@ -82,6 +100,7 @@ export const adapterDescriptors: AdapterDescriptor[] = [
     needsActivePermissionProbe: true,
     installRemedy: "apt-get install linux-perf (Debian; `linux-tools-$(uname -r)` on Ubuntu), then call list_capabilities again.",
     options: { frequency: "sampling frequency in Hz (1..100000, default 999)" },
+    defaultAnalysis: { kind: "hotspots", tool: "analyze_hotspots" },
   },
   {
     name: "pyperf",
@@ -104,6 +123,7 @@ export const adapterDescriptors: AdapterDescriptor[] = [
       loops: "loops per value (default: calibrated)",
       name: "benchmark name (default 'workload')",
     },
+    defaultAnalysis: { kind: "benchmark", tool: "query_measurements", arguments: { name_prefix: "pyperf." } },
   },
   {
     name: "pytest",
@@ -122,6 +142,7 @@ export const adapterDescriptors: AdapterDescriptor[] = [
     installRemedy:
       "<python> -m pip install pytest==9.2.0 pytest-xdist==3.8.0 (into the workload's interpreter), then call list_capabilities again.",
     options: {},
+    defaultAnalysis: { kind: "test_outcomes", tool: "analyze_failures" },
   },
   {
     name: "coverage",
@@ -142,6 +163,7 @@ export const adapterDescriptors: AdapterDescriptor[] = [
       context: "static context label for every line",
       dynamic_context: "'test_function' labels lines with the test that ran them",
     },
+    defaultAnalysis: { kind: "coverage", tool: "analyze_execution" },
   },
   {
     name: "memray",
@@ -159,6 +181,7 @@ export const adapterDescriptors: AdapterDescriptor[] = [
     needsActivePermissionProbe: false,
     installRemedy: "<python> -m pip install memray==1.20.0 (into the workload's interpreter), then call list_capabilities again.",
     options: {},
+    defaultAnalysis: { kind: "memory", tool: "analyze_memory" },
   },
   {
     name: "torch.profiler",
@@ -189,6 +212,7 @@ export const adapterDescriptors: AdapterDescriptor[] = [
       schedule:
         "sdk mode only, required there: {wait 0..10000 (1), warmup 0..10000 (1), active 1..10000 (1), repeat 1..100 (1), skip_first 0..10000 (0)} integers; repeat = cycles = trace files",
     },
+    defaultAnalysis: { kind: "operators", tool: "analyze_pytorch" },
   },
   {
     name: "python-startup",
@@ -205,6 +229,7 @@ export const adapterDescriptors: AdapterDescriptor[] = [
     needsActivePermissionProbe: false,
     installRemedy: "Needs only a Python 3 interpreter: declare the workload as `python …` with an installed python.",
     options: { samples: "fresh-interpreter samples (1..1000, default 5)" },
+    defaultAnalysis: { kind: "imports", tool: "query_measurements", arguments: { name_prefix: "import.package_self_us" } },
   },
   {
     name: "v8",
@@ -221,6 +246,7 @@ export const adapterDescriptors: AdapterDescriptor[] = [
     needsActivePermissionProbe: false,
     installRemedy: "Install Node.js or Bun and declare the workload as `node <script>`.",
     options: { interval_us: "sampling interval in microseconds (10..100000, default 1000)" },
+    defaultAnalysis: { kind: "hotspots", tool: "analyze_hotspots" },
   },
 ];
 

@@ -232,3 +232,11 @@ export function metricPerRunSql(metric: string, runIds: readonly string[]): stri
           WHERE name = ${sqlString(metric)} AND NOT coalesce(is_warmup, false) AND run_id IN (${list})
           GROUP BY run_id`;
 }
+
+/** The measurement names the runs have, those most runs share first: what a comparison could use instead. */
+export function metricNamesSql(runIds: readonly string[], limit: number): string {
+  const list = runIds.length === 0 ? "NULL" : runIds.map(sqlString).join(", ");
+  return `SELECT name, count(DISTINCT run_id) AS runs FROM measurements
+          WHERE NOT coalesce(is_warmup, false) AND run_id IN (${list})
+          GROUP BY name ORDER BY runs DESC, name LIMIT ${limit}`;
+}

@@ -4,10 +4,14 @@ import { emit, renderKeyValues } from "./output.ts";
 import { parseStructuredInput } from "./structured-input.ts";
 import { cliLog } from "./log.ts";
 import { withInterrupt } from "./interrupt.ts";
-import type { PlanCaptureRequest } from "../services/capture-service.ts";
+import { captureAdapterNames, type CaptureReceipt, type PlanCaptureRequest } from "../services/capture-service.ts";
 
 const planArguments = {
-  adapter: { type: "positional", required: true, description: "Adapter: command or py-spy (see flameox capabilities)." },
+  adapter: {
+    type: "positional",
+    required: true,
+    description: `Adapter: ${captureAdapterNames.join(", ")} (see flameox capabilities for what is ready here).`,
+  },
   workload: { type: "string", required: true, description: "Name of a workload declared in flameox.toml." },
   parameters: { type: "string", description: "Workload parameter overrides as a JSON object or @file.json." },
   "adapter-options": { type: "string", description: "Adapter options as a JSON object, e.g. '{\"rate\": 200}'." },
@@ -62,17 +66,32 @@ export async function planAndRun(request: PlanCaptureRequest): Promise<void> {
       },
     });
     emit(options, { plan, receipt }, () =>
-      renderKeyValues(receipt, [
-        "run_id",
-        "execution_status",
-        "capture_status",
-        "validation_status",
-        "exit_code",
-        "artifact_ids",
-        "evidence_tables",
-      ]),
+      [
+        renderKeyValues(receipt, [
+          "run_id",
+          "execution_status",
+          "capture_status",
+          "validation_status",
+          "exit_code",
+          "artifact_ids",
+          "evidence_tables",
+        ]),
+        ...renderOutcome(receipt),
+      ].join("\n"),
     );
   });
+}
+
+/** What the run said and the adapter's first answer, for people; --json carries the same in full. */
+function renderOutcome(receipt: CaptureReceipt): string[] {
+  const lines: string[] = [];
+  if (receipt.exception) lines.push(`exception: ${receipt.exception.exception_type}: ${receipt.exception.message}`);
+  const stderr = receipt.output_tail?.stderr.tail.trimEnd();
+  if (stderr && !receipt.exception) lines.push("stderr (end):", ...stderr.split("\n").map((line) => `  ${line}`));
+  if (receipt.analysis?.summary) lines.push(`${receipt.analysis.kind}: ${JSON.stringify(receipt.analysis.summary)}`);
+  else if (receipt.analysis) lines.push(`${receipt.analysis.kind}: ${receipt.analysis.reason}`);
+  lines.push(`next: ${receipt.next_tool} ${JSON.stringify(receipt.next_arguments)}`);
+  return lines;
 }
 
 function renderPlan(plan: Awaited<ReturnType<ReturnType<typeof cliServices>["captures"]["plan"]>>): string {

@@ -32,12 +32,12 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
     meta: { name: "memory", description: "Peak, retained and total allocated memory; functions holding the most bytes." },
     args: {
       run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id." },
-      limit: limitArgument(pageLimits.memory, "Functions"),
+      ...pageArguments(pageLimits.memory),
     },
     async run({ args }) {
       const result = await cliServices().memoryAnalysis.analyze({
         run_or_artifact: String(args.run_or_artifact),
-        limit: limitOf(args.limit, pageLimits.memory),
+        ...pageOf(args, pageLimits.memory),
       });
       emit(cliOptions(), result, () =>
         [

@@ -134,7 +134,7 @@ export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
   ],
   [
     "memory",
-    singleInputRecipe("analyze_memory.v1", 20, (services, inputId, limit) => services.memory.analyze({ run_or_artifact: inputId, limit })),
+    singleInputRecipe("analyze_memory.v2", 20, (services, inputId, limit) => services.memory.analyze({ run_or_artifact: inputId, limit })),
   ],
   [
     "execution",

@@ -69,7 +69,7 @@ export class CapabilityService {
     }
     const capabilities: CapabilityReport[] = [];
     for (const descriptor of descriptors) {
-      if (request.mode === "passive") capabilities.push(passiveReport(descriptor, process.env.PATH ?? ""));
+      if (request.mode === "passive") capabilities.push(this.knownReport(descriptor));
       else capabilities.push(await this.activeReport(descriptor, request.mode === "active_refresh"));
     }
     const available = capabilities.filter((capability) => capability.status === "available").length;
@@ -88,6 +88,18 @@ export class CapabilityService {
       latest_setup: null,
       next_tool: null,
     };
+  }
+
+  /**
+   * What is known without running anything: a recent active probe of the same executable (the one
+   * plan_capture's preflight or an active list ran, kept in this process or the workspace), else the
+   * passive file-system answer. Reading a cached probe is passive; nothing is executed.
+   */
+  knownReport(descriptor: AdapterDescriptor): CapabilityReport {
+    const current = descriptor.executable ? findOnPath(descriptor.executable, process.env.PATH ?? "") : null;
+    const cached = activeCache.get(descriptor.name);
+    if (cached && cached.executable === current) return cached;
+    return this.persistedProbe(descriptor.name, current) ?? passiveReport(descriptor, process.env.PATH ?? "");
   }
 
   /** Runs the tool's version command and, where one is needed, a real permission check. */
@@ -232,15 +244,16 @@ export function passiveReport(descriptor: AdapterDescriptor, pathValue: string):
     permission_status: descriptor.permissions.length === 0 ? "not_required" : "unknown",
     features: descriptor.features,
     limitations: descriptor.limitations,
+    // Nothing here needs a separate probe before planning: plan_capture's default preflight runs it.
     remediation: missing
       ? [`${descriptor.executable} was not found on PATH. ${descriptor.installRemedy}`]
       : descriptor.needsActivePermissionProbe
         ? [
-            `Call list_capabilities(mode='active_refresh', adapter='${descriptor.name}') to check the ${descriptor.permissions.join(", ")} permission; plan_capture checks it too.`,
+            `Plan it directly: plan_capture (preflight_mode='auto', the default) checks the ${descriptor.permissions.join(", ")} permission before anything runs. list_capabilities(mode='active_refresh', adapter='${descriptor.name}') checks it without planning.`,
           ]
         : needsInterpreter
           ? [
-              `Call list_capabilities(mode='active_refresh', adapter='${descriptor.name}') to ask python3 on PATH; plan_capture asks the workload's own interpreter. If missing: ${descriptor.installRemedy}`,
+              `Plan it directly: plan_capture asks the workload's own interpreter for the module before anything runs. If it is missing: ${descriptor.installRemedy}`,
             ]
           : [],
     options: descriptor.options,

@@ -3,6 +3,9 @@ import * as v from "valibot";
 import type { CaptureAdapter, CollectorOutput } from "../adapters/capture-adapter.ts";
 import { executionRefused, invalidArguments, planRefused } from "../domain/errors.ts";
 import { executableDigest } from "../exec/executable.ts";
+import type { RunException } from "../store/run-store.ts";
+import type { ReceiptAnalysis } from "./receipt-analysis.ts";
+import type { StreamTail } from "./run-output.ts";
 
 /** The types and input checks of plan_capture and execute_capture_plan, shared by planning and running. */
 
@@ -86,7 +89,14 @@ export type CaptureReceipt = {
   limitation_details: { source: string; code: string; message: string }[];
   corpus_commit_id: string;
   resource_uri: string;
+  /** The ends of stdout and stderr (redacted, bounded) when the run did not succeed or shows an exception; null otherwise. */
+  output_tail: { stdout: StreamTail; stderr: StreamTail } | null;
+  /** The last Python exception in the run's stderr (for a crash, what it died of); null when it shows none. */
+  exception: RunException | null;
+  /** The adapter's default analysis of the run, bounded (execute_capture_plan fills it; null elsewhere). */
+  analysis: ReceiptAnalysis | null;
   next_tool: string;
+  next_arguments: Record<string, unknown>;
 };
 
 /** Descendants inherit this marker even after setsid, so crash recovery can find a run's processes. */

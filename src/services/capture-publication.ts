@@ -16,6 +16,8 @@ import type { Workspace } from "../store/workspace.ts";
 import { type CaptureReceipt, type ConsumedPlan, trustedLocalLimitation } from "./capture-plan.ts";
 import { brokerCommandRunner } from "./command-runner.ts";
 import { type PreparedBundle, prepareBundle } from "./evidence-publisher.ts";
+import { defaultNextStep } from "./receipt-next-step.ts";
+import { crashException, placesOf, streamTail, tailCharacters } from "./run-output.ts";
 
 /**
  * After the collector exits: keep every output as an artifact, extract what the adapter can read,
@@ -166,11 +168,12 @@ async function runtimeBundle(
   );
 }
 
-function processRecord(current: RunManifest, result: ProcessResult): Record<string, unknown> {
-  const stream = (output: ProcessResult["stdout"]) => ({
+function processRecord(workspace: Workspace, current: RunManifest, result: ProcessResult): Record<string, unknown> {
+  const stream = (output: ProcessResult["stdout"], characters: number) => ({
     bytes_written: output.bytes_written,
     bytes_dropped: output.bytes_dropped,
     truncated: output.truncated,
+    ...streamTail(output, characters, placesOf(workspace)),
   });
   return {
     ...(current.process ?? {}),
@@ -183,8 +186,8 @@ function processRecord(current: RunManifest, result: ProcessResult): Record<stri
     cancellation_cause: result.cancellation_cause,
     cleanup_complete: result.cleanup_complete,
     leftover_processes: result.leftover_processes,
-    stdout: stream(result.stdout),
-    stderr: stream(result.stderr),
+    stdout: stream(result.stdout, tailCharacters.stdout),
+    stderr: stream(result.stderr, tailCharacters.stderr),
     resources: result.resources,
   };
 }
@@ -226,12 +229,14 @@ function publish(
           execution_status: outcome.execution,
           capture_status: outcome.capture,
           validation_status: outcome.validation,
-          process: processRecord(current, result),
+          process: processRecord(workspace, current, result),
           lease: null,
           artifacts: references,
           measurements,
           unavailable_measurements: result.resources?.unavailable ?? [],
           limitations: [...current.limitations, ...outcome.limitations],
+          // Parsed whatever the exit status: a profiler wrapping the workload (py-spy) may exit 0 after the workload crashed.
+          exception: outcome.execution === "cancelled" ? null : crashException(result.stderr, placesOf(workspace)),
         }),
         "execution finished",
       );
@@ -284,6 +289,16 @@ function terminalFailure(intent: ConsumedPlan, result: ProcessResult, receipt: C
   return null;
 }
 
+/** The tails get_run shows, as the receipt of a failed run repeats them. */
+function outputTail(run: RunManifest | null): CaptureReceipt["output_tail"] {
+  const process = (run?.process ?? {}) as Record<string, { tail?: string; tail_complete?: boolean } | undefined>;
+  const tail = (stream: "stdout" | "stderr") => ({
+    tail: process[stream]?.tail ?? "",
+    tail_complete: process[stream]?.tail_complete ?? true,
+  });
+  return { stdout: tail("stdout"), stderr: tail("stderr") };
+}
+
 /** Row counts per evidence table across every bundle a capture published. */
 function sumTables(tables: Record<string, number>[]): Record<string, number> {
   const total: Record<string, number> = {};
@@ -330,6 +345,7 @@ export async function publishCapture(
   rmSync(intent.artifact_directory, { recursive: true, force: true });
   await report(8, "Evidence publication complete");
   const run = readRun(workspace.state.database, intent.run_id);
+  const next = defaultNextStep(intent.adapter, intent.run_id, intent.workload_name);
   const receipt: CaptureReceipt = {
     schema_version: 1,
     run_id: intent.run_id,
@@ -345,7 +361,12 @@ export async function publishCapture(
     limitation_details: [trustedLocalLimitation],
     corpus_commit_id: corpusCommitId,
     resource_uri: runResourceUri(intent.run_id),
-    next_tool: intent.adapter === "command" ? "get_run" : "analyze_hotspots",
+    // What went wrong travels with a failed run's receipt: the ends of its output and the exception it died of.
+    output_tail: outcome.execution === "succeeded" && !run?.exception ? null : outputTail(run),
+    exception: run?.exception ?? null,
+    analysis: null,
+    next_tool: next.tool,
+    next_arguments: next.arguments,
   };
   const failure = terminalFailure(intent, result, receipt);
   if (failure) throw failure;

@@ -26,9 +26,13 @@ import {
 } from "./capture-plan.ts";
 import type { CaptureRunner } from "./capture-runner.ts";
 import { bestEffortProgress, type ProgressReporter } from "./progress.ts";
+import type { ReceiptAnalysisService } from "./receipt-analysis.ts";
 import type { WorkloadService } from "./workload-service.ts";
 
 export type { CapturePlan, CaptureReceipt, ConsumedPlan, PlanCaptureRequest };
+
+/** Every adapter plan_capture can run, in registry order (for help texts and descriptions). */
+export const captureAdapterNames: readonly string[] = [...captureAdapters.keys()];
 
 /**
  * plan_capture and execute_capture_plan. Planning resolves and probes everything and issues a
@@ -42,6 +46,7 @@ export class CaptureService {
     private readonly capabilities: CapabilityService,
     private readonly plans: PlanTokenStore<"capture", ConsumedPlan>,
     private readonly runner: CaptureRunner,
+    private readonly receipts: ReceiptAnalysisService,
   ) {}
 
   /** Read-only: resolves and probes, then issues a single-use token. No workload process starts. */
@@ -207,7 +212,19 @@ export class CaptureService {
   async execute(planId: string, options: { signal?: AbortSignal; progress?: ProgressReporter } = {}): Promise<CaptureReceipt> {
     await bestEffortProgress(options.progress, 8)(0, "Capture request accepted");
     const intent = await this.consumeAndRecheck(planId);
-    return this.executeIntent(intent, options);
+    return this.withAnalysis(await this.executeIntent(intent, options), intent);
+  }
+
+  /** The receipt with the adapter's default analysis of the run beside it, and the step that follows from that answer. */
+  private async withAnalysis(receipt: CaptureReceipt, intent: ConsumedPlan): Promise<CaptureReceipt> {
+    const { analysis, next } = await this.receipts.analyze({
+      run_id: receipt.run_id,
+      adapter: intent.adapter,
+      workload_name: intent.workload_name,
+      execution_status: receipt.execution_status,
+      exception: receipt.exception,
+    });
+    return { ...receipt, analysis, next_tool: next.tool, next_arguments: next.arguments };
   }
 
   /** Spends the token and rechecks the bound inputs; after this the plan can only run once, here. */

@@ -1,6 +1,6 @@
 import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
-import { notFound, runNotFound, workspaceInvalid } from "../domain/errors.ts";
-import { compatibilityMismatches, metricPerRunSql, type MemberFacts } from "../analysis/comparison.ts";
+import { comparisonInvalid, type FlameoxError, notFound, runNotFound, workspaceInvalid } from "../domain/errors.ts";
+import { compatibilityMismatches, metricNamesSql, metricPerRunSql, type MemberFacts } from "../analysis/comparison.ts";
 import { metricUnitsOf, type Partition, partitionMembers, samplesOf, sampleMismatches } from "../analysis/comparison-sides.ts";
 import { differentialHotspots, type DifferentialHotspots } from "../analysis/differential.ts";
 import { compareSamples, deriveValidity } from "../analysis/statistics/compare.ts";
@@ -25,6 +25,15 @@ import {
 } from "./comparison-result.ts";
 
 export { comparisonRecipe, defaultMetric, type ComparisonResult, type CompareRunSetsRequest };
+
+const emptyDifferential: DifferentialHotspots = {
+  unit: null,
+  baseline_runs_with_stacks: 0,
+  candidate_runs_with_stacks: 0,
+  functions_compared: 0,
+  gained: [],
+  lost: [],
+};
 
 export type { EvidenceReceipt, EvidenceRecord };
 
@@ -103,7 +112,13 @@ export class ComparisonService {
     const parameters = comparisonParameters(request, declared, metric);
     const members = { baseline: this.facts(baseline.runSet), candidate: this.facts(candidate.runSet) };
     const partition = partitionMembers(members, sameExperiment !== null);
-    const { metricRows, differential } = await this.queryEvidence(head.sequence, metric, partition, request.hotspot_limit ?? 10);
+    const { metricRows, differential, otherMetrics } = await this.queryEvidence(
+      head.sequence,
+      metric,
+      partition,
+      request.hotspot_limit ?? 10,
+    );
+    if (otherMetrics) throw unknownMetric(request, metric, otherMetrics);
     await progress?.(1, 2, "Comparison query complete");
     const units = metricUnitsOf(metricRows);
     const { samples, missingMetric } = samplesOf(partition.eligibleRuns, metricRows);
@@ -169,7 +184,12 @@ export class ComparisonService {
     metric: string,
     partition: Partition,
     hotspotLimit: number,
-  ): Promise<{ metricRows: { run_id: string; value: unknown; units: string }[]; differential: DifferentialHotspots }> {
+  ): Promise<{
+    metricRows: { run_id: string; value: unknown; units: string }[];
+    differential: DifferentialHotspots;
+    /** Set only when runs are eligible but none has the metric: the names they do have. */
+    otherMetrics: string[] | null;
+  }> {
     const { eligibleRuns } = partition;
     const allEligible = [...eligibleRuns.baseline, ...eligibleRuns.candidate].map((entry) => entry.run_id);
     const bundles = allEligible.flatMap((runId) => currentBundles(this.database, { runId, maxSequence: sequence }));
@@ -179,13 +199,17 @@ export class ComparisonService {
     );
     try {
       const metricRows = await view.rows<{ run_id: string; value: unknown; units: string }>(metricPerRunSql(metric, allEligible));
+      if (allEligible.length > 0 && metricRows.length === 0) {
+        const names = await view.rows<{ name: string }>(metricNamesSql(allEligible, 20));
+        return { metricRows, differential: emptyDifferential, otherMetrics: names.map((row) => row.name) };
+      }
       const differential = await differentialHotspots(
         view,
         eligibleRuns.baseline.map((entry) => entry.run_id),
         eligibleRuns.candidate.map((entry) => entry.run_id),
         hotspotLimit,
       );
-      return { metricRows, differential };
+      return { metricRows, differential, otherMetrics: null };
     } finally {
       view.close();
     }
@@ -237,6 +261,32 @@ export class ComparisonService {
     }
     return found;
   }
+}
+
+/**
+ * No eligible run has the metric: nothing could be decided, and saying "inconclusive" would hide a
+ * typo. The recovery is the same comparison on a metric the runs have (the default one when they do).
+ */
+function unknownMetric(request: CompareRunSetsRequest, metric: string, available: string[]): FlameoxError {
+  const suggested = available.includes(defaultMetric) ? defaultMetric : (available[0] ?? null);
+  return comparisonInvalid(
+    `No run in either set has the metric '${metric}'${available.length > 0 ? `; they have ${available.slice(0, 8).join(", ")}` : ""}.`,
+    {
+      details: {
+        metric,
+        available_metrics: available,
+        fields: [{ field: "metric", message: "no run in either set has this measurement", type: "value_error" }],
+      },
+      remediation: [
+        suggested
+          ? `Compare on a measurement the runs have, e.g. metric='${suggested}' (query_measurements lists them per run).`
+          : "The runs have no measurements at all; capture them again, then compare.",
+      ],
+      next: suggested
+        ? { tool: "compare_run_sets", arguments: { baseline: request.baseline, candidate: request.candidate, metric: suggested } }
+        : { tool: "list_runs" },
+    },
+  );
 }
 
 /** compareSamples' names for the comparison parameters. */

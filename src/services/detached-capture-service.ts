@@ -6,6 +6,7 @@ import type { CaptureService, ConsumedPlan } from "./capture-service.ts";
 import type { DetachedCaptureStore } from "../store/detached-capture-store.ts";
 import type { PlanTokenStore } from "../store/plan-tokens.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
+import type { ReceiptAnalysis, ReceiptAnalysisService } from "./receipt-analysis.ts";
 
 export type DetachedCaptureStatus = {
   schema_version: 1;
@@ -19,7 +20,10 @@ export type DetachedCaptureStatus = {
   failure_code: string | null;
   failure_message: string | null;
   resource_uri: string;
+  /** When terminal: the adapter's default analysis of the run, as execute_capture_plan returns it; null before. */
+  analysis: ReceiptAnalysis | null;
   next_tool: string;
+  next_arguments: Record<string, unknown>;
 };
 
 type Operation = {
@@ -44,6 +48,7 @@ export class DetachedCaptureService {
     private readonly captures: CaptureService,
     private readonly plans: PlanTokenStore<"capture", ConsumedPlan>,
     private readonly detached: DetachedCaptureStore,
+    private readonly receipts: ReceiptAnalysisService,
   ) {}
 
   async start(request: { plan_id: string; idempotency_key: string }): Promise<DetachedCaptureStatus> {
@@ -87,7 +92,16 @@ export class DetachedCaptureService {
     return this.status(intent.run_id);
   }
 
-  status(runId: string): DetachedCaptureStatus {
+  /** The status, and once terminal the run's default analysis with the step that follows from it. */
+  async status(runId: string): Promise<DetachedCaptureStatus> {
+    const status = this.currentStatus(runId);
+    const run = status.state === "terminal" ? readRun(this.workspace.open().state.database, runId) : null;
+    if (!run) return status;
+    const { analysis, next } = await this.receipts.analyze(run);
+    return { ...status, analysis, next_tool: next.tool, next_arguments: next.arguments };
+  }
+
+  private currentStatus(runId: string): DetachedCaptureStatus {
     const run = readRun(this.workspace.open().state.database, runId);
     const operation = operations.get(runId);
     if (!run && !operation) throw runNotFound(runId);
@@ -112,14 +126,21 @@ export class DetachedCaptureService {
       failure_code: failure?.code ?? null,
       failure_message: failure?.message ?? null,
       resource_uri: runResourceUri(runId),
+      analysis: null,
       next_tool: state === "terminal" ? "get_run" : state === "unmanaged_after_restart" ? "list_runs" : "get_detached_capture",
+      next_arguments:
+        state !== "unmanaged_after_restart"
+          ? { run_id: runId }
+          : run?.workload_name
+            ? { filter: { workload_name: run.workload_name } }
+            : {},
     };
   }
 
   /** Kills the tree and waits for the cancelled run to be recorded; a finished run is returned as is. */
   async cancel(runId: string): Promise<DetachedCaptureStatus> {
-    const current = this.status(runId);
-    if (current.state === "terminal") return current;
+    const current = this.currentStatus(runId);
+    if (current.state === "terminal") return this.status(runId);
     const operation = operations.get(runId);
     if (!operation) {
       throw capabilityUnavailable(`Detached capture ${runId} is not owned by this server process.`, {

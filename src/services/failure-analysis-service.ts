@@ -1,10 +1,11 @@
 import { corpusHead } from "../store/corpus.ts";
 import { currentBundles } from "../store/evidence-registry.ts";
 import { readRun, type RunFilter, type RunManifest } from "../store/run-store.ts";
-import { errorSignature, failedTests } from "../analysis/recipes/failures.ts";
+import { errorLine, errorSignature, failedTests } from "../analysis/recipes/failures.ts";
+import { type SlowTest, slowestTests, testOutcomeCounts } from "../analysis/recipes/test-outcomes.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import { available, type EvidenceStatus, maximumRows } from "./evidence-needs.ts";
-import { limitWithin } from "./evidence-scope.ts";
+import { limitWithin, pinEvidenceScope, withEvidence } from "./evidence-scope.ts";
 import type { RunService } from "./run-service.ts";
 
 export type FailureCluster = {
@@ -13,10 +14,23 @@ export type FailureCluster = {
   count: number;
   run_count: number;
   run_ids: string[];
-  examples: { run_id: string; subject: string; message: string | null }[];
+  /** `location`: where a crashed run's exception was raised (innermost frame), `file:line in function`. */
+  examples: { run_id: string; subject: string; message: string | null; location: string | null }[];
   first_seen_at: string | null;
   last_seen_at: string | null;
 };
+export type TestOutcomesResult = {
+  schema_version: 1;
+  run_id: string;
+  corpus_commit_id: string;
+  counts: Record<string, number>;
+  /** Failed, errored and crashed tests, with the line of their message that says what went wrong. */
+  failures: { nodeid: string; outcome: string; message: string | null }[];
+  failure_total: number;
+  slowest: SlowTest[];
+  evidence: EvidenceStatus;
+};
+
 export type FailureAnalysisResult = {
   schema_version: 1;
   corpus_commit_id: string;
@@ -36,7 +50,7 @@ class FailureClusters {
   add(
     key: string,
     cluster: { source: "test" | "run"; signature: string },
-    example: { runId: string; subject: string; message: string | null; at: string | null },
+    example: { runId: string; subject: string; message: string | null; at: string | null; location?: string | null },
   ): void {
     const { at } = example;
     const entry = this.clusters.get(key) ?? {
@@ -53,7 +67,12 @@ class FailureClusters {
     if (!entry.run_ids.includes(example.runId)) entry.run_ids.push(example.runId);
     entry.run_count = entry.run_ids.length;
     if (entry.examples.length < 5)
-      entry.examples.push({ run_id: example.runId, subject: example.subject, message: example.message?.slice(0, 500) ?? null });
+      entry.examples.push({
+        run_id: example.runId,
+        subject: example.subject,
+        message: example.message?.slice(0, 500) ?? null,
+        location: example.location ?? null,
+      });
     if (at && (!entry.first_seen_at || at < entry.first_seen_at)) entry.first_seen_at = at;
     if (at && (!entry.last_seen_at || at > entry.last_seen_at)) entry.last_seen_at = at;
     this.clusters.set(key, entry);
@@ -77,9 +96,22 @@ function runSignature(run: RunManifest): string {
   if (run.execution_status === "timed_out") return "timed out";
   if (run.execution_status === "cancelled") return "cancelled";
   if (run.failure) return `${run.failure.code}: ${errorSignature(run.failure.message)}`;
+  if (run.exception) return `${run.exception.exception_type}: ${errorSignature(run.exception.message || null)}`;
   if (process.terminating_signal) return `killed by ${String(process.terminating_signal)}`;
   if (process.exit_code !== undefined && process.exit_code !== null) return `exit ${String(process.exit_code)}`;
   return `capture ${run.capture_status}`;
+}
+
+/** A run's failure message: its typed failure, else the exception it died of and where. */
+function crashOf(run: RunManifest): { message: string | null; location: string | null } {
+  if (run.failure) return { message: run.failure.message, location: null };
+  const exception = run.exception;
+  if (!exception) return { message: null, location: null };
+  const frame = exception.frames.at(-1);
+  return {
+    message: `${exception.exception_type}${exception.message ? `: ${exception.message}` : ""}`,
+    location: frame ? `${frame.file}:${frame.line ?? "?"} in ${frame.function}` : null,
+  };
 }
 
 function failureEvidence(examined: number, clusters: number): EvidenceStatus {
@@ -118,7 +150,7 @@ export class FailureAnalysisService {
       clusters.add(
         `run\u0000${run.workload_name ?? ""}\u0000${run.adapter ?? ""}\u0000${signature}`,
         { source: "run", signature: `${run.workload_name ?? "import"}${run.adapter ? ` (${run.adapter})` : ""}: ${signature}` },
-        { runId: run.run_id, subject: run.workload_name ?? run.run_id, message: run.failure?.message ?? null, at: run.created_at },
+        { runId: run.run_id, subject: run.workload_name ?? run.run_id, at: run.created_at, ...crashOf(run) },
       );
     }
     await this.addFailedTests(clusters, head.sequence, new Map(manifests.map((run) => [run.run_id, run.created_at])));
@@ -133,6 +165,35 @@ export class FailureAnalysisService {
       returned: Math.min(limit, ordered.length),
       truncated: ordered.length > limit,
       evidence: failureEvidence(manifests.length, ordered.length),
+    };
+  }
+
+  /** One run's pytest outcomes: counts, the failures (first `limit`) and the `limit` slowest tests. */
+  async testOutcomes(request: { run_id: string; limit: number }): Promise<TestOutcomesResult> {
+    const limit = limitWithin(request.limit, maximumRows(this.workspace));
+    const scope = pinEvidenceScope(this.workspace, request.run_id);
+    const outcome = await withEvidence(this.workspace, scope, async (view) => ({
+      counts: await testOutcomeCounts(view),
+      failures: await failedTests(view),
+      slowest: await slowestTests(view, limit),
+    }));
+    const tests = Object.values(outcome.counts).reduce((sum, count) => sum + count, 0);
+    return {
+      schema_version: 1,
+      run_id: request.run_id,
+      corpus_commit_id: scope.corpusCommitId,
+      counts: outcome.counts,
+      failures: outcome.failures.slice(0, limit).map((failure) => ({
+        nodeid: failure.nodeid,
+        outcome: failure.outcome,
+        message: failure.message ? errorLine(failure.message).slice(0, 300) : null,
+      })),
+      failure_total: outcome.failures.length,
+      slowest: outcome.slowest,
+      evidence:
+        tests === 0
+          ? { status: "empty", reason: "The run has no extracted test outcomes.", next_tool: null, next_arguments: null }
+          : available(`${tests} test outcome(s) from the pytest event stream.`),
     };
   }
 

@@ -1,6 +1,7 @@
 import { digestOf } from "../domain/canonical-json.ts";
 import { artifactNotFound, needsExtraction } from "../domain/errors.ts";
 import { queryMeasurementRows, type MeasurementKey, type MeasurementRecord } from "../analysis/recipes/measurements.ts";
+import { type MeasurementGroup, type MeasurementSummaryQuery, summarizeMeasurements } from "../analysis/recipes/measurement-summary.ts";
 import { corpusHead } from "../store/corpus.ts";
 import { currentBundles } from "../store/evidence-registry.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
@@ -36,9 +37,51 @@ function measurementExtractor(kinds: string[]): string | null {
   return null;
 }
 
-/** query_measurements: measurement rows by run, artifact and name prefix, keyset-paged. */
+export type MeasurementSummaryResult = {
+  schema_version: 1;
+  run_id: string;
+  corpus_commit_id: string;
+  name_prefix: string;
+  group_by: string | null;
+  groups: MeasurementGroup[];
+  total: number;
+  returned: number;
+  truncated: boolean;
+  evidence: EvidenceStatus;
+};
+
+/** query_measurements: measurement rows by run, artifact and name prefix, keyset-paged; and per-name summaries of one run. */
 export class MeasurementService {
   constructor(private readonly workspace: WorkspaceHandle) {}
+
+  /** One run's measurements with a name prefix, summarized per name (and dimension): count, sum, mean, median, spread. */
+  async summarize(
+    request: { run_id: string } & Pick<MeasurementSummaryQuery, "groupBy" | "orderBy" | "limit"> & { name_prefix: string },
+  ): Promise<MeasurementSummaryResult> {
+    const limit = limitWithin(request.limit, maximumRows(this.workspace));
+    const scope = pinEvidenceScope(this.workspace, request.run_id);
+    const summary = await withEvidence(this.workspace, scope, (view) =>
+      summarizeMeasurements(view, { namePrefix: request.name_prefix, groupBy: request.groupBy, orderBy: request.orderBy, limit }),
+    );
+    return {
+      schema_version: 1,
+      run_id: request.run_id,
+      corpus_commit_id: scope.corpusCommitId,
+      name_prefix: request.name_prefix,
+      group_by: request.groupBy,
+      groups: summary.groups,
+      total: summary.total,
+      returned: summary.groups.length,
+      truncated: summary.total > summary.groups.length,
+      evidence:
+        summary.total > 0
+          ? available("Summarized from extracted measurements (warm-ups excluded).", "query_measurements", {
+              run_id: request.run_id,
+              name_prefix: request.name_prefix,
+            })
+          : { status: "empty", reason: `No measurement name starts with '${request.name_prefix}'.`, next_tool: null, next_arguments: null },
+    };
+  }
 
   async query(request: MeasurementRequest): Promise<MeasurementQueryResult> {
     const limit = limitWithin(request.limit, maximumRows(this.workspace));

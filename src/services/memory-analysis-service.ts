@@ -1,7 +1,7 @@
 import { queryHotspots, stackUnits, type Hotspot } from "../analysis/hotspots.ts";
 import { memoryMeasurements, type MemoryMeasurement } from "../analysis/recipes/memory.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
-import { available, type EvidenceStatus, maximumRows, missingEvidence, scopeRun } from "./evidence-needs.ts";
+import { available, type EvidenceStatus, maximumRows, missingEvidence, queryCursors, scopeRun } from "./evidence-needs.ts";
 import { limitWithin, pinEvidenceScope, withEvidence } from "./evidence-scope.ts";
 
 export type MemoryAnalysisResult = {
@@ -13,21 +13,30 @@ export type MemoryAnalysisResult = {
   total_allocated_bytes: number | null;
   allocation_count: number | null;
   process_peak_rss_bytes: number | null;
+  /** The memory measurements behind the figures above, at most `measurementLimit`. */
   measurements: MemoryMeasurement[];
+  measurements_truncated: boolean;
+  /** One page of the functions holding the most bytes; total, returned, truncated and next_cursor describe this list. */
   top_allocations: Hotspot[];
   total: number;
   returned: number;
   truncated: boolean;
+  next_cursor: string | null;
   evidence: EvidenceStatus;
 };
+
+/** Memory measurements are a handful of names per run; more than this is cut and said so. */
+const measurementLimit = 50;
 
 /** analyze_memory: memray peaks and allocations, and process RSS, of one run or artifact. */
 export class MemoryAnalysisService {
   constructor(private readonly workspace: WorkspaceHandle) {}
 
-  async analyze(request: { run_or_artifact: string; limit: number }): Promise<MemoryAnalysisResult> {
+  async analyze(request: { run_or_artifact: string; limit: number; cursor?: string | null }): Promise<MemoryAnalysisResult> {
     const limit = limitWithin(request.limit, maximumRows(this.workspace));
     const scope = pinEvidenceScope(this.workspace, request.run_or_artifact);
+    const cursors = queryCursors(this.workspace, "analyze_memory", { run_or_artifact: request.run_or_artifact });
+    const offset = (cursors.decode(request.cursor ?? null, scope.snapshot) as number | null) ?? 0;
     const result = await withEvidence(this.workspace, scope, async (view) => {
       const measurements = await memoryMeasurements(view);
       const units = await stackUnits(view);
@@ -36,7 +45,7 @@ export class MemoryAnalysisService {
         ? await queryHotspots(
             view,
             { groupBy: "function", unit: "bytes", thread: null, perThread: false, orderBy: "self" },
-            { offset: 0, limit },
+            { offset, limit },
           )
         : null;
       return { measurements, page };
@@ -60,6 +69,8 @@ export class MemoryAnalysisService {
     }
     const run = scopeRun(this.workspace, scope);
     const hotspots = result.page?.hotspots ?? [];
+    const total = result.page?.total ?? 0;
+    const truncated = offset + hotspots.length < total;
     return {
       schema_version: 1,
       run_or_artifact: request.run_or_artifact,
@@ -69,11 +80,13 @@ export class MemoryAnalysisService {
       total_allocated_bytes: pick("memory.total_allocated_bytes"),
       allocation_count: pick("memory.allocation_count"),
       process_peak_rss_bytes: rss.length > 0 ? Math.max(...rss) : null,
-      measurements: result.measurements.slice(0, limit),
+      measurements: result.measurements.slice(0, measurementLimit),
+      measurements_truncated: result.measurements.length > measurementLimit,
       top_allocations: hotspots,
-      total: result.measurements.length,
-      returned: Math.min(limit, result.measurements.length),
-      truncated: result.measurements.length > limit || (result.page ? result.page.total > hotspots.length : false),
+      total,
+      returned: hotspots.length,
+      truncated,
+      next_cursor: truncated ? cursors.encode(offset + hotspots.length, scope.snapshot) : null,
       evidence: allocatorEvidence
         ? available(
             "From memray allocation evidence (peak, retained, stacks alive at the high-water mark).",

@@ -28,6 +28,7 @@ import { MemoryAnalysisService } from "./memory-analysis-service.ts";
 import { OracleRunner } from "./oracle-runner.ts";
 import { QuarantineService } from "./quarantine-service.ts";
 import { RecoveryService } from "./recovery-service.ts";
+import { ReceiptAnalysisService } from "./receipt-analysis.ts";
 import { RepairService } from "./repair-service.ts";
 import { RetentionService } from "./retention-service.ts";
 import { ReportService } from "./report-service.ts";
@@ -99,20 +100,29 @@ export class Services {
     this.repair = new RepairService(workspace, this.recovery);
     this.quarantine = new QuarantineService(workspace);
     this.workspaces = new WorkspaceService(workspace, this.catalog, this.recovery);
-    this.workloads = new WorkloadService(workspace);
     this.capabilities = new CapabilityService(workspace);
+    this.workloads = new WorkloadService(workspace, this.capabilities);
     this.runs = new RunService(workspace);
     this.imports = new ImportService(workspace);
-    this.captures = new CaptureService(workspace, this.workloads, this.capabilities, capturePlans, new CaptureRunner(workspace));
-    this.detachedCaptures = new DetachedCaptureService(workspace, this.captures, capturePlans, new DetachedCaptureStore(state));
-    this.extraction = new ExtractionService(workspace);
-
     this.analysis = new AnalysisService(workspace);
     this.memoryAnalysis = new MemoryAnalysisService(workspace);
     this.executionAnalysis = new ExecutionAnalysisService(workspace);
     this.traceAnalysis = new TraceAnalysisService(workspace);
     this.failureAnalysis = new FailureAnalysisService(workspace, this.runs);
     this.measurements = new MeasurementService(workspace);
+    const receipts = new ReceiptAnalysisService({
+      hotspots: this.analysis,
+      memory: this.memoryAnalysis,
+      execution: this.executionAnalysis,
+      traces: this.traceAnalysis,
+      failures: this.failureAnalysis,
+      measurements: this.measurements,
+      runs: this.runs,
+    });
+
+    this.captures = new CaptureService(workspace, this.workloads, this.capabilities, capturePlans, new CaptureRunner(workspace), receipts);
+    this.detachedCaptures = new DetachedCaptureService(workspace, this.captures, capturePlans, new DetachedCaptureStore(state), receipts);
+    this.extraction = new ExtractionService(workspace);
     this.evidence = new EvidenceService(workspace, this.runs, evidenceRecords, runSetStore, experimentStore, investigationStore);
 
     this.runSets = new RunSetService(workspace, runSetStore, experimentStore);

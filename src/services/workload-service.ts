@@ -21,7 +21,7 @@ import {
   type WorkloadConfig,
 } from "../config/project-config-schema.ts";
 import { adapterDescriptors } from "../adapters/registry.ts";
-import { passiveReport } from "./capability-service.ts";
+import type { CapabilityService } from "./capability-service.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import type * as v from "valibot";
 import type {
@@ -58,7 +58,10 @@ export type DeclaredWorkflowList = {
 };
 
 export class WorkloadService {
-  constructor(private readonly workspace: WorkspaceHandle) {}
+  constructor(
+    private readonly workspace: WorkspaceHandle,
+    private readonly capabilities: CapabilityService,
+  ) {}
 
   async configurationStatus(): Promise<WorkloadConfigurationStatus> {
     this.workspace.open();
@@ -250,14 +253,16 @@ export class WorkloadService {
     if (!workload) throw unknownWorkflow(request.kind, request.name);
     const requirements = requirementList(workload);
     const options = adapterDescriptors.map((descriptor) => {
-      const report = passiveReport(descriptor, process.env.PATH ?? "");
-      const disposition = report.status === "available" ? "ready" : report.status === "unknown" ? "active_probe_required" : "unavailable";
+      const report = this.capabilities.knownReport(descriptor);
+      // "unknown" is what plan_capture's default preflight (auto) settles before anything runs, so the
+      // adapter is ready to plan: an agent is never steered away from one the plan would accept.
+      const disposition = report.status === "available" || report.status === "unknown" ? "ready" : "unavailable";
       return {
         adapter: descriptor.name,
         summary: descriptor.summary,
         capability_status: report.status,
         planning_disposition: disposition,
-        required_preflight_mode: disposition === "active_probe_required" ? "active" : "passive",
+        required_preflight_mode: report.status === "unknown" ? "auto" : "passive",
         permission_status: report.permission_status,
         supported_modes: report.supported_modes,
         supported_formats: report.supported_formats,

@@ -12,6 +12,7 @@ import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export type WorkspaceStatus = {
   schema_version: 1;
+  workspace_found: true;
   workspace_id: string;
   project_root: string;
   workspace_root: string;
@@ -35,6 +36,20 @@ export type WorkspaceStatus = {
   /** The embedded DuckDB that evidence queries run on; loading it proves the binary is whole. */
   evidence_engine: { name: "duckdb"; version: string | null; error: string | null };
   warnings: string[];
+};
+
+/**
+ * workspace_status before initialize_workspace. Over MCP this is an answer, not a failure: the first
+ * call of every fresh project would otherwise be an error. The contract's code stays visible in `code`.
+ */
+export type WorkspaceAbsent = {
+  schema_version: 1;
+  workspace_found: false;
+  code: "WORKSPACE_NOT_FOUND";
+  message: string;
+  remediation: string[];
+  next_tool: "initialize_workspace";
+  next_arguments: Record<string, never>;
 };
 
 export type IntegrityResult = {
@@ -89,6 +104,20 @@ export class WorkspaceService {
     };
   }
 
+  /** The status, or — where no workspace exists yet — what to do about it, as a result rather than an error. */
+  async describe(): Promise<WorkspaceStatus | WorkspaceAbsent> {
+    if (this.workspace.exists()) return this.status();
+    return {
+      schema_version: 1,
+      workspace_found: false,
+      code: "WORKSPACE_NOT_FOUND",
+      message: "No flameox workspace exists at the fixed project root yet.",
+      remediation: ["Call initialize_workspace: it creates .diagnostics under the project root (CLI: flameox init)."],
+      next_tool: "initialize_workspace",
+      next_arguments: {},
+    };
+  }
+
   /** Recovers dead leases first (as every server start does), and says so in warnings. */
   async status(): Promise<WorkspaceStatus> {
     const workspace = this.workspace.open();
@@ -109,6 +138,7 @@ export class WorkspaceService {
     if (catalog.problem) warnings.push(`catalog.duckdb cannot be read: ${catalog.problem}`);
     return {
       schema_version: 1,
+      workspace_found: true,
       workspace_id: workspace.id,
       project_root: workspace.projectRoot,
       workspace_root: workspace.root,

@@ -35,6 +35,19 @@ export type RunManifest = {
   limitations: string[];
   limitation_details: { source: string; code: string; message: string }[];
   failure: { code: string; message: string } | null;
+  /** The last Python exception the run's stderr shows (for a crash, what it died of), parsed; absent in runs recorded before it existed. */
+  exception?: RunException | null;
+};
+
+/** An exception read back from a run's output: innermost frames last, host paths made project-relative. */
+export type RunException = {
+  language: "python";
+  exception_type: string;
+  message: string;
+  frames: { file: string; line: number | null; function: string }[];
+  frames_omitted: number;
+  /** The exception it was raised from (`cause`) or while handling (`context`). */
+  chained: { relation: "cause" | "context"; exception_type: string; message: string } | null;
 };
 
 export type RunArtifactReference = {
@@ -157,6 +170,7 @@ export function blankManifest(runId: string, runType: "execution" | "import", cr
     limitations: [],
     limitation_details: [],
     failure: null,
+    exception: null,
   };
 }
 

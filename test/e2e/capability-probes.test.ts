@@ -32,6 +32,17 @@ test("active probes are reused across invocations for a while, and --refresh rer
   const expired = runCli(["--project-root", project, "capabilities", "--active", "--adapter", "py-spy", "--json"]);
   expect(expired.json.capabilities[0].status).toBe("available");
   expect(Date.parse(expired.json.capabilities[0].probed_at)).toBeGreaterThan(Date.parse(refreshed.json.capabilities[0].probed_at));
+  // Passive runs nothing but shows the recent probe it finds cached, so it never calls an adapter unknown
+  // that plan_capture's preflight has just accepted.
   const passive = runCli(["--project-root", project, "capabilities", "--adapter", "py-spy", "--json"]);
-  expect(passive.json.capabilities[0].probe_kind).toBe("passive");
+  expect(passive.json.capabilities[0].probe_kind).toBe("active");
+  expect(passive.json.capabilities[0].status).toBe("available");
+  expect(passive.json.capabilities[0].probed_at).toBe(expired.json.capabilities[0].probed_at);
+  // Without a probe it stays unknown, and its remedy is to plan directly, not to probe first.
+  const fresh = temporaryFolder("probes-fresh");
+  expect(runCli(["init", fresh, "--json"]).exitCode).toBe(0);
+  const unprobed = runCli(["--project-root", fresh, "capabilities", "--adapter", "py-spy", "--json"]).json.capabilities[0];
+  expect(unprobed.probe_kind).toBe("passive");
+  expect(unprobed.status).toBe("unknown");
+  expect(unprobed.remediation[0]).toStartWith("Plan it directly: plan_capture (preflight_mode='auto', the default) checks");
 });

@@ -61,7 +61,9 @@ test("every stdout line of mcp serve is a JSON-RPC message, logs go to stderr", 
   const listed = byId.get(2).result.tools.map((tool: { name: string }) => tool.name);
   expect(sortedToolNames(listed)).toEqual(sortedToolNames(offeredTools));
   expect(listed.filter((name: string) => (contractToolsNotYetImplemented as readonly string[]).includes(name))).toEqual([]);
-  expect(byId.get(3).result.structuredContent.error.code).toBe("WORKSPACE_NOT_FOUND");
+  // No workspace yet is an answer, not an error: the contract's code is in the result.
+  expect(byId.get(3).result.isError).toBe(false);
+  expect(byId.get(3).result.structuredContent.result).toMatchObject({ workspace_found: false, code: "WORKSPACE_NOT_FOUND" });
   expect(byId.get(4).result.structuredContent.ok).toBe(true);
   expect(byId.get(5).error.code).toBe(-32602);
   // The same templates mcp inspect reports, and each is a flameox:// URI template.
@@ -84,7 +86,8 @@ test("mcp serve never walks up to an ancestor workspace", async () => {
   const session = await connectMcp(child);
   try {
     const status = await callTool(session, "workspace_status");
-    expect(status.envelope.error.code).toBe("WORKSPACE_NOT_FOUND");
+    expect(status.envelope.result.workspace_found).toBe(false);
+    expect(status.envelope.result.code).toBe("WORKSPACE_NOT_FOUND");
   } finally {
     await session.close();
   }

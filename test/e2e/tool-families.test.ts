@@ -15,7 +15,7 @@ test("mcp serve --tools lists and serves only those families", async () => {
   try {
     const listed = await session.client.listTools();
     expect(listed.tools.map((tool) => tool.name)).toEqual(wanted);
-    expect((await callTool(session, "workspace_status")).envelope.error.code).toBe("WORKSPACE_NOT_FOUND");
+    expect((await callTool(session, "workspace_status")).envelope.result.code).toBe("WORKSPACE_NOT_FOUND");
     // A tool of a family that is not exposed is unknown to this server.
     await expect(session.client.callTool({ name: "analyze_hotspots", arguments: {} })).rejects.toThrow(/Unknown tool/);
   } finally {

@@ -38,17 +38,22 @@ export async function failedTests(evidence: EvidenceQuery): Promise<TestFailure[
   return failures;
 }
 
-/** A message's stable shape: numbers, addresses, quoted text and paths normalized away. */
-export function errorSignature(message: string | null): string {
-  if (!message) return "<no message>";
+/** The line of a failure message that says what went wrong, as written. */
+export function errorLine(message: string): string {
   const lines = message.split("\n").map((text) => text.trim());
   // pytest marks the failing statement's explanation with "E"; else the first line naming an error.
-  const line =
+  return (
     lines.find((text) => /^E\s+\S/.test(text))?.replace(/^E\s+/, "") ??
     lines.find((text) => /\b(\w*Error|\w*Exception|assert|crashed|killed|timed? ?out)\b/i.test(text)) ??
     lines[0] ??
-    "";
-  return line
+    ""
+  );
+}
+
+/** A message's stable shape: numbers, addresses, quoted text and paths normalized away. */
+export function errorSignature(message: string | null): string {
+  if (!message) return "<no message>";
+  return errorLine(message)
     .replace(/0x[0-9a-f]+/gi, "0x…")
     .replace(/(["'])(?:(?!\1).){0,200}\1/g, "$1…$1")
     .replace(/\b\d+(\.\d+)?\b/g, "N")

@@ -33,6 +33,7 @@ export const FrameDrillDownRequest = v.strictObject({
 export const MemoryRequest = v.strictObject({
   run_or_artifact: runOrArtifact(),
   limit: limit(pageLimits.memory, "Most functions to list."),
+  cursor,
 });
 
 export const optionalComparison = optionalOrNull(runOrArtifact("Compare with this run/artifact."));

@@ -29,7 +29,7 @@ export const captureTools = [
   defineTool({
     name: "execute_capture_plan",
     description:
-      "Run a plan and return the recorded run; the plan_id is consumed, never retry it (list_runs after a lost reply). Past 45 s use start_detached_capture. Next: analyze_hotspots.",
+      "Run a plan; returns the recorded run with its first answer (analysis: top hotspots, failing and slowest tests, allocations…) and, if it failed, output_tail and exception. The plan_id is consumed, never retry it (list_runs after a lost reply). Past 45 s use start_detached_capture. Next: next_tool with next_arguments.",
     input: ExecutePlanRequest,
     annotations: execute,
     async handler(input, { services, signal, progress }) {
@@ -60,11 +60,12 @@ export const captureTools = [
   }),
   defineTool({
     name: "get_detached_capture",
-    description: "State and progress of a detached capture. When terminal: get_run or analyze_hotspots.",
+    description:
+      "State and progress of a detached capture; when terminal, the same analysis execute_capture_plan returns. Next: next_tool with next_arguments.",
     input: DetachedCaptureRequest,
     annotations: readOnly,
     async handler(input, { services }) {
-      const result = services.detachedCaptures.status(input.run_id);
+      const result = await services.detachedCaptures.status(input.run_id);
       return { result, text: `Detached capture ${result.run_id} is ${result.state}.` };
     },
   }),

@@ -6,7 +6,8 @@ import { defineTool } from "../define-tool.ts";
 export const memoryTools = [
   defineTool({
     name: "analyze_memory",
-    description: "Memory peak, bytes retained at exit, peak RSS, and the functions holding most at the peak.",
+    description:
+      "Memory peak, bytes retained at exit, peak RSS, and the functions holding most at the peak (top_allocations; total, returned and next_cursor page that list).",
     input: MemoryRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {
@@ -16,7 +17,7 @@ export const memoryTools = [
       await progress(2, 2, "Memory result ready");
       return {
         result,
-        text: `Returned ${result.returned} memory measurements${result.peak_bytes !== null ? `; peak ${result.peak_bytes} bytes` : ""}.`,
+        text: `Returned ${result.returned} of ${result.total} top allocations${result.peak_bytes !== null ? `; peak ${result.peak_bytes} bytes` : ""}.`,
       };
     },
   }),

@@ -15,7 +15,8 @@ export const runTools = [
   }),
   defineTool({
     name: "get_run",
-    description: "One run's manifest: statuses, command, exit, resources, identities, artifacts. Next: analyze_hotspots.",
+    description:
+      "One run's manifest: statuses, command, exit, the redacted ends of its output (process.stdout.tail, process.stderr.tail), a Python crash's exception (type, message, innermost frames), resources, artifacts. Next: analyze_hotspots.",
     input: GetRunRequest,
     annotations: readOnly,
     async handler(input, { services }) {

@@ -7,7 +7,8 @@ import { defineTool } from "../define-tool.ts";
 export const workspaceTools = [
   defineTool({
     name: "initialize_workspace",
-    description: "Create the workspace when workspace_status says WORKSPACE_NOT_FOUND. Next: configure_workload.",
+    description:
+      "Create the workspace when workspace_status says workspace_found false (code WORKSPACE_NOT_FOUND). Next: configure_workload.",
     input: NoArgumentsRequest,
     annotations: configure,
     async handler(_input, { services }) {
@@ -23,12 +24,17 @@ export const workspaceTools = [
   defineTool({
     name: "workspace_status",
     description:
-      "The workspace's identity, corpus commit, counts and storage; it first closes runs whose flameox process died (warnings say which). Call first (else initialize_workspace).",
+      "The workspace's identity, corpus commit, counts and storage; first closes runs whose flameox process died (warnings say which). Call first; none yet: workspace_found false (WORKSPACE_NOT_FOUND).",
     input: NoArgumentsRequest,
     annotations: readOnly,
     async handler(_input, { services }) {
-      const result = await services.workspaces.status();
-      return { result, text: `Workspace is at ${result.corpus_commit_id}.` };
+      const result = await services.workspaces.describe();
+      return {
+        result,
+        text: result.workspace_found
+          ? `Workspace is at ${result.corpus_commit_id}.`
+          : "No workspace yet (WORKSPACE_NOT_FOUND): call initialize_workspace next.",
+      };
     },
   }),
   defineTool({
@@ -69,7 +75,8 @@ export const workspaceTools = [
   }),
   defineTool({
     name: "list_capabilities",
-    description: "Capture adapters: status, permissions, options, remedy when unavailable. Next: plan_capture.",
+    description:
+      "Capture adapters: status, permissions, options, remedy when unavailable. Passive runs nothing but shows a cached probe; 'unknown' means plan_capture's preflight checks it, so plan directly. Next: plan_capture.",
     input: ListCapabilitiesRequest,
     annotations: readOnly,
     async handler(input, { services }) {
