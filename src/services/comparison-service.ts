@@ -283,7 +283,10 @@ function unknownMetric(request: CompareRunSetsRequest, metric: string, available
           : "The runs have no measurements at all; capture them again, then compare.",
       ],
       next: suggested
-        ? { tool: "compare_run_sets", arguments: { baseline: request.baseline, candidate: request.candidate, metric: suggested } }
+        ? {
+            tool: "compare_run_sets",
+            arguments: { baseline_run_set_id: request.baseline, candidate_run_set_id: request.candidate, metric: suggested },
+          }
         : { tool: "list_runs" },
     },
   );

@@ -35,7 +35,12 @@ export async function capture(services: Services, workload: string, adapter: str
     preflight_mode: "auto",
     capture_mode: "auto",
   });
-  return services.captures.execute(plan.plan_id);
+  const receipt = await services.captures.execute(plan.plan_id);
+  // Every receipt, with its first answer beside it, fits the default result budget of 8,000 characters
+  // once wrapped in the envelope ({schema_version, ok, result, error}: 60 characters).
+  const characters = JSON.stringify(receipt).length + 60;
+  if (characters > 8_000) throw new Error(`The ${adapter} receipt is ${characters} characters, over the 8,000 budget.`);
+  return receipt;
 }
 
 export async function failure(action: () => Promise<unknown>): Promise<FlameoxError> {
