@@ -57,6 +57,7 @@ export const runsCommand = defineCommand({
             ...result.artifacts.map(
               (artifact) => `  ${artifact.artifact_id}  ${artifact.kind}/${artifact.role}  ${artifact.byte_length} bytes`,
             ),
+            ...renderCrash(result),
           ].join("\n"),
         );
       },
@@ -137,3 +138,15 @@ export const recoverCommand = defineCommand({
     );
   },
 });
+
+/** The exception a run died of, where it was raised, and the end of its stderr. */
+function renderCrash(run: ReturnType<ReturnType<typeof cliServices>["runs"]["getRun"]>): string[] {
+  const lines: string[] = [];
+  if (run.exception) {
+    lines.push(`exception: ${run.exception.exception_type}${run.exception.message ? `: ${run.exception.message}` : ""}`);
+    for (const frame of run.exception.frames) lines.push(`  ${frame.file}:${frame.line ?? "?"} in ${frame.function}`);
+  }
+  const stderr = ((run.process ?? {}) as { stderr?: { tail?: string } }).stderr?.tail?.trimEnd();
+  if (stderr && run.execution_status !== "succeeded") lines.push("stderr (end):", ...stderr.split("\n").map((line) => `  ${line}`));
+  return lines;
+}
