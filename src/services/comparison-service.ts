@@ -26,15 +26,6 @@ import {
 
 export { comparisonRecipe, defaultMetric, type ComparisonResult, type CompareRunSetsRequest };
 
-const emptyDifferential: DifferentialHotspots = {
-  unit: null,
-  baseline_runs_with_stacks: 0,
-  candidate_runs_with_stacks: 0,
-  functions_compared: 0,
-  gained: [],
-  lost: [],
-};
-
 export type { EvidenceReceipt, EvidenceRecord };
 
 /**
@@ -118,7 +109,10 @@ export class ComparisonService {
       partition,
       request.hotspot_limit ?? 10,
     );
-    if (otherMetrics) throw unknownMetric(request, metric, otherMetrics);
+    // Runs with no measurements at all (imported profiles) compared on the default metric still have their
+    // differential hotspots to show; a metric someone named, or runs that measured other things, are an error.
+    const named = (request.metric ?? null) !== null || Boolean(declared?.primary_metric);
+    if (otherMetrics && (named || otherMetrics.length > 0)) throw unknownMetric(request, metric, otherMetrics);
     await progress?.(1, 2, "Comparison query complete");
     const units = metricUnitsOf(metricRows);
     const { samples, missingMetric } = samplesOf(partition.eligibleRuns, metricRows);
@@ -187,7 +181,7 @@ export class ComparisonService {
   ): Promise<{
     metricRows: { run_id: string; value: unknown; units: string }[];
     differential: DifferentialHotspots;
-    /** Set only when runs are eligible but none has the metric: the names they do have. */
+    /** Set only when runs are eligible but none has the metric: the names they do have (maybe none). */
     otherMetrics: string[] | null;
   }> {
     const { eligibleRuns } = partition;
@@ -199,17 +193,17 @@ export class ComparisonService {
     );
     try {
       const metricRows = await view.rows<{ run_id: string; value: unknown; units: string }>(metricPerRunSql(metric, allEligible));
-      if (allEligible.length > 0 && metricRows.length === 0) {
-        const names = await view.rows<{ name: string }>(metricNamesSql(allEligible, 20));
-        return { metricRows, differential: emptyDifferential, otherMetrics: names.map((row) => row.name) };
-      }
+      const otherMetrics =
+        allEligible.length > 0 && metricRows.length === 0
+          ? (await view.rows<{ name: string }>(metricNamesSql(allEligible, 20))).map((row) => row.name)
+          : null;
       const differential = await differentialHotspots(
         view,
         eligibleRuns.baseline.map((entry) => entry.run_id),
         eligibleRuns.candidate.map((entry) => entry.run_id),
         hotspotLimit,
       );
-      return { metricRows, differential, otherMetrics: null };
+      return { metricRows, differential, otherMetrics };
     } finally {
       view.close();
     }
