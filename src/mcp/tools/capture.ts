@@ -29,7 +29,7 @@ export const captureTools = [
   defineTool({
     name: "execute_capture_plan",
     description:
-      "Run a plan; returns the recorded run with its first answer (analysis: top hotspots, failing and slowest tests, allocations…) and, if it failed, output_tail and exception. The plan_id is consumed, never retry it (list_runs after a lost reply). Past 45 s use start_detached_capture. Next: next_tool with next_arguments.",
+      "Run a plan; returns the run, its first answer (analysis), and output_tail/exception if it failed. plan_id is consumed: never retry (list_runs after a lost reply). Past 45 s: start_detached_capture. Next: next_tool.",
     input: ExecutePlanRequest,
     annotations: execute,
     async handler(input, { services, signal, progress }) {
@@ -60,8 +60,7 @@ export const captureTools = [
   }),
   defineTool({
     name: "get_detached_capture",
-    description:
-      "State and progress of a detached capture; when terminal, the same analysis execute_capture_plan returns. Next: next_tool with next_arguments.",
+    description: "State and progress of a detached capture; when terminal, its analysis too. Next: next_tool.",
     input: DetachedCaptureRequest,
     annotations: readOnly,
     async handler(input, { services }) {

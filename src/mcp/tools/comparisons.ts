@@ -26,7 +26,7 @@ export const comparisonTools = [
   defineTool({
     name: "compare_run_sets",
     description:
-      "Compare two run sets on a metric: ratio, CI, p-value, decision, validity. A named metric no run has is COMPARISON_INVALID listing available_metrics. Next: record_comparison.",
+      "Compare two run sets on a metric: ratio, CI, p-value, decision, validity; a named metric no run has is COMPARISON_INVALID. Next: record_comparison.",
     input: CompareRunSetsRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {

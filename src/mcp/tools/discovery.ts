@@ -15,8 +15,7 @@ export const discoveryTools = [
   }),
   defineTool({
     name: "get_declared_workflow",
-    description:
-      "One workload or experiment: parameter values, requirements, adapter readiness ('ready' includes what plan_capture's preflight checks itself). Next: plan_capture.",
+    description: "One workload or experiment: parameter values, requirements, adapter readiness. Next: plan_capture.",
     input: GetDeclaredWorkflowRequest,
     annotations: readOnly,
     async handler(input, { services }) {

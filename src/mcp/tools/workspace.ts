@@ -7,8 +7,7 @@ import { defineTool } from "../define-tool.ts";
 export const workspaceTools = [
   defineTool({
     name: "initialize_workspace",
-    description:
-      "Create the workspace when workspace_status says workspace_found false (code WORKSPACE_NOT_FOUND). Next: configure_workload.",
+    description: "Create the workspace when workspace_status says WORKSPACE_NOT_FOUND. Next: configure_workload.",
     input: NoArgumentsRequest,
     annotations: configure,
     async handler(_input, { services }) {
@@ -76,7 +75,7 @@ export const workspaceTools = [
   defineTool({
     name: "list_capabilities",
     description:
-      "Capture adapters: status, permissions, options, remedy when unavailable. Passive runs nothing but shows a cached probe; 'unknown' means plan_capture's preflight checks it, so plan directly. Next: plan_capture.",
+      "Capture adapters: status, permissions, options, remedy when unavailable; 'unknown' is checked by plan_capture itself. Next: plan_capture.",
     input: ListCapabilitiesRequest,
     annotations: readOnly,
     async handler(input, { services }) {
