@@ -25,8 +25,7 @@ export const comparisonTools = [
   }),
   defineTool({
     name: "compare_run_sets",
-    description:
-      "Compare two run sets on a metric: ratio, CI, p-value, decision, validity; a named metric no run has is COMPARISON_INVALID. Next: record_comparison.",
+    description: "Compare two run sets on a metric: ratio, CI, p-value, decision, validity. Next: record_comparison.",
     input: CompareRunSetsRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {

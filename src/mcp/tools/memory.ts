@@ -6,7 +6,7 @@ import { defineTool } from "../define-tool.ts";
 export const memoryTools = [
   defineTool({
     name: "analyze_memory",
-    description: "Memory peak, bytes retained at exit, peak RSS, and the functions holding most at the peak (top_allocations, paged).",
+    description: "Memory peak, bytes retained at exit, peak RSS, and the functions holding most at the peak (paged).",
     input: MemoryRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {

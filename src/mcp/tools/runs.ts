@@ -16,7 +16,7 @@ export const runTools = [
   defineTool({
     name: "get_run",
     description:
-      "One run's manifest: statuses, command, exit, output tails (redacted), a crash's exception, resources, artifacts. Next: analyze_hotspots.",
+      "One run's manifest: statuses, command, exit, output tails, a crash's exception, resources, artifacts. Next: analyze_hotspots.",
     input: GetRunRequest,
     annotations: readOnly,
     async handler(input, { services }) {

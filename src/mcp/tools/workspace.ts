@@ -75,7 +75,7 @@ export const workspaceTools = [
   defineTool({
     name: "list_capabilities",
     description:
-      "Capture adapters: status, permissions, options, remedy when unavailable; 'unknown' is checked by plan_capture itself. Next: plan_capture.",
+      "Capture adapters: status, permissions, options, remedy when unavailable; plan_capture checks 'unknown' itself. Next: plan_capture.",
     input: ListCapabilitiesRequest,
     annotations: readOnly,
     async handler(input, { services }) {
