@@ -13,9 +13,9 @@ export const toolDescriptionLimit = 400;
  * returned now page top_allocations), and a few words each telling a model that execute_capture_plan
  * returns an analysis and next_tool, that workspace_status answers on a fresh project, that
  * plan_capture checks an 'unknown' adapter itself, and that get_run has output tails and a crash's
- * exception. 41,709 bytes when this was set (integrity's recovery note had brought it to 41,503).
+ * exception. 41,622 bytes when this was set (41,416 before it).
  */
-export const modelVisibleByteLimit = 41_800;
+export const modelVisibleByteLimit = 41_700;
 
 const forbiddenKeywords = [
   "$ref",
