@@ -37,8 +37,8 @@ describe("pytest adapter", () => {
       // The receipt's own answer: counts, the failing test and the slowest, and the failures as the next step.
       expect(run.analysis?.kind).toBe("test_outcomes");
       expect(run.analysis?.summary?.counts).toEqual({ passed: 4, failed: 1, skipped: 1, xfailed: 1, xpassed: 1 });
-      expect((run.analysis?.summary?.failures as { nodeid: string }[])[0]!.nodeid).toBe("suite/test_suite.py::test_fails");
-      expect((run.analysis?.summary?.slowest as { nodeid: string }[])[0]!.nodeid).toBe("suite/test_suite.py::test_slow");
+      expect((run.analysis!.summary!.failures as { nodeid: string }[])[0]!.nodeid).toBe("suite/test_suite.py::test_fails");
+      expect((run.analysis!.summary!.slowest as { nodeid: string }[])[0]!.nodeid).toBe("suite/test_suite.py::test_slow");
       expect(run.next_tool).toBe("analyze_failures");
       const extracted = await services.extraction.extract("pytest", { run_id: run.run_id });
       expect(extracted.counts).toEqual({ passed: 4, failed: 1, skipped: 1, xfailed: 1, xpassed: 1, error: 0, crashed: 0 });
@@ -113,7 +113,7 @@ test("memray: analyze_memory peak within 10% of a known 50 MiB allocation", asyn
   await declare(services, "mem", [venvPython, "mem.py"]);
   const run = await capture(services, "mem", "memray");
   expect(run.analysis?.kind).toBe("memory");
-  expect((run.analysis?.summary?.top_allocations as { function: string }[])[0]!.function).toBe("hold_buffer");
+  expect((run.analysis!.summary!.top_allocations as { function: string }[])[0]!.function).toBe("hold_buffer");
   expect(run.analysis?.summary?.retained_bytes).toBeGreaterThan(0);
   const result = await services.memoryAnalysis.analyze({ run_or_artifact: run.run_id, limit: 5 });
   const known = 50 * 1024 * 1024;
@@ -128,7 +128,7 @@ test("torch.profiler: matmul is the top CPU operator, with shapes and [memory] a
   await declare(services, "mm", [venvPython, "mm.py"]);
   const run = await capture(services, "mm", "torch.profiler");
   expect(run.analysis?.kind).toBe("operators");
-  expect((run.analysis?.summary?.operators as { name: string }[])[0]!.name).toBe("aten::mm");
+  expect((run.analysis!.summary!.operators as { name: string }[])[0]!.name).toBe("aten::mm");
   expect(run.next_tool).toBe("analyze_pytorch");
   const result = await services.traceAnalysis.pytorch({ run_or_artifact: run.run_id, limit: 5, order_by: "self", cursor: null });
   expect(result.operators[0]!.name).toBe("aten::mm");
@@ -174,7 +174,7 @@ test("perf: the hot C function of a small compiled program", async () => {
   await declare(services, "hot", [join(root, "hot")]);
   const run = await capture(services, "hot", "perf");
   expect((await hotspots(services, run.run_id)).hotspots[0]!.function).toBe("hot_loop");
-  expect((run.analysis?.summary?.hotspots as { function: string }[])[0]!.function).toBe("hot_loop");
+  expect((run.analysis!.summary!.hotspots as { function: string }[])[0]!.function).toBe("hot_loop");
   expect(run.next_tool).toBe("get_frame_callers");
 }, 60_000);
 
@@ -186,8 +186,8 @@ test("python-startup: the slow-importing package is the top package", async () =
   await declare(services, "start", [venvPython, "entry.py"]);
   const run = await capture(services, "start", "python-startup", { samples: 2 });
   expect(run.analysis?.kind).toBe("imports");
-  expect((run.analysis?.summary?.imports as { group: string }[])[0]!.group).toBe("slowpkg");
-  expect((run.analysis?.summary?.startup as { name: string; count: number }[]).find((row) => row.name === "startup.wall_ns")?.count).toBe(
+  expect((run.analysis!.summary!.imports as { group: string }[])[0]!.group).toBe("slowpkg");
+  expect((run.analysis!.summary!.startup as { name: string; count: number }[]).find((row) => row.name === "startup.wall_ns")?.count).toBe(
     2,
   );
   expect(run.next_tool).toBe("query_measurements");
@@ -202,7 +202,7 @@ test("pyperf: every value and every warm-up", async () => {
   const run = await capture(services, "app", "pyperf", { processes: 2, values: 2, warmups: 1, loops: 1 });
   expect(run.analysis?.kind).toBe("benchmark");
   // Warm-ups are left out of the summary: 2 processes × 2 values.
-  expect((run.analysis?.summary?.groups as { name: string; count: number }[]).find((row) => row.name === "pyperf.workload")?.count).toBe(4);
+  expect((run.analysis!.summary!.groups as { name: string; count: number }[]).find((row) => row.name === "pyperf.workload")?.count).toBe(4);
   expect(run.next_arguments).toEqual({ run_id: run.run_id, name_prefix: "pyperf." });
   const extracted = await services.extraction.extract("pyperf", { run_id: run.run_id });
   expect(extracted.value_count).toBe(4);
@@ -232,7 +232,7 @@ test("V8: the hot JS function of a node script", async () => {
   await declare(services, "js", ["node", "busy.js"]);
   const run = await capture(services, "js", "v8");
   expect((await hotspots(services, run.run_id)).hotspots[0]!.function).toBe("hotLoop");
-  expect((run.analysis?.summary?.hotspots as { function: string }[])[0]!.function).toBe("hotLoop");
+  expect((run.analysis!.summary!.hotspots as { function: string }[])[0]!.function).toBe("hotLoop");
 }, 60_000);
 
 describe("a missing tool is CAPABILITY_UNAVAILABLE with the exact remedy", () => {
