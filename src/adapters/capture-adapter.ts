@@ -16,8 +16,13 @@ export type CollectorContext = {
   environment: Record<string, string>;
   /** Where the collector writes its outputs; becomes the run's artifacts. */
   artifactDirectory: string;
-  /** The adapter's own executable found on PATH (py-spy, perf …), or null. */
+  /** The adapter's own executable: found on PATH (py-spy, perf …) or a verified managed provider's; or null. */
   adapterExecutable: string | null;
+  /**
+   * The interpreter of a verified managed provider environment that runs this adapter's tool on its own
+   * (pyperf, which starts the workload as its child); null when there is none.
+   */
+  managedPython?: string | null;
   options: Record<string, unknown>;
   /** A version-addressed folder where embedded collector scripts may be written. */
   collectorDirectory: string;

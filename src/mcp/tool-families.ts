@@ -18,12 +18,15 @@ import { traceTools } from "./tools/traces.ts";
 import { experimentTools } from "./tools/experiments.ts";
 import { extractionTools } from "./tools/extraction.ts";
 import { investigationTools } from "./tools/investigations.ts";
+import { providerTools } from "./tools/providers.ts";
 import { runTools } from "./tools/runs.ts";
 import { viewerTools } from "./tools/viewers.ts";
 import { workspaceTools } from "./tools/workspace.ts";
 
 export const toolFamilies = {
   workspace: workspaceTools,
+  // Managed provider setup, adapter approval and dependency inspection: what list_capabilities sends an agent to.
+  providers: providerTools,
   discovery: discoveryTools,
   capture: captureTools,
   runs: runTools,

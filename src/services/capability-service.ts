@@ -1,8 +1,12 @@
-import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { bootId } from "../exec/identity.ts";
 import { writeFileAtomically } from "../store/atomic-file.ts";
-import { delimiter, join } from "node:path";
 import { adapterDescriptor, adapterDescriptors, type AdapterDescriptor } from "../adapters/registry.ts";
+import { managedProviders } from "../adapters/providers/provider-catalog.ts";
+import type { OperationStatus } from "../domain/results/providers.ts";
+import { type AdapterApprovalService, type ThirdPartyAdapter, thirdPartyLimitation } from "./adapter-approval-service.ts";
+import { type CapabilityReport, findOnPath, passiveReport, resolveAdapterExecutable, thirdPartyReport } from "./capability-report.ts";
+import type { ManagedProviders } from "./managed-providers.ts";
 import { capabilityUnavailable, type FlameoxError } from "../domain/errors.ts";
 import { captureAdapters } from "../adapters/capture-adapters.ts";
 import { hasProbe } from "../adapters/capture-adapter.ts";
@@ -11,32 +15,17 @@ import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export type CapabilityMode = "passive" | "active_cached" | "active_refresh";
 
-export type CapabilityReport = {
-  adapter: string;
-  summary: string;
-  status: "available" | "unavailable" | "permission_required" | "degraded" | "unknown";
-  provisioning: string;
-  executable: string | null;
-  version: string | null;
-  supported_modes: string[];
-  supported_formats: string[];
-  artifact_kinds: string[];
-  platform: string;
-  architecture: string;
-  permissions: string[];
-  permission_status: "not_required" | "unknown" | "granted" | "denied";
-  features: string[];
-  limitations: string[];
-  remediation: string[];
-  options: Record<string, string>;
-  probe_kind: "passive" | "active";
-  probed_at: string;
-  /** No adapter is imported into flameox; kept for the contract's field set. */
-  import_location: null;
-  restrictions: string[];
-  /** flameox never installs providers: the remedy names the exact install command instead. */
-  setup: null;
-  setup_verification: "not_required" | "passive" | "active";
+export type { CapabilityReport } from "./capability-report.ts";
+
+/** The newest setup operation of this workspace, short: poll it with get_capability_setup. */
+export type LatestSetup = {
+  operation_id: string;
+  state: string;
+  phase: string;
+  adapters: string[];
+  outcomes: Record<string, string>;
+  updated_at: string;
+  next_tool: "get_capability_setup";
 };
 
 export type CapabilityList = {
@@ -46,33 +35,56 @@ export type CapabilityList = {
   available_count: number;
   total: number;
   recommendation_scope: string | null;
+  /** Scoped only: the managed providers start_capability_setup would install to make the adapter usable. */
   setup_adapters: string[];
-  setup_third_party_adapters: string[];
+  setup_third_party_adapters: { adapter: string; distribution: string }[];
+  /** Every managed provider flameox can install here that is not installed yet. */
   available_setup_adapters: string[];
-  available_setup_third_party_adapters: string[];
-  latest_setup: null;
-  next_tool: string | null;
+  available_setup_third_party_adapters: { adapter: string; distribution: string }[];
+  latest_setup: LatestSetup | null;
+  next_tool: "start_capability_setup" | "prepare_adapter" | null;
 };
+
+/** What list_capabilities reads of setup operations. */
+export type SetupHistory = { latest(): OperationStatus | null; recordedCount(): number };
 
 /** Active probe results live for the process; `active_refresh` reruns them. */
 const activeCache = new Map<string, CapabilityReport>();
 
 export class CapabilityService {
-  constructor(private readonly workspace: WorkspaceHandle) {}
+  constructor(
+    private readonly workspace: WorkspaceHandle,
+    private readonly managed: ManagedProviders,
+    private readonly setups: SetupHistory,
+    private readonly approvals: AdapterApprovalService,
+  ) {}
 
   async list(request: { mode: CapabilityMode; adapter: string | null }): Promise<CapabilityList> {
     let descriptors = adapterDescriptors;
     if (request.adapter !== null) {
       const descriptor = adapterDescriptor(request.adapter);
-      if (!descriptor) throw unknownAdapter(request.adapter);
-      descriptors = [descriptor];
+      descriptors = descriptor ? [descriptor] : [];
     }
     const capabilities: CapabilityReport[] = [];
     for (const descriptor of descriptors) {
       if (request.mode === "passive") capabilities.push(this.knownReport(descriptor));
       else capabilities.push(await this.activeReport(descriptor, request.mode === "active_refresh"));
     }
+    const thirdParty = await this.thirdParty(request);
+    capabilities.push(...thirdParty.map((adapter) => thirdPartyReport(adapter, thirdPartyLimitation)));
     const available = capabilities.filter((capability) => capability.status === "available").length;
+    // Setup is recommended only for one chosen adapter; an inventory never tells an agent to install everything.
+    const scoped = request.adapter === null ? [] : capabilities;
+    const setupAdapters = scoped.flatMap((capability) =>
+      capability.setup?.method === "start_capability_setup" ? [capability.setup.provider] : [],
+    );
+    const approvals = (reports: CapabilityReport[]) =>
+      reports.flatMap((capability) =>
+        capability.setup?.method === "prepare_adapter"
+          ? [{ adapter: capability.setup.adapter, distribution: capability.setup.distribution }]
+          : [],
+      );
+    const setupThirdParty = approvals(scoped);
     return {
       schema_version: 1,
       mode: request.mode,
@@ -80,13 +92,14 @@ export class CapabilityService {
       available_count: available,
       total: capabilities.length,
       recommendation_scope: request.adapter,
-      // flameox installs no providers itself: a missing tool is installed by the person, per its remedy.
-      setup_adapters: [],
-      setup_third_party_adapters: [],
-      available_setup_adapters: [],
-      available_setup_third_party_adapters: [],
-      latest_setup: null,
-      next_tool: null,
+      setup_adapters: setupAdapters,
+      setup_third_party_adapters: setupThirdParty,
+      available_setup_adapters: managedProviders
+        .filter((provider) => !this.managed.installed(provider.name))
+        .map((provider) => provider.name),
+      available_setup_third_party_adapters: approvals(capabilities),
+      latest_setup: latestSetup(this.setups.latest()),
+      next_tool: setupAdapters.length > 0 ? "start_capability_setup" : setupThirdParty.length > 0 ? "prepare_adapter" : null,
     };
   }
 
@@ -96,28 +109,58 @@ export class CapabilityService {
    * passive file-system answer. Reading a cached probe is passive; nothing is executed.
    */
   knownReport(descriptor: AdapterDescriptor): CapabilityReport {
-    const current = descriptor.executable ? findOnPath(descriptor.executable, process.env.PATH ?? "") : null;
+    const current = this.adapterExecutable(descriptor).executable;
     const cached = activeCache.get(descriptor.name);
     if (cached && cached.executable === current) return cached;
-    return this.persistedProbe(descriptor.name, current) ?? passiveReport(descriptor, process.env.PATH ?? "");
+    return this.persistedProbe(descriptor.name, current) ?? this.passive(descriptor);
+  }
+
+  /**
+   * Third-party adapters: discovery runs an interpreter, so it happens in the active modes (and for a
+   * name that is not built in); a passive inventory lists none. An unknown name is refused.
+   */
+  private async thirdParty(request: { mode: CapabilityMode; adapter: string | null }): Promise<ThirdPartyAdapter[]> {
+    const builtIn = request.adapter !== null && adapterDescriptor(request.adapter) !== undefined;
+    if (builtIn || (request.adapter === null && request.mode === "passive")) return [];
+    const found = (await this.approvals.discovered()).filter((adapter) => request.adapter === null || adapter.name === request.adapter);
+    if (request.adapter !== null && found.length === 0) throw unknownAdapter(request.adapter);
+    return found;
+  }
+
+  /** The passive report, with the verified managed environment of this adapter's provider when there is one. */
+  passive(descriptor: AdapterDescriptor): CapabilityReport {
+    return passiveReport(descriptor, process.env.PATH ?? "", this.managed.forAdapter(descriptor.name), this.setups.recordedCount() + 1);
+  }
+
+  /** The interpreter of a verified managed provider that runs this adapter's tool standalone (pyperf), or null. */
+  managedInterpreter(adapter: string): string | null {
+    const managed = this.managed.forAdapter(adapter);
+    return managed?.provider.usage === "interpreter" ? managed.python : null;
+  }
+
+  /** The adapter's own executable as a capture would run it: the host's first, else the managed copy. */
+  adapterExecutable(descriptor: AdapterDescriptor): { executable: string | null; source: "host" | "managed" | null } {
+    return resolveAdapterExecutable(descriptor, process.env.PATH ?? "", this.managed.forAdapter(descriptor.name));
   }
 
   /** Runs the tool's version command and, where one is needed, a real permission check. */
   async activeReport(descriptor: AdapterDescriptor, refresh: boolean): Promise<CapabilityReport> {
     const cached = activeCache.get(descriptor.name);
     // A cached answer is only good for the executable it probed; PATH may have changed since.
-    const current = descriptor.executable ? findOnPath(descriptor.executable, process.env.PATH ?? "") : null;
+    const current = this.adapterExecutable(descriptor).executable;
     if (cached && !refresh && cached.executable === current) return cached;
     const persisted = refresh ? null : this.persistedProbe(descriptor.name, current);
     if (persisted) {
       activeCache.set(descriptor.name, persisted);
       return persisted;
     }
-    const report = passiveReport(descriptor, process.env.PATH ?? "");
+    const report = this.passive(descriptor);
     report.probe_kind = "active";
     report.setup_verification = "active";
     const adapter = captureAdapters.get(descriptor.name);
-    if (adapter && hasProbe(adapter) && (report.executable || !descriptor.executable)) {
+    if (this.managedInterpreter(descriptor.name) !== null) {
+      // A standalone managed tool (pyperf) was verified by setup's real probe; the workload's interpreter is not involved.
+    } else if (adapter && hasProbe(adapter) && (report.executable || !descriptor.executable)) {
       // The adapter's own probe runs the tool for real (an interpreter with its module, a permission).
       const probe = await adapter.probe({
         workloadArgv: [],
@@ -203,67 +246,10 @@ function executableIdentity(path: string | null): string | null {
 export function unknownAdapter(name: string): FlameoxError {
   return capabilityUnavailable(`Unknown adapter '${name}'.`, {
     details: { adapter: name, allowed_adapters: adapterDescriptors.map((descriptor) => descriptor.name) },
-    remediation: [`Choose one of: ${adapterDescriptors.map((descriptor) => descriptor.name).join(", ")}.`],
+    remediation: [
+      `Choose one of: ${adapterDescriptors.map((descriptor) => descriptor.name).join(", ")}; third-party adapters are listed by list_capabilities(mode='active_refresh').`,
+    ],
   });
-}
-
-export function findOnPath(name: string, pathValue: string): string | null {
-  for (const directory of pathValue.split(delimiter)) {
-    if (!directory) continue;
-    const candidate = join(directory, name);
-    try {
-      if (!statSync(candidate).isFile()) continue;
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // Not here; keep looking along PATH.
-    }
-  }
-  return null;
-}
-
-/** Passive discovery looks at the file system only: nothing project-controlled is executed. */
-export function passiveReport(descriptor: AdapterDescriptor, pathValue: string): CapabilityReport {
-  const executable = descriptor.executable ? findOnPath(descriptor.executable, pathValue) : null;
-  const missing = descriptor.executable !== null && executable === null;
-  // A Python-module tool is only known by asking the interpreter; passive discovery cannot say.
-  const needsInterpreter = descriptor.executable === null && descriptor.provisioning !== "bundled" && descriptor.name !== "command";
-  return {
-    adapter: descriptor.name,
-    summary: descriptor.summary,
-    status: missing ? "unavailable" : descriptor.needsActivePermissionProbe || needsInterpreter ? "unknown" : "available",
-    provisioning: descriptor.provisioning,
-    executable,
-    version: null,
-    supported_modes: descriptor.supportedModes,
-    supported_formats: descriptor.supportedFormats,
-    artifact_kinds: descriptor.artifactKinds,
-    platform: process.platform,
-    architecture: process.arch,
-    permissions: descriptor.permissions,
-    permission_status: descriptor.permissions.length === 0 ? "not_required" : "unknown",
-    features: descriptor.features,
-    limitations: descriptor.limitations,
-    // Nothing here needs a separate probe before planning: plan_capture's default preflight runs it.
-    remediation: missing
-      ? [`${descriptor.executable} was not found on PATH. ${descriptor.installRemedy}`]
-      : descriptor.needsActivePermissionProbe
-        ? [
-            `Plan it directly: plan_capture (preflight_mode='auto', the default) checks the ${descriptor.permissions.join(", ")} permission before anything runs. list_capabilities(mode='active_refresh', adapter='${descriptor.name}') checks it without planning.`,
-          ]
-        : needsInterpreter
-          ? [
-              `Plan it directly: plan_capture asks the workload's own interpreter for the module before anything runs. If it is missing: ${descriptor.installRemedy}`,
-            ]
-          : [],
-    options: descriptor.options,
-    probe_kind: "passive",
-    probed_at: new Date().toISOString(),
-    import_location: null,
-    restrictions: [],
-    setup: null,
-    setup_verification: "passive",
-  };
 }
 
 async function probeVersion(
@@ -323,4 +309,17 @@ async function probePermission(descriptor: AdapterDescriptor, executable: string
     }
   }
   return { granted: true, remediation: [] };
+}
+
+function latestSetup(status: OperationStatus | null): LatestSetup | null {
+  if (!status) return null;
+  return {
+    operation_id: status.operation_id,
+    state: status.state,
+    phase: status.phase,
+    adapters: status.request.adapters,
+    outcomes: Object.fromEntries(status.item_outcomes.map((item) => [item.item, item.status])),
+    updated_at: status.updated_at,
+    next_tool: "get_capability_setup",
+  };
 }

@@ -68,6 +68,7 @@ export class CaptureService {
       environment: invocation.environment,
       artifactDirectory,
       adapterExecutable,
+      managedPython: this.capabilities.managedInterpreter(descriptor.name),
       options: adapterOptions,
       collectorDirectory,
       projectRoot: this.workspace.projectRoot,
@@ -186,18 +187,29 @@ export class CaptureService {
   ): Promise<{ adapterExecutable: string | null; checks: PreflightCheck[] }> {
     if (!descriptor.executable) return { adapterExecutable: null, checks: [] };
     const report = request.preflight_mode === "passive" ? null : await this.capabilities.activeReport(descriptor, false);
-    const passive = (await this.capabilities.list({ mode: "passive", adapter: descriptor.name })).capabilities[0]!;
-    const adapterExecutable = passive.executable;
+    // The host's executable first, else the verified managed provider's (py-spy from its own environment).
+    const { executable: adapterExecutable, source } = this.capabilities.adapterExecutable(descriptor);
     if (!adapterExecutable || (report && report.status !== "available")) {
+      const passive = this.capabilities.passive(descriptor);
       const status = report?.status ?? passive.status;
+      const setup = passive.setup?.method === "start_capability_setup" ? passive.setup : null;
       throw capabilityUnavailable(`${descriptor.name} is ${status.replaceAll("_", " ")} here.`, {
-        details: { adapter: descriptor.name, status, next_tool: "list_capabilities", preflight: request.preflight_mode },
+        details: {
+          adapter: descriptor.name,
+          status,
+          next_tool: setup ? "start_capability_setup" : "list_capabilities",
+          preflight: request.preflight_mode,
+          ...(setup ? { setup_adapters: setup.arguments.adapters } : {}),
+        },
         remediation: report?.remediation ?? passive.remediation,
-        next: { tool: "list_capabilities", arguments: { mode: "active_refresh", adapter: descriptor.name } },
+        next: setup
+          ? { tool: "start_capability_setup", arguments: setup.arguments }
+          : { tool: "list_capabilities", arguments: { mode: "active_refresh", adapter: descriptor.name } },
       });
     }
+    const provenance = source === "managed" ? ` (managed provider ${this.capabilities.passive(descriptor).managed_provider})` : "";
     const checks: PreflightCheck[] = [
-      { name: `${descriptor.name}_executable`, status: "ok", detail: `${adapterExecutable} ${report?.version ?? ""}`.trim() },
+      { name: `${descriptor.name}_executable`, status: "ok", detail: `${adapterExecutable} ${report?.version ?? ""}${provenance}`.trim() },
       report
         ? { name: `${descriptor.name}_permission`, status: report.permission_status, detail: descriptor.permissions.join(", ") || "none" }
         : { name: `${descriptor.name}_permission`, status: "unchecked", detail: "preflight_mode='passive' skipped the permission probe" },

@@ -1,4 +1,6 @@
+import { CapabilitySetupStore } from "../store/capability-setup-store.ts";
 import { DetachedCaptureStore } from "../store/detached-capture-store.ts";
+import { ProviderEnvironments } from "../store/provider-environments.ts";
 import { EvidenceRecordStore } from "../store/evidence-record-store.ts";
 import { ExperimentStore } from "../store/experiment-store.ts";
 import { InvestigationStore } from "../store/investigation-store.ts";
@@ -7,9 +9,11 @@ import { RunSetStore } from "../store/run-set-store.ts";
 import type { StateSource } from "../store/sqlite.ts";
 import { WorkspaceHandle } from "../store/workspace-handle.ts";
 import type { Workspace, WorkspaceLocation } from "../store/workspace.ts";
+import { AdapterApprovalService } from "./adapter-approval-service.ts";
 import { AnalysisRecordService } from "./analysis-record-service.ts";
 import { AnalysisService } from "./analysis-service.ts";
 import { CapabilityService } from "./capability-service.ts";
+import { cancelAllCapabilitySetups, CapabilitySetupService } from "./capability-setup-service.ts";
 import { CaptureRunner } from "./capture-runner.ts";
 import { CaptureService, type ConsumedPlan } from "./capture-service.ts";
 import { CatalogService } from "./catalog-service.ts";
@@ -23,6 +27,7 @@ import { ExtractionService } from "./extraction-service.ts";
 import { FailureAnalysisService } from "./failure-analysis-service.ts";
 import { ImportService } from "./import-service.ts";
 import { InvestigationService } from "./investigation-service.ts";
+import { ManagedProviders } from "./managed-providers.ts";
 import { MeasurementService } from "./measurement-service.ts";
 import { MemoryAnalysisService } from "./memory-analysis-service.ts";
 import { OracleRunner } from "./oracle-runner.ts";
@@ -37,6 +42,7 @@ import { RunSetService } from "./run-set-service.ts";
 import { ScalingService } from "./scaling-service.ts";
 import { TraceAnalysisService } from "./trace-analysis-service.ts";
 import { TrialRunner } from "./trial-runner.ts";
+import { WorkloadDependencyService } from "./workload-dependency-service.ts";
 import { WorkloadService } from "./workload-service.ts";
 import { WorkspaceService } from "./workspace-service.ts";
 
@@ -57,6 +63,9 @@ export class Services {
   readonly workspaces: WorkspaceService;
   readonly workloads: WorkloadService;
   readonly capabilities: CapabilityService;
+  readonly capabilitySetups: CapabilitySetupService;
+  readonly adapterApprovals: AdapterApprovalService;
+  readonly workloadDependencies: WorkloadDependencyService;
   readonly runs: RunService;
   readonly imports: ImportService;
   readonly captures: CaptureService;
@@ -100,8 +109,13 @@ export class Services {
     this.repair = new RepairService(workspace, this.recovery);
     this.quarantine = new QuarantineService(workspace);
     this.workspaces = new WorkspaceService(workspace, this.catalog, this.recovery);
-    this.capabilities = new CapabilityService(workspace);
+    const providerEnvironments = new ProviderEnvironments();
+    const managedProviders = new ManagedProviders(providerEnvironments);
+    this.capabilitySetups = new CapabilitySetupService(workspace, new CapabilitySetupStore(state), providerEnvironments, managedProviders);
+    this.adapterApprovals = new AdapterApprovalService(workspace);
+    this.capabilities = new CapabilityService(workspace, managedProviders, this.capabilitySetups, this.adapterApprovals);
     this.workloads = new WorkloadService(workspace, this.capabilities);
+    this.workloadDependencies = new WorkloadDependencyService(workspace, this.workloads);
     this.runs = new RunService(workspace);
     this.imports = new ImportService(workspace);
     this.analysis = new AnalysisService(workspace);
@@ -185,7 +199,7 @@ export class Services {
 
   /** What a server does before exiting: no owned work is left running, then the workspace closes. */
   async shutdown(): Promise<void> {
-    await cancelAllDetachedCaptures();
+    await Promise.all([cancelAllDetachedCaptures(), cancelAllCapabilitySetups()]);
     this.close();
   }
 }

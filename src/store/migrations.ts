@@ -194,4 +194,25 @@ export const migrations: Migration[] = [
       CREATE INDEX evidence_references_by_owner ON evidence_references (owner_type, owner_id, owner_revision);
     `,
   },
+  {
+    version: 6,
+    name: "capability setup operations",
+    sql: `
+      -- Durable managed-provider setup: one row per idempotency key (operation_id is derived from it), the
+      -- latest status as JSON and the process that owns it, so a restart reports an orphan instead of "running".
+      CREATE TABLE capability_operations (
+        operation_id TEXT PRIMARY KEY,
+        request_digest TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        owner_pid INTEGER NOT NULL,
+        owner_start_time TEXT,
+        owner_boot_id TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        status TEXT NOT NULL
+      );
+      CREATE INDEX capability_operations_by_created ON capability_operations (created_at DESC, operation_id);
+    `,
+  },
 ];

@@ -13,6 +13,12 @@ export const implementedContractTools = [
   "workload_configuration_status",
   "configure_workload",
   "list_capabilities",
+  "start_capability_setup",
+  "get_capability_setup",
+  "cancel_capability_setup",
+  "prepare_capabilities",
+  "prepare_adapter",
+  "prepare_workload_dependencies",
   "validate_workspace",
   // Capture and import
   "plan_capture",
@@ -89,12 +95,6 @@ export const offeredTools = [...implementedContractTools, ...inventedTools] as c
 
 /** Contract tools this release does not offer yet; none of them may appear in tools/list half-made. */
 export const contractToolsNotYetImplemented = [
-  "start_capability_setup",
-  "get_capability_setup",
-  "cancel_capability_setup",
-  "prepare_capabilities",
-  "prepare_adapter",
-  "prepare_workload_dependencies",
   "register_artifact_pipeline",
   "compare_artifact_pipelines",
   "plan_reduction",

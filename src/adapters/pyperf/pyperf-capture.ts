@@ -1,6 +1,6 @@
 import * as v from "valibot";
-import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
-import { availablePythonWorkload, collectorPlan, probeWorkloadPython } from "../adapter-support.ts";
+import type { CaptureAdapter, CollectorContext, ProbeContext, ProbeResult, PythonWorkloadInvocation } from "../capture-adapter.ts";
+import { availablePythonWorkload, collectorPlan, probeRunner, probeWorkloadPython } from "../adapter-support.ts";
 import { adapterDescriptor } from "../registry.ts";
 import { extractPyperf, probePyperf, pyperfCaptureCommand, pyperfRequirement } from "./pyperf-adapter.ts";
 
@@ -25,7 +25,7 @@ export const pyperfAdapter: CaptureAdapter & { probe(context: ProbeContext): Pro
   },
   async planCollector(context) {
     const options = v.parse(PyperfOptionsSchema, context.options);
-    const workload = await availablePythonWorkload("pyperf", context, pyperfAdapter.probe);
+    const workload = await pyperfWorkload(context);
     const command = pyperfCaptureCommand({
       workload,
       artifactDirectory: context.artifactDirectory,
@@ -41,3 +41,17 @@ export const pyperfAdapter: CaptureAdapter & { probe(context: ProbeContext): Pro
     return { limitations: extractPyperf(path, sink).limitations };
   },
 };
+
+/**
+ * pyperf runs in the workload's interpreter when that one has it; otherwise in a verified managed
+ * pyperf environment, which works because `pyperf command` starts the workload as its own child.
+ */
+async function pyperfWorkload(context: CollectorContext): Promise<PythonWorkloadInvocation> {
+  if (context.managedPython) {
+    const pathValue = context.environment.PATH ?? process.env.PATH ?? "";
+    const own = await pyperfAdapter.probe({ workloadArgv: context.workloadArgv, adapterExecutable: null, pathValue, run: probeRunner() });
+    if (own.status !== "available")
+      return { argv: context.workloadArgv, cwd: context.cwd, env: context.environment, python: context.managedPython };
+  }
+  return availablePythonWorkload("pyperf", context, pyperfAdapter.probe);
+}

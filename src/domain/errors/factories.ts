@@ -60,7 +60,8 @@ export type StoredEntity =
   | "analysis"
   | "comparison"
   | "generation"
-  | "observation";
+  | "observation"
+  | "operation";
 
 /**
  * No stored record has this id. The contract has a NOT_FOUND code only for runs and workspaces;
@@ -201,14 +202,10 @@ export function planRefused(
 
 /**
  * A tool, interpreter, permission or adapter this needs is not available here. The default next
- * step re-checks capabilities; `setupAdapter` names a managed setup action instead.
+ * step re-checks capabilities; a caller that knows the managed setup action passes it as `next`
+ * (start_capability_setup with its adapters and idempotency key).
  */
-export function capabilityUnavailable(message: string, options: FailureOptions & { setupAdapter?: string } = {}): FlameoxError {
-  if (options.setupAdapter)
-    return failure("CAPABILITY_UNAVAILABLE", message, {
-      ...options,
-      next: { tool: "start_capability_setup", arguments: { adapter: options.setupAdapter } },
-    });
+export function capabilityUnavailable(message: string, options: FailureOptions = {}): FlameoxError {
   return failure("CAPABILITY_UNAVAILABLE", message, { ...options, next: options.next ?? { tool: "list_capabilities" } });
 }
 

@@ -111,13 +111,15 @@ describe("error factories carry their recovery", () => {
       retry_after_ms: null,
       context: { arguments: { mode: "active_refresh", adapter: "py-spy" } },
     });
-    const setup = capabilityUnavailable("memray is not installed.", { setupAdapter: "memray" });
+    const setup = capabilityUnavailable("py-spy is not installed.", {
+      next: { tool: "start_capability_setup", arguments: { adapters: ["py-spy"], idempotency_key: "setup-py-spy-0.4.3-1" } },
+    });
     expect(setup.recovery).toEqual({
       kind: "start_capability_setup",
       next_tool: "start_capability_setup",
       safe_to_repeat_same_call: true,
       retry_after_ms: null,
-      context: { arguments: { adapter: "memray" } },
+      context: { arguments: { adapters: ["py-spy"], idempotency_key: "setup-py-spy-0.4.3-1" } },
     });
     expect(capabilityUnavailable("no tool").recovery.next_tool).toBe("list_capabilities");
   });

@@ -11,6 +11,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import { listedTools, toolsByName } from "../../../src/mcp/registry.ts";
 import { callTool } from "../../../src/mcp/server.ts";
 import { Services } from "../../../src/services/services.ts";
+import { waitFor } from "../../support/wait.ts";
 
 let root: string;
 let services: Services;
@@ -20,6 +21,8 @@ let investigationResult: Record<string, unknown>;
 
 beforeAll(async () => {
   root = realpathSync(mkdtempSync(join(tmpdir(), "flameox-output-schemas-")));
+  // Managed provider environments live in the user's data folder: keep this test's out of the real one.
+  process.env.XDG_DATA_HOME = join(root, "data");
   services = new Services({ projectRoot: root });
   await services.workspaces.initialize();
 });
@@ -105,6 +108,23 @@ test("every typed outputSchema validates its tool's real results and its errors"
   expect(experiment.result).toMatchObject({ action: "created", workload_name: "ab", next_tool: "plan_experiment" });
   expect((await call("configure_experiment", { name: "ab", operation: "create", workload: "ab", factors: { variant: ["new"] } })).ok).toBe(
     false,
+  );
+  // Setup of a provider the registry cannot supply ends at once, without installing anything.
+  const setup = await call("start_capability_setup", { adapters: ["perfetto"], idempotency_key: "schemas-1" });
+  expect(setup.result.operation_id).toMatch(/^op-[0-9a-f]{64}$/);
+  const ended = await waitFor("the setup to end", async () => {
+    const polled = await call("get_capability_setup", { operation_id: setup.result.operation_id });
+    return polled.result.state !== "starting" && polled.result.state !== "running" && polled;
+  });
+  expect(ended.result.item_outcomes[0].status).toBe("unavailable");
+  expect((await call("cancel_capability_setup", { operation_id: setup.result.operation_id })).result.state).toBe(ended.result.state);
+  expect((await call("get_capability_setup", { operation_id: "op-unknown" })).error.code).toBe("INVALID_ARGUMENTS");
+  const compatibility = await call("prepare_capabilities", { adapters: ["toxiproxy"] });
+  expect(compatibility.result.operation_id).not.toBe(setup.result.operation_id);
+  const dependencies = await call("prepare_workload_dependencies", { workload_name: "hello" });
+  expect(dependencies.result).toMatchObject({ ready: true, missing: [], environment_changed: false, next_tool: "plan_capture" });
+  expect((await call("prepare_adapter", { adapter: "no-such-adapter", distribution: "no-such-dist" })).error.code).toBe(
+    "CAPABILITY_UNAVAILABLE",
   );
   // Every tool that publishes an outputSchema was exercised above.
   const typed = listedTools()
