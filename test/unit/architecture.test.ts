@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { scanSource, typeScriptFiles } from "../support/source-scan.ts";
 
 const repository = resolve(import.meta.dir, "../..");
 const source = join(repository, "src");
@@ -16,12 +17,7 @@ type LayerRules = {
 };
 const rules = JSON.parse(readFileSync(join(repository, "docs", "layers.json"), "utf8")) as LayerRules;
 
-function files(folder: string): string[] {
-  return readdirSync(folder).flatMap((name) => {
-    const path = join(folder, name);
-    return statSync(path).isDirectory() ? files(path) : path.endsWith(".ts") ? [path] : [];
-  });
-}
+const files = typeScriptFiles;
 
 const sources = files(source).map((path) => ({
   path,
@@ -34,37 +30,7 @@ function imports(text: string): string[] {
   return [...text.matchAll(/(?:from|import)\s*\(?\s*["']([^"']+)["']/g)].map((match) => match[1]!);
 }
 
-/** Code without comments, and the contents of its string and template literals, read by a small scanner. */
-function scan(text: string): { code: string; strings: string[] } {
-  let code = "";
-  const strings: string[] = [];
-  let index = 0;
-  while (index < text.length) {
-    const char = text[index]!;
-    const next = text[index + 1];
-    if (char === "/" && next === "/") {
-      while (index < text.length && text[index] !== "\n") index += 1;
-    } else if (char === "/" && next === "*") {
-      index = text.indexOf("*/", index + 2) + 2;
-      if (index < 2) index = text.length;
-    } else if (char === '"' || char === "'" || char === "`") {
-      let value = "";
-      index += 1;
-      while (index < text.length && text[index] !== char) {
-        if (text[index] === "\\") index += 1;
-        value += text[index] ?? "";
-        index += 1;
-      }
-      strings.push(value);
-      code += `${char}${char}`;
-      index += 1;
-    } else {
-      code += char;
-      index += 1;
-    }
-  }
-  return { code, strings };
-}
+const scan = scanSource;
 
 test("layer rules come from docs/layers.json and are at least as strict as the founding design", () => {
   const allowed = Object.fromEntries(Object.entries(rules.layers).map(([layer, rule]) => [layer, rule.may_import]));
