@@ -14,8 +14,13 @@ export const toolDescriptionLimit = 400;
  * returns an analysis and next_tool, that workspace_status answers on a fresh project, that
  * plan_capture checks an 'unknown' adapter itself, and that get_run has output tails and a crash's
  * exception. 41,622 bytes when this was set (41,416 before it).
+ * Managed providers (issue 18) add the six contract tools the instructions and list_capabilities send
+ * agents to: start/get/cancel_capability_setup, prepare_capabilities, prepare_adapter and
+ * prepare_workload_dependencies, 2,696 bytes together. A tool cannot be much under 330 bytes (its name,
+ * the four hints at 88 bytes, a description over 60 characters, a closed schema), so the budget grows by
+ * them as it did for configure_experiment. 44,318 bytes when this was set.
  */
-export const modelVisibleByteLimit = 41_700;
+export const modelVisibleByteLimit = 44_400;
 
 const forbiddenKeywords = [
   "$ref",

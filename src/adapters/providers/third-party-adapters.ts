@@ -17,7 +17,7 @@ export type PackageFiles = {
   files: { path: string; recorded_hash: string | null; recorded_size: number | null; sha256: string | null; size: number | null }[];
 };
 
-const script = String.raw`
+const script = `
 import hashlib, json, sys
 import importlib.metadata as metadata
 group, mode = sys.argv[1], sys.argv[2]

@@ -16,8 +16,7 @@ import { defineTool } from "../define-tool.ts";
 export const providerTools = [
   defineTool({
     name: "start_capability_setup",
-    description:
-      "Install managed providers named by list_capabilities' setup_adapters into versioned environments; returns a durable operation. Next: get_capability_setup.",
+    description: "Install list_capabilities' setup_adapters as managed providers. Next: get_capability_setup with its operation_id.",
     input: StartCapabilitySetupRequest,
     output: OperationStatusSchema,
     annotations: configure,
@@ -28,7 +27,7 @@ export const providerTools = [
   }),
   defineTool({
     name: "get_capability_setup",
-    description: "A setup operation's state, phase, progress and item outcomes. Poll until it ends; then list_capabilities.",
+    description: "Poll a setup operation: state, phase, progress, item outcomes. When it ends: list_capabilities.",
     input: CapabilitySetupRequest,
     output: OperationStatusSchema,
     annotations: readOnly,
@@ -39,7 +38,7 @@ export const providerTools = [
   }),
   defineTool({
     name: "cancel_capability_setup",
-    description: "Cancel a setup this server runs: stops the installer and removes what it staged.",
+    description: "Cancel a setup this server runs: stops its installer, removes what it staged.",
     input: CapabilitySetupRequest,
     output: OperationStatusSchema,
     annotations: configure,
@@ -50,7 +49,7 @@ export const providerTools = [
   }),
   defineTool({
     name: "prepare_capabilities",
-    description: "Older form of start_capability_setup without a key: each call starts a new operation. Next: get_capability_setup.",
+    description: "start_capability_setup without a key, for older clients: each call is a new operation.",
     input: PrepareCapabilitiesRequest,
     output: OperationStatusSchema,
     annotations: configure,
@@ -61,8 +60,7 @@ export const providerTools = [
   }),
   defineTool({
     name: "prepare_adapter",
-    description:
-      "Approve a third-party adapter/distribution pair from list_capabilities, bound to its package identity. Next: list_capabilities.",
+    description: "Approve a pair from list_capabilities' setup_third_party_adapters. Next: list_capabilities.",
     input: PrepareAdapterRequest,
     output: AdapterPreparationResultSchema,
     annotations: configure,
@@ -73,7 +71,7 @@ export const providerTools = [
   }),
   defineTool({
     name: "prepare_workload_dependencies",
-    description: "Which declared Python distributions the workload's interpreter has or lacks; changes nothing. Next: its next_tool.",
+    description: "What the workload's interpreter lacks of its declared Python distributions; installs nothing.",
     input: PrepareWorkloadDependenciesRequest,
     output: WorkloadDependencySetupResultSchema,
     annotations: readOnly,
