@@ -187,10 +187,14 @@ async function verify(context: SetupRunContext, work: Work[], operationArea: Sta
       });
       entry.promoted = false;
       const permission = probe.permissionStatus === "denied" ? " ptrace is refused here, so captures need that permission." : "";
+      const usage =
+        provider.usage === "workload_interpreter"
+          ? ` Captures run it inside the workload's own interpreter, which must have ${provider.requirements.join(" ")} importable; this copy is not put on its path.`
+          : "";
       context.recorder.record((next) =>
         setItem(next, entry.item, {
           status: "complete",
-          message: `${entry.action === "install" ? "Installed and verified" : "Verified"} (${probe.probe}).${permission}`,
+          message: `${entry.action === "install" ? "Installed and verified" : "Verified"} (${probe.probe}).${permission}${usage}`,
           provider: label,
           version: provider.version,
         }),

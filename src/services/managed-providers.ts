@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { type ManagedProvider, managedProvider, providerForAdapter } from "../adapters/providers/provider-catalog.ts";
-import { environmentPython } from "../adapters/providers/provider-installer.ts";
+import { environmentProgram, environmentPython } from "../adapters/providers/provider-installer.ts";
 import type { ProviderEnvironments, ProviderReceipt } from "../store/provider-environments.ts";
 
 /** A verified managed provider environment, as capture planning and capability discovery use it. */
@@ -45,7 +44,7 @@ export class ManagedProviders {
     const pinsHold = Object.entries(provider.distributions).every(([name, version]) => receipt.distributions[name] === version);
     if (!pinsHold) return null;
     const environment = this.environments.environmentPath(provider.name, provider.version);
-    const executable = provider.executable ? join(environment, "bin", provider.executable) : null;
+    const executable = provider.executable ? environmentProgram(environment, provider.executable) : null;
     const python = environmentPython(environment);
     if ((executable && !existsSync(executable)) || !existsSync(python)) return null;
     return { provider, label: this.environments.label(provider.name, provider.version), environment, python, executable, receipt };

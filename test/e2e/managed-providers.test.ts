@@ -6,7 +6,7 @@
  * never answers: pip is then provably mid-install (the index saw it connect) for as long as the test needs.
  */
 import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Socket } from "bun";
 import { callTool, connectMcp, type McpSession, repositoryRoot, temporaryFolder } from "../support/binary.ts";
@@ -15,7 +15,8 @@ import { waitFor } from "../support/wait.ts";
 
 setDefaultTimeout(240_000);
 
-const pinnedPySpy = "0.4.3";
+/** The py-spy the adapters are tested with, pinned in tools/python-requirements.txt: the one setup must install. */
+const pinnedPySpy = /^py-spy==(\S+)$/m.exec(readFileSync(join(repositoryRoot, "tools", "python-requirements.txt"), "utf8"))![1]!;
 
 /** PATH without the pinned tools and without any folder that holds a py-spy. */
 function pathWithoutPySpy(): string {
@@ -214,4 +215,36 @@ test("a setup whose server died reads as unmanaged_after_restart in the next ser
   expect((await callTool(second, "start_capability_setup", request)).envelope.result.state).toBe("unmanaged_after_restart");
   const cancel = await callTool(second, "cancel_capability_setup", { operation_id: started.operation_id });
   expect(cancel.envelope.result.state).toBe("unmanaged_after_restart");
+});
+
+test("pyperf from its managed environment benchmarks a workload whose own interpreter has no pyperf", async () => {
+  const project = workloadProject("managed-pyperf");
+  const dataHome = temporaryFolder("managed-pyperf-data");
+  // A fresh venv is an interpreter that surely has no pyperf.
+  const made = Bun.spawnSync(["python3", "-m", "venv", "--without-pip", join(project, ".venv")], { stdout: "pipe", stderr: "pipe" });
+  expect(made.exitCode).toBe(0);
+  const session = await serve(project, dataHome);
+  await declare(session, "hot", [join(project, ".venv", "bin", "python"), "hot.py", "0.02"]);
+  const before = (await callTool(session, "list_capabilities", { adapter: "pyperf" })).envelope.result;
+  expect(before.setup_adapters).toEqual(["pyperf"]);
+  const started = (await callTool(session, "start_capability_setup", before.capabilities[0].setup.arguments)).envelope.result;
+  expect((await pollUntilEnded(session, started.operation_id)).state).toBe("terminal");
+  const after = (await callTool(session, "list_capabilities", { adapter: "pyperf" })).envelope.result;
+  expect(after.capabilities[0]).toMatchObject({ status: "available", provisioning: "managed_runtime", setup: null });
+
+  const plan = await callTool(session, "plan_capture", {
+    workload_name: "hot",
+    adapter: "pyperf",
+    parameters: {},
+    adapter_options: { processes: 1, values: 2, warmups: 0, loops: 1 },
+  });
+  expect(plan.envelope.result.collector_argv.slice(0, 3)).toEqual([
+    join(dataHome, "flameox", "providers", "pyperf", after.capabilities[0].version, "bin", "python"),
+    "-m",
+    "pyperf",
+  ]);
+  const executed = (await callTool(session, "execute_capture_plan", { plan_id: plan.envelope.result.plan_id })).envelope.result;
+  expect(executed.execution_status).toBe("succeeded");
+  const measured = (await callTool(session, "query_measurements", { run_id: executed.run_id })).envelope.result;
+  expect(measured.total).toBeGreaterThanOrEqual(2);
 });

@@ -22,7 +22,7 @@ export type ProviderUsage = "executable" | "interpreter" | "workload_interpreter
 
 /** A check run with the environment's own interpreter or executable after install. */
 export type ProviderProbe = {
-  /** argv relative to the environment: `{python}` and `{environment}` and `{scratch}` are replaced. */
+  /** `{python}` (the environment's interpreter), `{executable}` (its standalone executable) and `{scratch}` are replaced. */
   argv: string[];
   /** Files the probe writes into its scratch folder that must exist afterwards. */
   produces: string[];
@@ -83,7 +83,7 @@ export const managedProviders: ManagedProvider[] = [
     {
       // A real recording of a child interpreter: proves the binary runs and may ptrace here.
       argv: [
-        "{environment}/bin/py-spy",
+        "{executable}",
         "record",
         "--nonblocking",
         "--rate",

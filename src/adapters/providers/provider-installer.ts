@@ -167,8 +167,13 @@ export async function findBasePython(pathValue: string, context: InstallerContex
   return { executable, version: facts.version ?? "unknown", pipForOthers: major > 22 || (major === 22 && minor >= 3) };
 }
 
+/** A venv's own programs: bin/ on POSIX, Scripts/*.exe on Windows. */
+export function environmentProgram(environment: string, name: string): string {
+  return process.platform === "win32" ? join(environment, "Scripts", `${name}.exe`) : join(environment, "bin", name);
+}
+
 export function environmentPython(environment: string): string {
-  return join(environment, "bin", "python");
+  return environmentProgram(environment, "python");
 }
 
 /**
@@ -242,12 +247,15 @@ export async function probeProvider(provider: ManagedProvider, environment: stri
   mkdirSync(probeDirectory, { recursive: true });
   for (const [name, text] of Object.entries(provider.probe.files ?? {})) writeFileSync(join(probeDirectory, name), text);
   const argv = provider.probe.argv.map((argument) =>
-    argument.replaceAll("{python}", python).replaceAll("{environment}", environment).replaceAll("{scratch}", probeDirectory),
+    argument
+      .replaceAll("{python}", python)
+      .replaceAll("{executable}", provider.executable ? environmentProgram(environment, provider.executable) : "")
+      .replaceAll("{scratch}", probeDirectory),
   );
   const versionOutput = provider.executable
     ? (
         await step(
-          [join(environment, "bin", provider.executable), "--version"],
+          [environmentProgram(environment, provider.executable), "--version"],
           context,
           `${provider.executable} --version`,
           "verification",

@@ -21,6 +21,7 @@ let venv: string;
 let sitePackages: string;
 let services: Services;
 const originalPath = process.env.PATH;
+const originalDataHome = process.env.XDG_DATA_HOME;
 
 /** A distribution as pip would leave it: its files, METADATA, entry points and a RECORD listing them all. */
 function installDistribution(name: string, version: string, files: Record<string, string>, entryPoints = ""): void {
@@ -72,6 +73,8 @@ beforeAll(async () => {
 
 afterAll(() => {
   process.env.PATH = originalPath;
+  if (originalDataHome === undefined) delete process.env.XDG_DATA_HOME;
+  else process.env.XDG_DATA_HOME = originalDataHome;
   services.close();
   rmSync(project, { recursive: true, force: true });
 });

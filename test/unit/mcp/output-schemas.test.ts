@@ -18,6 +18,7 @@ let services: Services;
 const validator = new AjvJsonSchemaValidator();
 const checked = new Set<string>();
 let investigationResult: Record<string, unknown>;
+const originalDataHome = process.env.XDG_DATA_HOME;
 
 beforeAll(async () => {
   root = realpathSync(mkdtempSync(join(tmpdir(), "flameox-output-schemas-")));
@@ -28,6 +29,8 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
+  if (originalDataHome === undefined) delete process.env.XDG_DATA_HOME;
+  else process.env.XDG_DATA_HOME = originalDataHome;
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -121,6 +124,10 @@ test("every typed outputSchema validates its tool's real results and its errors"
   expect((await call("get_capability_setup", { operation_id: "op-unknown" })).error.code).toBe("INVALID_ARGUMENTS");
   const compatibility = await call("prepare_capabilities", { adapters: ["toxiproxy"] });
   expect(compatibility.result.operation_id).not.toBe(setup.result.operation_id);
+  await waitFor("the compatibility setup to end", async () => {
+    const polled = await call("get_capability_setup", { operation_id: compatibility.result.operation_id });
+    return polled.result.state === "failed" && polled;
+  });
   const dependencies = await call("prepare_workload_dependencies", { workload_name: "hello" });
   expect(dependencies.result).toMatchObject({ ready: true, missing: [], environment_changed: false, next_tool: "plan_capture" });
   expect((await call("prepare_adapter", { adapter: "no-such-adapter", distribution: "no-such-dist" })).error.code).toBe(
