@@ -49,7 +49,7 @@ export class CapabilitySetupService {
     });
     const stored = this.operations.insert(status, currentOwner());
     // Another process inserted the same key first: that one is the operation.
-    if (stored.status.revision !== status.revision || stored.owner.pid !== process.pid) return this.reconnect(stored, request.adapters);
+    if (stored.status !== status) return this.reconnect(stored, request.adapters);
     this.launch(status);
     return this.status(operationId);
   }
