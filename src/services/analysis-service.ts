@@ -14,10 +14,11 @@ import {
   type Hotspot,
   type HotspotGrouping,
   type StackExample,
+  type TimeDomain,
   type UnitSummary,
 } from "../analysis/hotspots.ts";
 import { readRun } from "../store/run-store.ts";
-import { limitWithin, pinEvidenceScope, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
+import { limitWithin, pinEvidenceScope, scopeLimitations, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { flameGraphResourceUri } from "../domain/resource-uris.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
@@ -43,6 +44,8 @@ export type HotspotResult = {
   thread: string | null;
   per_thread: boolean;
   total_weight: number;
+  /** When the ranking holds accelerator time: each domain's total, the denominator of its rows' shares. */
+  domain_totals: Record<TimeDomain, number> | null;
   hotspots: Hotspot[];
   total: number;
   returned: number;
@@ -51,6 +54,8 @@ export type HotspotResult = {
   hidden_self_share: number;
   next_cursor: string | null;
   flamegraph_uri: string | null;
+  /** What the extractions of the ranked evidence recorded (values left out, clamped, missing). */
+  limitations: string[];
   evidence: EvidenceStatus;
 };
 
@@ -145,6 +150,7 @@ export class AnalysisService {
         thread: request.thread,
         per_thread: request.per_thread,
         flamegraph_uri: scope.kind === "run" ? flameGraphResourceUri(scope.id) : null,
+        limitations: scopeLimitations(scope),
       };
       if (!unit) {
         const requestedMissing = request.unit !== null && units.length > 0;
@@ -152,6 +158,7 @@ export class AnalysisService {
           ...base,
           unit: null,
           total_weight: 0,
+          domain_totals: null,
           hotspots: [],
           total: 0,
           returned: 0,
@@ -178,6 +185,7 @@ export class AnalysisService {
         ...base,
         unit,
         total_weight: page.total_weight,
+        domain_totals: page.domain_totals,
         hotspots: page.hotspots,
         total: page.total,
         returned: page.hotspots.length,
@@ -194,7 +202,9 @@ export class AnalysisService {
               }
             : {
                 status: "available",
-                reason: "Ranked from extracted stack samples.",
+                reason: page.domain_totals
+                  ? "Ranked from extracted stack samples; CPU and accelerator time each have their own denominator (time_domain, domain_totals)."
+                  : "Ranked from extracted stack samples.",
                 next_tool: "get_frame_callers",
                 next_arguments: { run_or_artifact: request.run_or_artifact, frame_id: page.hotspots[0]?.frame_id ?? null },
               },

@@ -115,6 +115,7 @@ export class ImportService {
               format: detected.format as Exclude<ProfileFormat, "unknown">,
             });
             limitations = result.limitations;
+            return limitations;
           },
         );
       }

@@ -194,4 +194,13 @@ export const migrations: Migration[] = [
       CREATE INDEX evidence_references_by_owner ON evidence_references (owner_type, owner_id, owner_revision);
     `,
   },
+  {
+    version: 5,
+    name: "evidence bundle limitations",
+    sql: `
+      -- What an extractor recorded about its input (values left out, tables missing, clamps), kept with
+      -- the bundle so every analysis that reads the bundle can repeat it.
+      ALTER TABLE evidence_bundles ADD COLUMN limitations TEXT NOT NULL DEFAULT '[]';
+    `,
+  },
 ];
