@@ -80,7 +80,7 @@ export const extractionSpecs: Record<ExtractionTool, ToolSpec> = {
     describe: "a pyperf JSON benchmark (kind benchmark_samples)",
     accepts: (registration, path) => registration.kind === "benchmark_samples" && !looksLikeBenchmarkSamples(path),
     async extract(sink, { path }) {
-      const summary = extractPyperf(path, sink);
+      const summary = await extractPyperf(path, sink);
       return {
         facts: { value_count: summary.valueCount, warmup_count: summary.warmupCount, benchmarks: summary.benchmarks },
         limitations: summary.limitations,

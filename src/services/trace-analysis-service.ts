@@ -46,6 +46,8 @@ export type AcceleratorLaunchAnalysisResult = {
   total: number;
   returned: number;
   truncated: boolean;
+  /** What the trace's extraction recorded (rows clamped or left out, tables missing). */
+  limitations: string[];
   evidence: EvidenceStatus;
 };
 export type TraceWindowResult = {
@@ -253,6 +255,7 @@ export class TraceAnalysisService {
       total: page.total,
       returned: page.regions.length,
       truncated: page.total > page.regions.length,
+      limitations: scopeLimitations(scope),
       evidence,
     };
   }
