@@ -138,6 +138,8 @@ export const extractionSpecs: Record<ExtractionTool, ToolSpec> = {
           workers: summary.workers,
           crashed_workers: summary.crashedWorkers,
           fixture_setups: summary.fixtureSetups,
+          fixture_teardowns: summary.fixtureTeardowns,
+          fixtures: summary.fixtures.slice(0, 10),
           collection_ns: summary.collectionNs,
           time_to_first_failure_ns: summary.timeToFirstFailureNs,
           unexecuted: summary.unexecuted.slice(0, 100),

@@ -6,7 +6,8 @@ import { defineTool } from "../define-tool.ts";
 export const measurementTools = [
   defineTool({
     name: "query_measurements",
-    description: "Measurements (benchmarks, test durations, startup, memory) by run, artifact and name.",
+    description:
+      "Measurements (benchmarks, test durations, startup, memory) by run, artifact and name; name_prefix test.fixture_total_ns gives setup and teardown time per pytest fixture. limitations repeats what extraction recorded.",
     input: MeasurementsRequest,
     annotations: readOnly,
     async handler(input, { services }) {

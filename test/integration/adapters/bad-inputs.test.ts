@@ -61,6 +61,44 @@ describe("pyperf", () => {
   });
 });
 
+describe("pytest event streams", () => {
+  test("negative and impossible durations are left out with a limitation; outcomes stay; query_measurements repeats it", async () => {
+    const { root, services } = await project("pytest-negative");
+    const line = (event: string, fields: Record<string, unknown>) =>
+      JSON.stringify({ schema: "flameox.pytest-events.v1", event, observed_at_ns: 1_000, worker_id: "controller", ...fields });
+    const stream = [
+      line("run_started", { run_started_at_ns: 1_000, scheduler: "no" }),
+      line("fixture_setup", { fixture: "db", scope: "function", nodeid: "t.py::a", duration_ns: -5_000, outcome: "passed" }),
+      line("fixture_teardown", { fixture: "db", scope: "function", nodeid: "t.py::a", duration_ns: 7_000 }),
+      line("test_phase", { nodeid: "t.py::a", phase: "setup", outcome: "passed", duration_ns: 1_000 }),
+      line("test_phase", { nodeid: "t.py::a", phase: "call", outcome: "passed", duration_ns: -2_000_000 }),
+      line("test_phase", { nodeid: "t.py::a", phase: "teardown", outcome: "passed", duration_ns: 1e300 }),
+      line("session_finished", { exit_status: 0 }),
+    ].join("\n");
+    const receipt = await imported(services, root, "events.jsonl", `${stream}\n`, "test_execution");
+    const extracted = await services.extraction.extract("pytest", { run_id: receipt.run_id });
+    const note = "3 duration(s) in the stream were negative or beyond 2^53 ns; they were left out (their tests keep their outcomes).";
+    expect(extracted.limitations).toEqual([note]);
+    expect(extracted.counts).toMatchObject({ passed: 1 });
+    const durations = await services.measurements.query({
+      run_id: receipt.run_id,
+      artifact_id: null,
+      name_prefix: "test.",
+      include_warmups: false,
+      limit: 100,
+      cursor: null,
+    });
+    expect(durations.measurements.every((row) => row.value >= 0 && row.value < 1e15)).toBe(true);
+    const phases = durations.measurements.filter((row) => row.name === "test.duration_ns").map((row) => [row.phase, row.value]);
+    // The setup phase, and the test's total (phase null) made of it alone.
+    expect(phases).toEqual([
+      ["setup", 1_000],
+      [null, 1_000],
+    ]);
+    expect(durations.limitations).toEqual([note]);
+  });
+});
+
 function nsightExport(path: string, statements: string[]): void {
   const database = new Database(path);
   database.run(
