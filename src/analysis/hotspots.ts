@@ -55,7 +55,8 @@ export async function stackUnits(evidence: EvidenceQuery): Promise<UnitSummary[]
 /** Time beats samples beats bytes when the caller did not choose: it is what "hot" usually means. */
 export function chooseUnit(units: UnitSummary[], requested: StackUnit | null): StackUnit | null {
   if (requested) return units.some((unit) => unit.unit === requested) ? requested : null;
-  for (const preferred of ["ns", "samples", "bytes"] as const) if (units.some((unit) => unit.unit === preferred)) return preferred;
+  for (const preferred of ["ns", "samples", "bytes", "retained_bytes"] as const)
+    if (units.some((unit) => unit.unit === preferred)) return preferred;
   return null;
 }
 

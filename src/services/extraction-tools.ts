@@ -201,6 +201,7 @@ export const extractionSpecs: Record<ExtractionTool, ToolSpec> = {
           allocation_count: summary.allocationCount,
           retained_allocation_count: summary.leakedAllocationCount,
           high_watermark_stacks: summary.highWatermarkStacks,
+          retained_stacks: summary.retainedStacks,
           memray_version: summary.memrayVersion,
         },
         limitations: summary.limitations,

@@ -170,6 +170,31 @@ test("memray: analyze_memory peak within 10% of a known 50 MiB allocation", asyn
   expect(extracted.peak_bytes).toBe(result.peak_bytes);
 }, 60_000);
 
+test("memray leak: the leaking function ranks first for retained memory; a larger allocation freed before exit does not", async () => {
+  const { services } = await project("memray-leak", { "leak.py": join(pythonFixtures, "memray", "leak.py") });
+  await declare(services, "leak", [venvPython, "leak.py"]);
+  const run = await capture(services, "leak", "memray");
+  const result = await services.memoryAnalysis.analyze({ run_or_artifact: run.run_id, limit: 5 });
+  const leaked = 63 * 1024 * 512;
+  // At the high-water mark the 63 MiB transient buffer dominates; at exit only the 31.5 MiB one is held.
+  expect(result.top_allocations[0]!.function).toBe("transient_peak");
+  expect(result.retained_allocations[0]!.function).toBe("leak");
+  expect(result.retained_allocations[0]!.unit).toBe("retained_bytes");
+  expect(Math.abs(result.retained_allocations[0]!.self_weight - leaked)).toBeLessThan(64 * 1024);
+  expect(result.retained_allocations.some((hotspot) => hotspot.function === "transient_peak")).toBe(false);
+  const hotspots = await services.analysis.hotspots({
+    run_or_artifact: run.run_id,
+    limit: 3,
+    group_by: "function",
+    order_by: "self",
+    unit: "retained_bytes",
+    thread: null,
+    per_thread: false,
+    cursor: null,
+  });
+  expect(hotspots.hotspots[0]!.function).toBe("leak");
+}, 60_000);
+
 test("torch.profiler: matmul is the top CPU operator, with shapes and [memory] allocations", async () => {
   const { services } = await project("torch", { "mm.py": join(pythonFixtures, "torch", "matmul.py") });
   await declare(services, "mm", [venvPython, "mm.py"]);
