@@ -63,7 +63,8 @@ export type MeasurementRow = {
   dimensions: string | null;
 };
 
-export type ObservationKind = "line_hit" | "branch_arc" | "annotation" | "configuration" | "test_outcome";
+/** failure_report: one failure read from a log (a sanitizer report, a Python traceback) with its kind, message and frames. */
+export type ObservationKind = "line_hit" | "branch_arc" | "annotation" | "configuration" | "test_outcome" | "failure_report";
 
 export type ObservationRow = {
   kind: ObservationKind;

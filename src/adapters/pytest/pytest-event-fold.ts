@@ -80,17 +80,21 @@ export class PytestEventFold {
     const worker = text(event.worker_id);
     switch (event.event) {
       case "test_collected":
-        return this.testCollected(event);
+        this.testCollected(event);
+        return;
       case "collection_started":
         this.collectionStart = Math.min(this.collectionStart ?? event.observed_at_ns, event.observed_at_ns);
         return;
       case "collection_finished":
-        return this.collectionFinished(event, worker);
+        this.collectionFinished(event, worker);
+        return;
       case "fixture_setup":
       case "fixture_teardown":
-        return this.fixture(event, worker, event.event === "fixture_setup" ? "setup" : "teardown");
+        this.fixture(event, worker, event.event === "fixture_setup" ? "setup" : "teardown");
+        return;
       case "test_phase":
-        return this.testPhase(event, worker);
+        this.testPhase(event, worker);
+        return;
       case "worker_down":
         if (worker) this.workers.add(worker);
         if (event.outcome === "crashed" && worker) this.crashed.set(worker, { worker, error: text(event.error), nodeids: [] });
