@@ -5,12 +5,7 @@ import { cursor, described, identifier, identifierText, limit, optionalOrNull, r
 import { pageLimits } from "./limits.ts";
 import { RunFilter } from "./runs.ts";
 
-const unit = optionalOrNull(
-  described(
-    v.picklist(["ns", "samples", "bytes", "retained_bytes"]),
-    "Default: first of ns, samples, bytes. retained_bytes: memray leaks.",
-  ),
-);
+const unit = optionalOrNull(described(v.picklist(["ns", "samples", "bytes", "retained_bytes"]), "Default: first of ns, samples, bytes."));
 const thread = optionalOrNull(described(v.pipe(v.string(), v.maxLength(500)), "Only this thread."));
 const orderBy = v.optional(described(v.picklist(["self", "total"]), "Rank by self or total."), "self");
 

@@ -34,7 +34,7 @@ export const analysisTools = [
   defineTool({
     name: "analyze_hotspots",
     description:
-      "Where time, samples or bytes go, per function or line. A trace with accelerator tracks ranks CPU and accelerator time each on its own total (time_domain, domain_totals); limitations repeats what extraction recorded. Next: get_frame_callers/callees, get_stack_examples.",
+      "Where time, samples or bytes go, per function or line; CPU and accelerator time apart (time_domain). Next: get_frame_callers/callees, get_stack_examples.",
     input: HotspotsRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {

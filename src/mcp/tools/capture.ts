@@ -81,7 +81,7 @@ export const captureTools = [
   defineTool({
     name: "import_artifact",
     description:
-      "Import a profile, trace or other file as a run; profiles, and sanitizer reports or Python tracebacks (kind sanitizer_report, or detected), become evidence. Next: evidence.next_tool.",
+      "Import a profile, trace, failure log or other file as a run; profiles and failure logs become evidence. Next: evidence.next_tool.",
     input: ImportArtifactRequest,
     annotations: additive,
     async handler(input, { services }) {

@@ -40,7 +40,7 @@ export const extractionTools = [
   ),
   extractionTool(
     "pytest",
-    "Normalize a pytest capture into test durations, outcomes and fixture setup/teardown times (test.fixture_total_ns: per fixture, costliest first). Next: query_measurements.",
+    "Normalize a pytest capture into test durations, outcomes and fixture times. Next: query_measurements.",
     (result) => `Extracted ${number((result.tables as Record<string, number>).measurements)} pytest measurements.`,
   ),
   extractionTool(

@@ -7,7 +7,7 @@ export const measurementTools = [
   defineTool({
     name: "query_measurements",
     description:
-      "Measurements (benchmarks, test durations, startup, memory) by run, artifact and name; name_prefix test.fixture_total_ns gives setup and teardown time per pytest fixture. limitations repeats what extraction recorded.",
+      "Measurements (benchmarks, test durations, startup, memory) by run, artifact and name; test.fixture_total_ns: time per fixture.",
     input: MeasurementsRequest,
     annotations: readOnly,
     async handler(input, { services }) {

@@ -7,7 +7,7 @@ export const traceTools = [
   defineTool({
     name: "analyze_pytorch",
     description:
-      "PyTorch operators of a torch.profiler trace: time, calls, shapes, memory. calls and total_ns count outermost calls (nested same-name calls: nested_calls); self_share is of CPU operator time, accelerator time is reported apart (time_split). Next: get_trace_window.",
+      "PyTorch operators of a torch.profiler trace: time, outermost calls, shapes, memory; accelerator time apart. Next: get_trace_window.",
     input: PytorchRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {
