@@ -257,6 +257,15 @@ export async function resolveFrame(
   };
 }
 
+/** The units of the stacks that contain a frame, so a drill-down without a unit reads the frame's own evidence (a leak's retained bytes). */
+export async function frameStackUnits(evidence: EvidenceQuery, frameId: string, groupBy: HotspotGrouping): Promise<UnitSummary[]> {
+  const rows = await evidence.rows<{ unit: StackUnit }>(
+    `WITH fmap AS (${frameMapSql(groupBy)}), keys AS (SELECT list(frame_key) AS keys FROM fmap WHERE frame_id = ${sqlString(frameId)})
+     SELECT DISTINCT s.unit FROM stacks s, keys k WHERE list_has_any(s.frame_keys, k.keys) ORDER BY s.unit`,
+  );
+  return rows.map((row) => ({ unit: row.unit, total_weight: 0, stack_rows: 0 }));
+}
+
 /**
  * Callers (direction -1) or callees (+1) of a frame: the neighbouring frame in each stack that
  * contains it, each stack counted once per neighbour. A root frame's caller and a leaf's callee

@@ -4,6 +4,7 @@ import { capabilityUnavailable, invalidInput } from "../domain/errors.ts";
 import type { StackUnit } from "../domain/evidence.ts";
 import {
   chooseUnit,
+  frameStackUnits,
   queryCallEdges,
   queryHotspots,
   queryStackExamples,
@@ -307,7 +308,10 @@ export class AnalysisService {
         },
       );
     }
-    const unit = chooseUnit(await stackUnits(view), requestedUnit);
+    const unit =
+      requestedUnit === null
+        ? (chooseUnit(await frameStackUnits(view, frameId, frame.groupBy), null) ?? chooseUnit(await stackUnits(view), null))
+        : chooseUnit(await stackUnits(view), requestedUnit);
     if (!unit) {
       throw invalidInput(
         `No stacks in unit ${requestedUnit ?? "(any)"} for ${runOrArtifact}.`,

@@ -40,7 +40,7 @@ export const extractionTools = [
   ),
   extractionTool(
     "pytest",
-    "Normalize a pytest capture into test durations, outcomes and fixture times. Next: query_measurements.",
+    "Normalize a pytest capture into test durations and outcomes. Next: query_measurements.",
     (result) => `Extracted ${number((result.tables as Record<string, number>).measurements)} pytest measurements.`,
   ),
   extractionTool(

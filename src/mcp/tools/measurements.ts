@@ -6,8 +6,7 @@ import { defineTool } from "../define-tool.ts";
 export const measurementTools = [
   defineTool({
     name: "query_measurements",
-    description:
-      "Measurements (benchmarks, test durations, startup, memory) by run, artifact and name; test.fixture_total_ns: time per fixture.",
+    description: "Measurements (benchmarks, tests, fixtures, startup, memory) by run, artifact and name.",
     input: MeasurementsRequest,
     annotations: readOnly,
     async handler(input, { services }) {

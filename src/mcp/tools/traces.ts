@@ -6,8 +6,7 @@ import { defineTool } from "../define-tool.ts";
 export const traceTools = [
   defineTool({
     name: "analyze_pytorch",
-    description:
-      "PyTorch operators of a torch.profiler trace: time, outermost calls, shapes, memory; accelerator time apart. Next: get_trace_window.",
+    description: "PyTorch operators of a torch.profiler trace: time, calls, shapes, memory. Next: get_trace_window.",
     input: PytorchRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {

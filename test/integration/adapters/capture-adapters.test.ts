@@ -193,6 +193,17 @@ test("memray leak: the leaking function ranks first for retained memory; a large
     cursor: null,
   });
   expect(hotspots.hotspots[0]!.function).toBe("leak");
+  // A drill-down without a unit reads the frame's own stacks: the leak's retained bytes.
+  const examples = await services.analysis.stackExamples({
+    run_or_artifact: run.run_id,
+    frame_id: result.retained_allocations[0]!.frame_id,
+    limit: 3,
+    cursor: null,
+    unit: null,
+    thread: null,
+  });
+  expect(examples.unit).toBe("retained_bytes");
+  expect(examples.examples[0]!.frames.at(-1)!.function).toBe("leak");
 }, 60_000);
 
 test("torch.profiler: matmul is the top CPU operator, with shapes and [memory] allocations", async () => {
