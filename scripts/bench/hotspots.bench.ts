@@ -122,6 +122,7 @@ async function registerRun(project: string, rows: number): Promise<{ runId: stri
         tables: { frames: frameCount, stacks: rows },
         created_at: new Date().toISOString(),
         corpus_sequence: head.sequence,
+        limitations: [],
       });
     });
     return { runId, generationMs };

@@ -1,4 +1,5 @@
 import type { StackUnit } from "../domain/evidence.ts";
+import { acceleratorTrackCategories } from "../domain/trace-categories.ts";
 import { type EvidenceQuery, sqlString, toNumber, toNullableNumber } from "./evidence-query.ts";
 
 /**
@@ -32,7 +33,15 @@ export type Hotspot = {
   self_share: number;
   total_share: number;
   unit: StackUnit;
+  /**
+   * Whose clock the time is on, when the ranking holds accelerator time: `accelerator` for slices on
+   * an accelerator's track (kernels, copies, device annotations), `cpu` for host threads. Each row's
+   * shares are then of its own domain's total. null when the ranking has no accelerator time.
+   */
+  time_domain: TimeDomain | null;
 };
+
+export type TimeDomain = "cpu" | "accelerator";
 
 export type UnitSummary = { unit: StackUnit; total_weight: number; stack_rows: number };
 
@@ -46,7 +55,8 @@ export async function stackUnits(evidence: EvidenceQuery): Promise<UnitSummary[]
 /** Time beats samples beats bytes when the caller did not choose: it is what "hot" usually means. */
 export function chooseUnit(units: UnitSummary[], requested: StackUnit | null): StackUnit | null {
   if (requested) return units.some((unit) => unit.unit === requested) ? requested : null;
-  for (const preferred of ["ns", "samples", "bytes"] as const) if (units.some((unit) => unit.unit === preferred)) return preferred;
+  for (const preferred of ["ns", "samples", "bytes", "retained_bytes"] as const)
+    if (units.some((unit) => unit.unit === preferred)) return preferred;
   return null;
 }
 
@@ -61,10 +71,11 @@ function frameMapSql(groupBy: HotspotGrouping): string {
           FROM frames GROUP BY frame_key, ${identity}`;
 }
 
-function stacksSql(query: { unit: StackUnit; thread: string | null }): string {
+function stacksSql(query: { unit: StackUnit; thread: string | null }, extraColumns: string[] = []): string {
   const clauses = [`unit = ${sqlString(query.unit)}`];
   if (query.thread !== null) clauses.push(`coalesce(thread, '') = ${sqlString(query.thread)}`);
-  return `SELECT row_number() OVER () AS stack_id, frame_keys, weight, thread FROM stacks WHERE ${clauses.join(" AND ")} AND len(frame_keys) > 0`;
+  const columns = ["frame_keys", "weight", "thread", ...extraColumns].join(", ");
+  return `SELECT row_number() OVER () AS stack_id, ${columns} FROM stacks WHERE ${clauses.join(" AND ")} AND len(frame_keys) > 0`;
 }
 
 /**
@@ -77,33 +88,57 @@ const joinStrategyMaximumRows = 1_000_000;
 
 function totalsByJoin(threadColumn: string): string {
   return `self AS (
-      SELECT m.frame_id, ${threadColumn} AS thread, sum(s.weight) AS self_weight
+      SELECT m.frame_id, ${threadColumn} AS thread, s.domain, sum(s.weight) AS self_weight
       FROM s JOIN fmap m ON m.frame_key = s.frame_keys[len(s.frame_keys)]
       GROUP BY ALL
     ),
     members AS (
-      SELECT DISTINCT s.stack_id, s.weight, ${threadColumn === "NULL" ? "NULL" : "s.thread"} AS thread, m.frame_id
+      SELECT DISTINCT s.stack_id, s.weight, ${threadColumn === "NULL" ? "NULL" : "s.thread"} AS thread, s.domain, m.frame_id
       FROM s, unnest(s.frame_keys) AS u(key) JOIN fmap m ON m.frame_key = u.key
     ),
-    total AS (SELECT frame_id, thread, sum(weight) AS total_weight FROM members GROUP BY ALL)`;
+    total AS (SELECT frame_id, thread, domain, sum(weight) AS total_weight FROM members GROUP BY ALL)`;
 }
 
 function totalsByLookupMap(threadColumn: string): string {
   return `lookup_table AS (SELECT map(list(frame_key), list(frame_id)) AS lookup FROM fmap),
     per_stack AS (
       SELECT list_distinct(list_transform(s.frame_keys, key -> lookup[key])) AS ids, lookup[s.frame_keys[len(s.frame_keys)]] AS leaf,
-             s.weight, ${threadColumn} AS thread
+             s.weight, ${threadColumn} AS thread, s.domain
       FROM s, lookup_table
     ),
-    self AS (SELECT leaf AS frame_id, thread, sum(weight) AS self_weight FROM per_stack WHERE leaf IS NOT NULL GROUP BY ALL),
+    self AS (SELECT leaf AS frame_id, thread, domain, sum(weight) AS self_weight FROM per_stack WHERE leaf IS NOT NULL GROUP BY ALL),
     total AS (
-      SELECT frame_id, thread, sum(weight) AS total_weight
-      FROM (SELECT unnest(ids) AS frame_id, weight, thread FROM per_stack)
+      SELECT frame_id, thread, domain, sum(weight) AS total_weight
+      FROM (SELECT unnest(ids) AS frame_id, weight, thread, domain FROM per_stack)
       WHERE frame_id IS NOT NULL GROUP BY ALL
     )`;
 }
 
-export type HotspotPage = { hotspots: Hotspot[]; total: number; total_weight: number; hidden_self_share: number };
+/**
+ * The stacks with their time domain. Only time (ns) can be on an accelerator's clock: a stack is
+ * accelerator time when its root slice has an accelerator-track category, or when it lies on a track
+ * (run, artifact, process) that holds such a stack (kineto draws each device as its own process).
+ */
+function stacksWithDomainSql(query: { unit: StackUnit; thread: string | null }): string {
+  if (query.unit !== "ns") return `SELECT base.*, 'cpu' AS domain FROM (${stacksSql(query)}) base`;
+  const categories = acceleratorTrackCategories.map(sqlString).join(", ");
+  return `WITH base AS (${stacksSql(query, ["run_id", "artifact_id", "process"])}),
+      device_roots AS (SELECT DISTINCT frame_key FROM frames WHERE module IN (${categories})),
+      rooted AS (SELECT base.*, base.frame_keys[1] IN (SELECT frame_key FROM device_roots) AS device_root FROM base),
+      tracks AS (SELECT DISTINCT run_id, artifact_id, process FROM rooted WHERE device_root AND process IS NOT NULL)
+    SELECT r.stack_id, r.frame_keys, r.weight, r.thread,
+           CASE WHEN r.device_root OR t.process IS NOT NULL THEN 'accelerator' ELSE 'cpu' END AS domain
+    FROM rooted r LEFT JOIN tracks t ON t.run_id = r.run_id AND t.artifact_id = r.artifact_id AND t.process = r.process`;
+}
+
+export type HotspotPage = {
+  hotspots: Hotspot[];
+  total: number;
+  total_weight: number;
+  hidden_self_share: number;
+  /** Each domain's total weight, the denominator of its rows' shares; null when there is no accelerator time. */
+  domain_totals: Record<TimeDomain, number> | null;
+};
 
 export async function queryHotspots(
   evidence: EvidenceQuery,
@@ -112,45 +147,66 @@ export async function queryHotspots(
 ): Promise<HotspotPage> {
   const threadColumn = query.perThread ? "thread" : "NULL";
   const stackRows = toNumber((await evidence.rows<{ rows: unknown }>(`SELECT count(*) AS rows FROM (${stacksSql(query)})`))[0]?.rows);
+  const order = `${query.orderBy === "self" ? "self_weight" : "total_weight"} DESC, ${query.orderBy === "self" ? "total_weight" : "self_weight"} DESC, frame_id, thread, domain`;
   const sql = `
     WITH fmap AS (${frameMapSql(query.groupBy)}),
-    s AS (${stacksSql(query)}),
-    grand AS (SELECT coalesce(sum(weight), 0) AS total FROM s),
+    s AS (${stacksWithDomainSql(query)}),
+    grand AS (SELECT domain, coalesce(sum(weight), 0) AS total FROM s GROUP BY domain),
     ${(query.strategy ?? (stackRows > joinStrategyMaximumRows ? "lookup_map" : "join")) === "lookup_map" ? totalsByLookupMap(threadColumn) : totalsByJoin(threadColumn)},
     identity AS (SELECT frame_id, any_value(function) AS function, any_value(file) AS file, min(line) AS line, any_value(module) AS module, any_value(language) AS language FROM fmap GROUP BY frame_id),
     ranked AS (
-      SELECT t.frame_id, t.thread, coalesce(se.self_weight, 0) AS self_weight, t.total_weight, i.function, i.file, i.line, i.module, i.language
-      FROM total t LEFT JOIN self se ON se.frame_id = t.frame_id AND se.thread IS NOT DISTINCT FROM t.thread
+      SELECT t.frame_id, t.thread, t.domain, coalesce(se.self_weight, 0) AS self_weight, t.total_weight, i.function, i.file, i.line, i.module, i.language
+      FROM total t LEFT JOIN self se ON se.frame_id = t.frame_id AND se.thread IS NOT DISTINCT FROM t.thread AND se.domain = t.domain
       JOIN identity i ON i.frame_id = t.frame_id
     )
-    SELECT r.*, (SELECT total FROM grand) AS grand_total, count(*) OVER () AS row_total,
-           sum(self_weight) OVER (ORDER BY ${query.orderBy === "self" ? "self_weight" : "total_weight"} DESC, ${query.orderBy === "self" ? "total_weight" : "self_weight"} DESC, frame_id, thread
-                                  ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running_self
+    SELECT r.*, (SELECT coalesce(sum(total), 0) FROM grand) AS grand_total,
+           (SELECT coalesce(sum(total), 0) FROM grand WHERE domain = 'cpu') AS cpu_total,
+           (SELECT coalesce(sum(total), 0) FROM grand WHERE domain = 'accelerator') AS accelerator_total,
+           count(*) OVER () AS row_total,
+           sum(self_weight) OVER (ORDER BY ${order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running_self
     FROM ranked r
-    ORDER BY ${query.orderBy === "self" ? "self_weight" : "total_weight"} DESC, ${query.orderBy === "self" ? "total_weight" : "self_weight"} DESC, frame_id, thread
+    ORDER BY ${order}
     LIMIT ${page.limit} OFFSET ${page.offset}`;
   const rows = await evidence.rows<Record<string, unknown>>(sql);
-  const grand =
-    rows.length > 0
-      ? toNumber(rows[0]!.grand_total)
-      : toNumber(
-          (await evidence.rows<{ total: unknown }>(`SELECT coalesce(sum(weight), 0) AS total FROM (${stacksSql(query)})`))[0]?.total,
-        );
+  const totals = rows.length > 0 ? rows[0]! : await domainTotals(evidence, query);
+  const grand = toNumber(totals.grand_total);
+  const byDomain: Record<TimeDomain, number> = { cpu: toNumber(totals.cpu_total), accelerator: toNumber(totals.accelerator_total) };
+  const split = byDomain.accelerator > 0;
   const total = rows.length > 0 ? toNumber(rows[0]!.row_total) : 0;
   const lastRunning = rows.length > 0 ? toNumber(rows[rows.length - 1]!.running_self) : 0;
-  const hotspots = rows.map((row, index) => ({
-    rank: page.offset + index + 1,
-    ...frameIdentityOf(row),
-    thread: query.perThread ? ((row.thread as string | null) ?? null) : null,
-    self_weight: toNumber(row.self_weight),
-    total_weight: toNumber(row.total_weight),
-    self_share: grand > 0 ? toNumber(row.self_weight) / grand : 0,
-    total_share: grand > 0 ? toNumber(row.total_weight) / grand : 0,
-    unit: query.unit,
-  }));
+  const hotspots = rows.map((row, index) => {
+    const domain = row.domain as TimeDomain;
+    const denominator = split ? byDomain[domain] : grand;
+    return {
+      rank: page.offset + index + 1,
+      ...frameIdentityOf(row),
+      thread: query.perThread ? ((row.thread as string | null) ?? null) : null,
+      self_weight: toNumber(row.self_weight),
+      total_weight: toNumber(row.total_weight),
+      self_share: denominator > 0 ? toNumber(row.self_weight) / denominator : 0,
+      total_share: denominator > 0 ? toNumber(row.total_weight) / denominator : 0,
+      unit: query.unit,
+      time_domain: split ? domain : null,
+    };
+  });
   // Self weights partition the grand total, so whatever this page and the earlier ones did not show is hidden.
   const hidden = grand > 0 ? Math.max(0, 1 - lastRunning / grand) : 0;
-  return { hotspots, total, total_weight: grand, hidden_self_share: rows.length > 0 ? hidden : page.offset === 0 ? 0 : hidden };
+  return {
+    hotspots,
+    total,
+    total_weight: grand,
+    hidden_self_share: rows.length > 0 ? hidden : page.offset === 0 ? 0 : hidden,
+    domain_totals: split ? byDomain : null,
+  };
+}
+
+async function domainTotals(evidence: EvidenceQuery, query: HotspotQuery & { unit: StackUnit }): Promise<Record<string, unknown>> {
+  const rows = await evidence.rows<Record<string, unknown>>(
+    `SELECT coalesce(sum(weight), 0) AS grand_total, coalesce(sum(weight) FILTER (WHERE domain = 'cpu'), 0) AS cpu_total,
+            coalesce(sum(weight) FILTER (WHERE domain = 'accelerator'), 0) AS accelerator_total
+     FROM (${stacksWithDomainSql(query)})`,
+  );
+  return rows[0] ?? {};
 }
 
 export type CallEdge = {
@@ -199,6 +255,15 @@ export async function resolveFrame(
     groupBy,
     identity: frameIdentityOf(row),
   };
+}
+
+/** The units of the stacks that contain a frame, so a drill-down without a unit reads the frame's own evidence (a leak's retained bytes). */
+export async function frameStackUnits(evidence: EvidenceQuery, frameId: string, groupBy: HotspotGrouping): Promise<UnitSummary[]> {
+  const rows = await evidence.rows<{ unit: StackUnit }>(
+    `WITH fmap AS (${frameMapSql(groupBy)}), keys AS (SELECT list(frame_key) AS keys FROM fmap WHERE frame_id = ${sqlString(frameId)})
+     SELECT DISTINCT s.unit FROM stacks s, keys k WHERE list_has_any(s.frame_keys, k.keys) ORDER BY s.unit`,
+  );
+  return rows.map((row) => ({ unit: row.unit, total_weight: 0, stack_rows: 0 }));
 }
 
 /**

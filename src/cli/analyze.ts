@@ -3,11 +3,11 @@ import { cliOptions, cliServices } from "./context.ts";
 import { emit, renderTable } from "./output.ts";
 import { pageLimits } from "../domain/requests/limits.ts";
 import { pageArguments, pageOf } from "./arguments.ts";
-import type { StackUnit } from "../domain/evidence.ts";
+import { type StackUnit, stackUnitNames } from "../domain/evidence.ts";
 import { moreAnalyzeCommands } from "./evidence.ts";
 
 function unitOf(value: unknown): StackUnit | null {
-  return value === "ns" || value === "samples" || value === "bytes" ? value : null;
+  return stackUnitNames.includes(value as StackUnit) ? (value as StackUnit) : null;
 }
 
 function percent(share: number): string {
@@ -24,7 +24,7 @@ export const analyzeCommand = defineCommand({
         ...pageArguments(pageLimits.hotspots),
         "group-by": { type: "string", default: "function", description: "function | line" },
         "order-by": { type: "string", default: "self", description: "self | total" },
-        unit: { type: "string", description: "ns | samples | bytes" },
+        unit: { type: "string", description: "ns | samples | bytes | retained_bytes" },
         thread: { type: "string", description: "Only this thread." },
         "per-thread": { type: "boolean", description: "Rank per thread." },
       },
@@ -64,7 +64,7 @@ const drillArguments = {
   run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id." },
   frame_id: { type: "positional", required: true, description: "frame_id from analyze hotspots." },
   ...pageArguments(pageLimits.frameDrillDown),
-  unit: { type: "string", description: "ns | samples | bytes" },
+  unit: { type: "string", description: "ns | samples | bytes | retained_bytes" },
   thread: { type: "string", description: "Only this thread." },
 } as const;
 

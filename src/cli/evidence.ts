@@ -114,7 +114,7 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
             })),
             ["rank", "operator", "calls", "self_ms", "total_ms", "shapes"],
           ),
-          `allocated ${result.allocations.allocated_bytes} bytes in ${result.allocations.allocation_count} allocations · accelerator share ${(result.time_split.accelerator_share * 100).toFixed(1)}%`,
+          `allocated ${result.allocations.allocated_bytes} bytes in ${result.allocations.allocation_count} allocations · CPU operator self ${milliseconds(result.time_split.cpu_operator_self_ns)} ms · accelerator ${milliseconds(result.time_split.accelerator_ns)} ms (${result.time_split.kernel_count} kernels)`,
         ].join("\n"),
       );
     },

@@ -1,15 +1,15 @@
 import { defineCommand } from "citty";
 import { invalidRequest } from "../domain/errors.ts";
-import type { StackUnit } from "../domain/evidence.ts";
+import { type StackUnit, stackUnitNames } from "../domain/evidence.ts";
 import { splitTargets } from "../services/report-service.ts";
 import { cliOptions, cliServices } from "./context.ts";
 import { emit } from "./output.ts";
 
 export function unitArgument(value: unknown): StackUnit | null {
   if (value === undefined || value === null || value === "") return null;
-  if (value === "ns" || value === "samples" || value === "bytes") return value;
-  throw invalidRequest(`--unit must be ns, samples or bytes, not '${String(value)}'.`, {
-    remediation: ["Pass --unit ns, samples or bytes, or leave it out."],
+  if (stackUnitNames.includes(value as StackUnit)) return value as StackUnit;
+  throw invalidRequest(`--unit must be ${stackUnitNames.join(", ")}, not '${String(value)}'.`, {
+    remediation: [`Pass --unit ${stackUnitNames.join(", ")}, or leave it out.`],
   });
 }
 

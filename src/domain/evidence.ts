@@ -4,7 +4,12 @@ import { sha256Hex } from "./canonical-json.ts";
  * The normalized evidence model (docs/architecture.md). Extractors emit these rows into an `EvidenceSink`;
  * the store writes them as Parquet bundles. Field names are the Parquet column names.
  */
-export type StackUnit = "ns" | "samples" | "bytes";
+/**
+ * What a stack's weight measures: time, samples, bytes allocated (memray: alive at the high-water
+ * mark), or bytes still allocated when the program ended (memray's leaks). A ranking never mixes them.
+ */
+export type StackUnit = "ns" | "samples" | "bytes" | "retained_bytes";
+export const stackUnitNames: readonly StackUnit[] = ["ns", "samples", "bytes", "retained_bytes"];
 
 export type FrameRow = {
   frame_key: string;
@@ -58,7 +63,8 @@ export type MeasurementRow = {
   dimensions: string | null;
 };
 
-export type ObservationKind = "line_hit" | "branch_arc" | "annotation" | "configuration" | "test_outcome";
+/** failure_report: one failure read from a log (a sanitizer report, a Python traceback) with its kind, message and frames. */
+export type ObservationKind = "line_hit" | "branch_arc" | "annotation" | "configuration" | "test_outcome" | "failure_report";
 
 export type ObservationRow = {
   kind: ObservationKind;

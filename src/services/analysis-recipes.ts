@@ -119,7 +119,8 @@ function singleInputRecipe<Result extends { corpus_commit_id: string }>(
 export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
   [
     "hotspots",
-    singleInputRecipe("analyze_hotspots.v1", 20, (services, inputId, limit) =>
+    // v2: accelerator time has its own denominator (time_domain, domain_totals); limitations repeated.
+    singleInputRecipe("analyze_hotspots.v2", 20, (services, inputId, limit) =>
       services.analysis.hotspots({
         run_or_artifact: inputId,
         limit,
@@ -163,7 +164,8 @@ export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
   [
     "pytorch",
     singleInputRecipe(
-      "analyze_pytorch.v1",
+      // v2: calls and total_ns count outermost calls; time_split reports accelerator time apart, never as a share of CPU plus accelerator.
+      "analyze_pytorch.v2",
       20,
       (services, inputId, limit) => services.traces.pytorch({ run_or_artifact: inputId, limit, order_by: "self", cursor: null }),
       { order_by: "self" },

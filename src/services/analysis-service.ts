@@ -4,6 +4,7 @@ import { capabilityUnavailable, invalidInput } from "../domain/errors.ts";
 import type { StackUnit } from "../domain/evidence.ts";
 import {
   chooseUnit,
+  frameStackUnits,
   queryCallEdges,
   queryHotspots,
   queryStackExamples,
@@ -14,10 +15,11 @@ import {
   type Hotspot,
   type HotspotGrouping,
   type StackExample,
+  type TimeDomain,
   type UnitSummary,
 } from "../analysis/hotspots.ts";
 import { readRun } from "../store/run-store.ts";
-import { limitWithin, pinEvidenceScope, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
+import { limitWithin, pinEvidenceScope, scopeLimitations, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { flameGraphResourceUri } from "../domain/resource-uris.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
@@ -43,6 +45,8 @@ export type HotspotResult = {
   thread: string | null;
   per_thread: boolean;
   total_weight: number;
+  /** When the ranking holds accelerator time: each domain's total, the denominator of its rows' shares. */
+  domain_totals: Record<TimeDomain, number> | null;
   hotspots: Hotspot[];
   total: number;
   returned: number;
@@ -51,6 +55,8 @@ export type HotspotResult = {
   hidden_self_share: number;
   next_cursor: string | null;
   flamegraph_uri: string | null;
+  /** What the extractions of the ranked evidence recorded (values left out, clamped, missing). */
+  limitations: string[];
   evidence: EvidenceStatus;
 };
 
@@ -145,6 +151,7 @@ export class AnalysisService {
         thread: request.thread,
         per_thread: request.per_thread,
         flamegraph_uri: scope.kind === "run" ? flameGraphResourceUri(scope.id) : null,
+        limitations: scopeLimitations(scope),
       };
       if (!unit) {
         const requestedMissing = request.unit !== null && units.length > 0;
@@ -152,6 +159,7 @@ export class AnalysisService {
           ...base,
           unit: null,
           total_weight: 0,
+          domain_totals: null,
           hotspots: [],
           total: 0,
           returned: 0,
@@ -178,6 +186,7 @@ export class AnalysisService {
         ...base,
         unit,
         total_weight: page.total_weight,
+        domain_totals: page.domain_totals,
         hotspots: page.hotspots,
         total: page.total,
         returned: page.hotspots.length,
@@ -194,7 +203,9 @@ export class AnalysisService {
               }
             : {
                 status: "available",
-                reason: "Ranked from extracted stack samples.",
+                reason: page.domain_totals
+                  ? "Ranked from extracted stack samples; CPU and accelerator time each have their own denominator (time_domain, domain_totals)."
+                  : "Ranked from extracted stack samples.",
                 next_tool: "get_frame_callers",
                 next_arguments: { run_or_artifact: request.run_or_artifact, frame_id: page.hotspots[0]?.frame_id ?? null },
               },
@@ -297,7 +308,10 @@ export class AnalysisService {
         },
       );
     }
-    const unit = chooseUnit(await stackUnits(view), requestedUnit);
+    const unit =
+      requestedUnit === null
+        ? (chooseUnit(await frameStackUnits(view, frameId, frame.groupBy), null) ?? chooseUnit(await stackUnits(view), null))
+        : chooseUnit(await stackUnits(view), requestedUnit);
     if (!unit) {
       throw invalidInput(
         `No stacks in unit ${requestedUnit ?? "(any)"} for ${runOrArtifact}.`,

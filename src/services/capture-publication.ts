@@ -114,6 +114,7 @@ async function extractOutputs(workspace: Workspace, intent: ConsumedPlan, stored
           async (sink) => {
             const extracted = await adapter.extract!(output, item.artifact.staged_path, sink, context);
             outcome.limitations.push(...extracted.limitations);
+            return extracted.limitations;
           },
         ),
       );

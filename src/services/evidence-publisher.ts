@@ -12,6 +12,8 @@ export type PreparedBundle = {
   artifactId: string;
   extractor: string;
   extractorVersion: string;
+  /** What the extractor recorded about its input, registered with the bundle. */
+  limitations: string[];
   /** Moves the bundle into evidence/ and registers it inside the caller's write transaction; until then nobody sees it. */
   register(corpus: CorpusHead): void;
   /** Removes the finished folder (in staging, or placed by a transaction that then failed); its id is unique, so nothing else can name it. */
@@ -20,17 +22,20 @@ export type PreparedBundle = {
 
 /**
  * Runs an extractor into a staging bundle and finishes its Parquet files. On any failure the
- * staging folder is removed and the error propagates, so a failed extraction leaves nothing.
+ * staging folder is removed and the error propagates, so a failed extraction leaves nothing. The
+ * limitations the extractor returns are registered with the bundle (at most 20, each bounded), so
+ * analyses over it can repeat them.
  */
 export async function prepareBundle(
   workspace: Workspace,
   context: { runId: string; artifactId: string; extractor: string; extractorVersion: string },
-  extract: (sink: EvidenceSink) => Promise<void>,
+  extract: (sink: EvidenceSink) => Promise<readonly string[] | undefined>,
 ): Promise<PreparedBundle> {
   const writer = new EvidenceBundleWriter(workspace, { runId: context.runId, artifactId: context.artifactId });
   let finished: { bundleId: string; tables: Record<string, number>; folder: string };
+  let limitations: string[];
   try {
-    await extract(writer);
+    limitations = boundedLimitations((await extract(writer)) ?? []);
     finished = await writer.finish();
   } catch (error) {
     writer.abandon();
@@ -43,6 +48,7 @@ export async function prepareBundle(
     artifactId: context.artifactId,
     extractor: context.extractor,
     extractorVersion: context.extractorVersion,
+    limitations,
     register(corpus) {
       placeBundle(workspace, finished.bundleId, finished.folder);
       registerBundle(workspace.state.database, {
@@ -54,6 +60,7 @@ export async function prepareBundle(
         tables: finished.tables,
         created_at: new Date().toISOString(),
         corpus_sequence: corpus.sequence,
+        limitations,
       });
     },
     discard() {
@@ -75,4 +82,9 @@ export function publishBundles(workspace: Workspace, bundles: PreparedBundle[], 
     for (const bundle of bundles) bundle.discard();
     throw error;
   }
+}
+
+/** Distinct, at most 20, each at most 500 characters: a registration row, not a log. */
+function boundedLimitations(limitations: readonly string[]): string[] {
+  return [...new Set(limitations.map((text) => (text.length > 500 ? `${text.slice(0, 497)}...` : text)))].slice(0, 20);
 }

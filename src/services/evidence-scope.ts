@@ -70,3 +70,16 @@ export function limitWithin(limit: number, maximum: number): number {
   }
   return limit;
 }
+
+/**
+ * What the extractors recorded about the bundles an analysis reads (values left out, clamped or
+ * missing), each once: at most 10, so a result stays bounded; the last entry says how many more.
+ */
+export function scopeLimitations(scope: EvidenceScope): string[] {
+  const distinct = [...new Set(scope.bundles.flatMap((bundle) => bundle.limitations))];
+  if (distinct.length <= 10) return distinct;
+  return [
+    ...distinct.slice(0, 9),
+    `${distinct.length - 9} more limitation(s): see each run's get_run or get_evidence(ref_type='generation').`,
+  ];
+}

@@ -118,6 +118,7 @@ export class ExtractionService {
             { runId: request.run_id, artifactId: registration.artifact_id, extractor: extractorName, extractorVersion: "1" },
             async (sink) => {
               extracted = await spec.extract(sink, { workspace: this.workspace, run, path, registration, scratch });
+              return extracted.limitations;
             },
           ),
         );

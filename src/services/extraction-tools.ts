@@ -80,7 +80,7 @@ export const extractionSpecs: Record<ExtractionTool, ToolSpec> = {
     describe: "a pyperf JSON benchmark (kind benchmark_samples)",
     accepts: (registration, path) => registration.kind === "benchmark_samples" && !looksLikeBenchmarkSamples(path),
     async extract(sink, { path }) {
-      const summary = extractPyperf(path, sink);
+      const summary = await extractPyperf(path, sink);
       return {
         facts: { value_count: summary.valueCount, warmup_count: summary.warmupCount, benchmarks: summary.benchmarks },
         limitations: summary.limitations,
@@ -138,6 +138,8 @@ export const extractionSpecs: Record<ExtractionTool, ToolSpec> = {
           workers: summary.workers,
           crashed_workers: summary.crashedWorkers,
           fixture_setups: summary.fixtureSetups,
+          fixture_teardowns: summary.fixtureTeardowns,
+          fixtures: summary.fixtures.slice(0, 10),
           collection_ns: summary.collectionNs,
           time_to_first_failure_ns: summary.timeToFirstFailureNs,
           unexecuted: summary.unexecuted.slice(0, 100),
@@ -199,6 +201,7 @@ export const extractionSpecs: Record<ExtractionTool, ToolSpec> = {
           allocation_count: summary.allocationCount,
           retained_allocation_count: summary.leakedAllocationCount,
           high_watermark_stacks: summary.highWatermarkStacks,
+          retained_stacks: summary.retainedStacks,
           memray_version: summary.memrayVersion,
         },
         limitations: summary.limitations,

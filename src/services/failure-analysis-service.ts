@@ -1,7 +1,14 @@
 import { corpusHead } from "../store/corpus.ts";
 import { currentBundles } from "../store/evidence-registry.ts";
 import { readRun, type RunFilter, type RunManifest } from "../store/run-store.ts";
-import { errorLine, errorSignature, failedTests } from "../analysis/recipes/failures.ts";
+import {
+  errorLine,
+  errorSignature,
+  type FailureReport,
+  failedTests,
+  failureReports,
+  type ReportFrame,
+} from "../analysis/recipes/failures.ts";
 import { type SlowTest, slowestTests, testOutcomeCounts } from "../analysis/recipes/test-outcomes.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import { available, type EvidenceStatus, maximumRows } from "./evidence-needs.ts";
@@ -10,12 +17,23 @@ import type { RunService } from "./run-service.ts";
 
 export type FailureCluster = {
   signature: string;
-  source: "test" | "run";
+  /** report: a failure read from an imported log (sanitizer report, Python traceback). */
+  source: "test" | "run" | "report";
   count: number;
   run_count: number;
   run_ids: string[];
-  /** `location`: where a crashed run's exception was raised (innermost frame), `file:line in function`. */
-  examples: { run_id: string; subject: string; message: string | null; location: string | null }[];
+  /**
+   * `location`: where a crashed run's exception was raised (innermost frame), `file:line in function`;
+   * error_kind and the innermost frames (at most 5) are set for failures read from logs (source report).
+   */
+  examples: {
+    run_id: string;
+    subject: string;
+    message: string | null;
+    location: string | null;
+    error_kind?: string;
+    frames?: ReportFrame[];
+  }[];
   first_seen_at: string | null;
   last_seen_at: string | null;
 };
@@ -49,8 +67,15 @@ class FailureClusters {
 
   add(
     key: string,
-    cluster: { source: "test" | "run"; signature: string },
-    example: { runId: string; subject: string; message: string | null; at: string | null; location?: string | null },
+    cluster: { source: FailureCluster["source"]; signature: string },
+    example: {
+      runId: string;
+      subject: string;
+      message: string | null;
+      at: string | null;
+      location?: string | null;
+      report?: Pick<FailureReport, "error_kind" | "frames">;
+    },
   ): void {
     const { at } = example;
     const entry = this.clusters.get(key) ?? {
@@ -72,6 +97,7 @@ class FailureClusters {
         subject: example.subject,
         message: example.message?.slice(0, 500) ?? null,
         location: example.location ?? null,
+        ...(example.report ? { error_kind: example.report.error_kind, frames: example.report.frames.slice(0, 5) } : {}),
       });
     if (at && (!entry.first_seen_at || at < entry.first_seen_at)) entry.first_seen_at = at;
     if (at && (!entry.last_seen_at || at > entry.last_seen_at)) entry.last_seen_at = at;
@@ -120,11 +146,26 @@ function failureEvidence(examined: number, clusters: number): EvidenceStatus {
   if (clusters === 0)
     return {
       status: "empty",
-      reason: `None of ${examined} run(s) failed and no extracted test outcome failed.`,
+      reason: `None of ${examined} run(s) failed, no extracted test outcome failed and no imported log holds a failure.`,
       next_tool: null,
       next_arguments: null,
     };
-  return available(`Clustered by error signature across ${examined} run(s) and their extracted test outcomes.`);
+  return available(`Clustered by error signature across ${examined} run(s), their extracted test outcomes and imported failure logs.`);
+}
+
+/** A log's failure joins the cluster of its tool, kind and innermost named function; the subject says where it happened. */
+function addReport(clusters: FailureClusters, report: FailureReport, at: string | null): void {
+  const place = report.frames.find((frame) => frame.file !== null && frame.line !== null) ?? report.frames[0];
+  const where = place?.function ?? null;
+  const signature = `${report.tool}: ${report.error_kind}${where ? ` in ${where}` : ""}`;
+  const subject = place
+    ? `${place.file ?? place.module ?? "?"}${place.line !== null ? `:${place.line}` : ""}${where ? ` in ${where}` : ""}`
+    : report.tool;
+  clusters.add(
+    `report\u0000${signature}`,
+    { source: "report", signature },
+    { runId: report.run_id, subject, message: report.message, at, location: place ? subject : null, report },
+  );
 }
 
 /** analyze_failures: failed, timed-out and cancelled runs and failed tests, clustered by signature. */
@@ -153,7 +194,7 @@ export class FailureAnalysisService {
         { runId: run.run_id, subject: run.workload_name ?? run.run_id, at: run.created_at, ...crashOf(run) },
       );
     }
-    await this.addFailedTests(clusters, head.sequence, new Map(manifests.map((run) => [run.run_id, run.created_at])));
+    await this.addEvidenceFailures(clusters, head.sequence, new Map(manifests.map((run) => [run.run_id, run.created_at])));
     const ordered = clusters.ordered();
     return {
       schema_version: 1,
@@ -210,8 +251,12 @@ export class FailureAnalysisService {
     return runIds.map((runId) => readRun(database, runId)).filter((run): run is RunManifest => run !== null);
   }
 
-  /** Failed, errored and crashed tests from the runs' extracted pytest outcomes, clustered by normalized message. */
-  private async addFailedTests(clusters: FailureClusters, sequence: number, createdAt: Map<string, string>): Promise<void> {
+  /**
+   * Failed, errored and crashed tests from the runs' extracted pytest outcomes, clustered by
+   * normalized message; failures read from imported logs, clustered by tool, kind of error and the
+   * function they happened in.
+   */
+  private async addEvidenceFailures(clusters: FailureClusters, sequence: number, createdAt: Map<string, string>): Promise<void> {
     const bundles = currentBundles(this.workspace.state().database, { maxSequence: sequence }).filter(
       (bundle) => createdAt.has(bundle.run_id) && (bundle.tables.observations ?? 0) > 0,
     );
@@ -230,6 +275,7 @@ export class FailureAnalysisService {
           { runId: failure.run_id, subject: failure.nodeid, message: failure.message, at: createdAt.get(failure.run_id) ?? null },
         );
       }
+      for (const report of await failureReports(view)) addReport(clusters, report, createdAt.get(report.run_id) ?? null);
     } finally {
       view.close();
     }

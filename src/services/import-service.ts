@@ -4,6 +4,7 @@ import { basename, isAbsolute, relative, resolve, sep } from "node:path";
 import { executionRefused, FlameoxError, invalidInput, retold, sensitiveArtifactRefused } from "../domain/errors.ts";
 import { detectProfileFormat, type ProfileFormat } from "../adapters/formats/detect.ts";
 import { extractProfile } from "../adapters/formats/extract-profile.ts";
+import { detectFailureLog, extractFailureLog, type FailureLogKind } from "../adapters/failures/failure-log.ts";
 import { type StagedArtifact, stageArtifactFile } from "../store/artifact-store.ts";
 import { type PublishArtifactInput, publishArtifact, reclaimUnpublished } from "../store/artifact-placement.ts";
 import { advanceCorpus, type CorpusHead } from "../store/corpus.ts";
@@ -95,8 +96,10 @@ export class ImportService {
     const policy = loadWorkspacePolicy(workspace.root);
     const detected = await detectProfileFormat(source);
     const isProfile = profileFormats.includes(detected.format);
+    const failureLog = isProfile ? null : failureLogToExtract(request.kind, source);
     const kind: string =
-      request.kind ?? (detected.format === "chrome_trace" ? "execution_trace" : isProfile ? "sample_profile" : "collector_metadata");
+      request.kind ??
+      (detected.format === "chrome_trace" ? "execution_trace" : isProfile ? "sample_profile" : (failureLog ?? "collector_metadata"));
     const stored: StagedArtifact = stageArtifactFile(workspace, source, { maxBytes: policy.limits.max_artifact_bytes });
     const runId = crypto.randomUUID();
     const producer = request.producer !== "auto" ? request.producer : (detected.producer ?? null);
@@ -115,6 +118,18 @@ export class ImportService {
               format: detected.format as Exclude<ProfileFormat, "unknown">,
             });
             limitations = result.limitations;
+            return limitations;
+          },
+        );
+      } else if (failureLog) {
+        bundle = await prepareBundle(
+          workspace,
+          { runId, artifactId: stored.artifact_id, extractor: "failure-log", extractorVersion: "1" },
+          async (sink) => {
+            limitations = extractFailureLog(stored.staged_path, sink, {
+              projectRoot: this.workspace.projectRoot,
+            }).limitations;
+            return limitations;
           },
         );
       }
@@ -142,7 +157,7 @@ export class ImportService {
         producer_version: producerVersion,
         byte_length: stored.byte_length,
         evidence: bundle
-          ? { status: "available", tables: bundle.tables, next_tool: "analyze_hotspots", limitations }
+          ? { status: "available", tables: bundle.tables, next_tool: failureLog ? "analyze_failures" : "analyze_hotspots", limitations }
           : { status: "not_extracted", tables: {}, next_tool: await extractToolForFile(kind, source), limitations: [] },
         corpus_commit_id: corpus.commit_id,
         run_resource_uri: runResourceUri(runId),
@@ -155,6 +170,18 @@ export class ImportService {
       throw withoutStorePath(error, stored.staged_path, basename(source));
     }
   }
+}
+
+/**
+ * Whether to read an import as a failure log, and under which kind: a sanitizer_report always (a
+ * file without a report is then refused); an unset kind, process_output or validation_output when
+ * its content shows sanitizer reports or a Python traceback.
+ */
+function failureLogToExtract(requested: string | null, path: string): string | null {
+  if (requested === "sanitizer_report") return requested;
+  if (requested !== null && requested !== "process_output" && requested !== "validation_output") return null;
+  const detected: FailureLogKind | null = detectFailureLog(path);
+  return detected === null ? null : (requested ?? detected);
 }
 
 function relativeOrName(root: string, path: string): string {

@@ -6,7 +6,7 @@ import { corpusHead } from "../store/corpus.ts";
 import { currentBundles } from "../store/evidence-registry.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import { available, type EvidenceStatus, maximumRows, queryCursors, registrationsOf } from "./evidence-needs.ts";
-import { type EvidenceScope, limitWithin, pinEvidenceScope, withEvidence } from "./evidence-scope.ts";
+import { type EvidenceScope, limitWithin, pinEvidenceScope, scopeLimitations, withEvidence } from "./evidence-scope.ts";
 
 export type MeasurementQueryResult = {
   schema_version: 1;
@@ -17,6 +17,8 @@ export type MeasurementQueryResult = {
   returned: number;
   truncated: boolean;
   next_cursor: string | null;
+  /** What the extractions of these measurements recorded (values left out, sessions cut short). */
+  limitations: string[];
   evidence: EvidenceStatus;
 };
 
@@ -114,6 +116,7 @@ export class MeasurementService {
       returned: page.rows.length,
       truncated,
       next_cursor: truncated && page.lastKey ? cursors.encode({ key: page.lastKey, seen }, scope.snapshot) : null,
+      limitations: scopeLimitations(scope),
       evidence: this.evidence(request, page.total, scope.bundles.length),
     };
   }

@@ -2,7 +2,7 @@ import { queryHotspots, stackUnits, type Hotspot } from "../analysis/hotspots.ts
 import { memoryMeasurements, type MemoryMeasurement } from "../analysis/recipes/memory.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import { available, type EvidenceStatus, maximumRows, missingEvidence, queryCursors, scopeRun } from "./evidence-needs.ts";
-import { limitWithin, pinEvidenceScope, withEvidence } from "./evidence-scope.ts";
+import { limitWithin, pinEvidenceScope, scopeLimitations, withEvidence } from "./evidence-scope.ts";
 
 export type MemoryAnalysisResult = {
   schema_version: 1;
@@ -18,10 +18,15 @@ export type MemoryAnalysisResult = {
   measurements_truncated: boolean;
   /** One page of the functions holding the most bytes; total, returned, truncated and next_cursor describe this list. */
   top_allocations: Hotspot[];
+  /** The functions whose allocations were still held when tracking ended (memray unit retained_bytes: the leaks), largest first; the first `limit`, on every page. */
+  retained_allocations: Hotspot[];
+  retained_truncated: boolean;
   total: number;
   returned: number;
   truncated: boolean;
   next_cursor: string | null;
+  /** What the extraction of the memory evidence recorded. */
+  limitations: string[];
   evidence: EvidenceStatus;
 };
 
@@ -40,15 +45,15 @@ export class MemoryAnalysisService {
     const result = await withEvidence(this.workspace, scope, async (view) => {
       const measurements = await memoryMeasurements(view);
       const units = await stackUnits(view);
-      const hasBytes = units.some((unit) => unit.unit === "bytes");
-      const page = hasBytes
-        ? await queryHotspots(
-            view,
-            { groupBy: "function", unit: "bytes", thread: null, perThread: false, orderBy: "self" },
-            { offset, limit },
-          )
-        : null;
-      return { measurements, page };
+      const ranking = async (unit: "bytes" | "retained_bytes", from: number) =>
+        units.some((entry) => entry.unit === unit)
+          ? await queryHotspots(
+              view,
+              { groupBy: "function", unit, thread: null, perThread: false, orderBy: "self" },
+              { offset: from, limit },
+            )
+          : null;
+      return { measurements, page: await ranking("bytes", offset), retained: await ranking("retained_bytes", 0) };
     });
     const pick = (name: string) => {
       const values = result.measurements.filter((measurement) => measurement.name === name).map((measurement) => measurement.value);
@@ -69,6 +74,7 @@ export class MemoryAnalysisService {
     }
     const run = scopeRun(this.workspace, scope);
     const hotspots = result.page?.hotspots ?? [];
+    const retained = result.retained?.hotspots ?? [];
     const total = result.page?.total ?? 0;
     const truncated = offset + hotspots.length < total;
     return {
@@ -83,13 +89,16 @@ export class MemoryAnalysisService {
       measurements: result.measurements.slice(0, measurementLimit),
       measurements_truncated: result.measurements.length > measurementLimit,
       top_allocations: hotspots,
+      retained_allocations: retained,
+      retained_truncated: (result.retained?.total ?? 0) > retained.length,
       total,
       returned: hotspots.length,
       truncated,
       next_cursor: truncated ? cursors.encode(offset + hotspots.length, scope.snapshot) : null,
+      limitations: scopeLimitations(scope),
       evidence: allocatorEvidence
         ? available(
-            "From memray allocation evidence (peak, retained, stacks alive at the high-water mark).",
+            "From memray allocation evidence (peak, retained, stacks alive at the high-water mark, stacks still allocated at exit).",
             hotspots[0] ? "get_stack_examples" : null,
             hotspots[0] ? { run_or_artifact: request.run_or_artifact, frame_id: hotspots[0].frame_id, unit: "bytes" } : null,
           )

@@ -323,7 +323,7 @@ export class ReportService {
           },
         ]);
       }
-      if (request.format === "chrome" && unit === "bytes") {
+      if (request.format === "chrome" && (unit === "bytes" || unit === "retained_bytes")) {
         throw invalidArguments(
           "export",
           [{ field: "format", message: "byte-weighted stacks have no duration to lay out on a timeline", type: "unsupported_unit" }],

@@ -13,7 +13,7 @@ import {
 import { traceWindow, traceWindowEventsThrough, type TraceWindowEvent, type TraceWindowKey } from "../analysis/recipes/trace-window.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import { available, type EvidenceStatus, maximumRows, missingEvidence, queryCursors, registrationsOf, scopeRun } from "./evidence-needs.ts";
-import { type EvidenceScope, limitWithin, pinEvidenceScope, withEvidence } from "./evidence-scope.ts";
+import { type EvidenceScope, limitWithin, pinEvidenceScope, scopeLimitations, withEvidence } from "./evidence-scope.ts";
 import type { RunManifest } from "../store/run-store.ts";
 
 export type PyTorchAnalysisResult = {
@@ -28,6 +28,8 @@ export type PyTorchAnalysisResult = {
   returned: number;
   truncated: boolean;
   next_cursor: string | null;
+  /** What the trace's extraction recorded (slices clamped, overlaps ended, values left out). */
+  limitations: string[];
   evidence: EvidenceStatus;
 };
 export type AcceleratorLaunchAnalysisResult = {
@@ -44,6 +46,8 @@ export type AcceleratorLaunchAnalysisResult = {
   total: number;
   returned: number;
   truncated: boolean;
+  /** What the trace's extraction recorded (rows clamped or left out, tables missing). */
+  limitations: string[];
   evidence: EvidenceStatus;
 };
 export type TraceWindowResult = {
@@ -156,6 +160,7 @@ export class TraceAnalysisService {
       returned: page.operators.length,
       truncated,
       next_cursor: truncated ? cursors.encode(offset + page.operators.length, scope.snapshot) : null,
+      limitations: scopeLimitations(scope),
       evidence:
         page.total === 0
           ? {
@@ -164,7 +169,9 @@ export class TraceAnalysisService {
               next_tool: null,
               next_arguments: null,
             }
-          : available(`Operators from ${page.total} distinct cpu_op names; self time excludes child operators.`),
+          : available(
+              `Operators from ${page.total} distinct cpu_op names; self time excludes child operators, calls and total time count outermost calls; accelerator time is reported apart (time_split).`,
+            ),
     };
   }
 
@@ -248,6 +255,7 @@ export class TraceAnalysisService {
       total: page.total,
       returned: page.regions.length,
       truncated: page.total > page.regions.length,
+      limitations: scopeLimitations(scope),
       evidence,
     };
   }

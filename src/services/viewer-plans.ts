@@ -130,7 +130,7 @@ export function viewerPlanFor(
     installed: browser !== null,
     how_to_open: "Open the HTML file in any browser; it needs no network.",
   };
-  const onlyBytes = units.length > 0 && units.every((unit) => unit === "bytes");
+  const onlyBytes = units.length > 0 && units.every((unit) => unit === "bytes" || unit === "retained_bytes");
   const viewers: ViewerEntry[] = [
     ...(stacks || traces ? [report] : []),
     ...(stacks ? stackViewers(id, stem) : []),

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, write
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import type { EvidenceSink, EvidenceTable, FrameRow, MeasurementRow, ObservationRow, StackRow, TraceEventRow } from "../domain/evidence.ts";
-import { FlameoxError } from "../domain/errors.ts";
+import { artifactParseFailed, FlameoxError } from "../domain/errors.ts";
 import { syncDirectory } from "./atomic-file.ts";
 import { crashPoint } from "./crash-points.ts";
 import { loadDuckdb } from "./duckdb.ts";
@@ -170,26 +170,30 @@ export class EvidenceBundleWriter implements EvidenceSink {
     try {
       engine = await this.engineReady;
     } catch (error) {
-      throw parquetFailed(error);
+      throw parquetFailed(error, null);
     }
     const { connection, instance } = engine;
     const written: string[] = [];
+    let table: EvidenceTable | null = null;
     try {
       // The streaming COPY holds the connection until its pipe ends, so it finishes first.
       if (this.traceEvents && this.traceEvents.count > 0) {
+        table = "trace_events";
         await this.traceEvents.finish(engine);
         written.push(join(this.stagingFolder, "trace_events.parquet"));
       }
       // The extractor is done: the conversions may have both cores, and the memory its garbage held.
+      table = null;
       await connection.run("SET threads = 2; SET memory_limit = '512MB'");
       for (const sql of this.conversions()) {
+        table = sql.table;
         await connection.run(sql.statement);
         written.push(sql.target);
       }
     } catch (error) {
       this.traceEvents?.abandon();
       await this.traceEvents?.release();
-      throw parquetFailed(error);
+      throw parquetFailed(error, table);
     } finally {
       connection.closeSync();
       instance.closeSync();
@@ -248,13 +252,17 @@ export class EvidenceBundleWriter implements EvidenceSink {
   }
 
   /** The COPY statements of the tables staged as files. */
-  private conversions(): { statement: string; target: string }[] {
+  private conversions(): { statement: string; target: string; table: EvidenceTable }[] {
     const identity = `'${escapeSql(this.context.runId)}' AS run_id, '${escapeSql(this.context.artifactId)}' AS artifact_id`;
     const copy = (table: EvidenceTable, select: string) => {
       const target = join(this.stagingFolder, `${table}.parquet`);
-      return { statement: `COPY (${select}) TO '${escapeSql(target)}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`, target };
+      return {
+        statement: `COPY (${select}) TO '${escapeSql(target)}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`,
+        target,
+        table,
+      };
     };
-    const statements: { statement: string; target: string }[] = [];
+    const statements: { statement: string; target: string; table: EvidenceTable }[] = [];
     if (this.frames && this.frames.count > 0) {
       statements.push(copy("frames", decodedSelect("frames", delimitedSource("frames", this.frames.path))));
     }
@@ -290,11 +298,33 @@ function stagingExceeded(limit: number): FlameoxError {
   });
 }
 
-function parquetFailed(error: unknown): FlameoxError {
+/** DuckDB's words for a staged value that does not fit its typed column: the input's fault, not the schema's. */
+const conversionFailure = /\b(Conversion Error|Invalid Input Error|Out of Range Error|CSV Error)\b/;
+
+/**
+ * A failed Parquet conversion. A value that does not fit its column (an extractor let through a
+ * number no clock or size can be) is ARTIFACT_PARSE_FAILED naming the table and column only: DuckDB's
+ * own text quotes the staged line and the staging path, neither of which an agent may see.
+ */
+function parquetFailed(error: unknown, table: EvidenceTable | null): FlameoxError {
   if (error instanceof FlameoxError) return error;
+  const text = error instanceof Error ? error.message : String(error);
+  if (conversionFailure.test(text)) {
+    const named = /converting column "([^"]+)"/.exec(text)?.[1] ?? null;
+    const column = table && named && named in evidenceColumns[table] ? named : null;
+    return artifactParseFailed(
+      `A value read from the artifact does not fit the evidence schema (${table ?? "a table"}${column ? `, column ${column}` : ""}): a number or text outside what the column holds.`,
+      {
+        details: { table, column },
+        remediation: ["Check that the file is a complete, genuine export of its format; a value out of every plausible range is refused."],
+        cause: error,
+      },
+    );
+  }
+  const firstLine = (text.split("\n")[0] ?? "").replace(/(?:\/[^\s'"/]+)+\/?/g, "<path>");
   return new FlameoxError({
     code: "EVIDENCE_SCHEMA_MISMATCH",
-    message: `Writing evidence Parquet failed: ${error instanceof Error ? error.message : String(error)}`.slice(0, 1000),
+    message: `Writing evidence Parquet failed: ${firstLine}`.slice(0, 500),
     remediation: ["Report this extractor failure; the native artifact is kept and can be extracted again."],
     cause: error,
   });

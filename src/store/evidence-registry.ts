@@ -9,6 +9,8 @@ export type BundleRecord = {
   tables: Record<string, number>;
   created_at: string;
   corpus_sequence: number;
+  /** What the extractor recorded about its input; analyses reading the bundle repeat it. */
+  limitations: string[];
 };
 
 /**
@@ -21,7 +23,7 @@ export function registerBundle(database: Database, bundle: BundleRecord): void {
     .run(bundle.bundle_id, bundle.run_id, bundle.artifact_id, bundle.extractor);
   database
     .query(
-      "INSERT INTO evidence_bundles (bundle_id, run_id, artifact_id, extractor, extractor_version, tables, created_at, corpus_sequence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO evidence_bundles (bundle_id, run_id, artifact_id, extractor, extractor_version, tables, created_at, corpus_sequence, limitations) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .run(
       bundle.bundle_id,
@@ -32,6 +34,7 @@ export function registerBundle(database: Database, bundle: BundleRecord): void {
       JSON.stringify(bundle.tables),
       bundle.created_at,
       bundle.corpus_sequence,
+      JSON.stringify(bundle.limitations),
     );
 }
 
@@ -61,17 +64,22 @@ export function currentBundles(database: Database, filter: { runId?: string; art
         tables: string;
         created_at: string;
         corpus_sequence: number;
+        limitations: string;
       },
       (string | number)[]
     >(`SELECT * FROM evidence_bundles WHERE ${clauses.join(" AND ")} ORDER BY corpus_sequence, bundle_id`)
     .all(...values)
-    .map((row) => ({ ...row, tables: JSON.parse(row.tables) as Record<string, number> }));
+    .map((row) => ({
+      ...row,
+      tables: JSON.parse(row.tables) as Record<string, number>,
+      limitations: JSON.parse(row.limitations) as string[],
+    }));
 }
 
 /** One bundle's registration row as stored (superseded or not), for get_evidence(ref_type='generation'). */
 export function readBundleRow(database: Database, bundleId: string): Record<string, unknown> | null {
   const row = database.query<Record<string, unknown>, [string]>("SELECT * FROM evidence_bundles WHERE bundle_id = ?").get(bundleId);
-  return row ? { ...row, tables: JSON.parse(String(row.tables)) } : null;
+  return row ? { ...row, tables: JSON.parse(String(row.tables)), limitations: JSON.parse(String(row.limitations)) } : null;
 }
 
 /** The current (not superseded) bundles extracted from one artifact, across runs. */

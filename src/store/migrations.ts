@@ -195,6 +195,15 @@ export const migrations: Migration[] = [
     `,
   },
   {
+    version: 5,
+    name: "evidence bundle limitations",
+    sql: `
+      -- What an extractor recorded about its input (values left out, tables missing, clamps), kept with
+      -- the bundle so every analysis that reads the bundle can repeat it.
+      ALTER TABLE evidence_bundles ADD COLUMN limitations TEXT NOT NULL DEFAULT '[]';
+    `,
+  },
+  {
     version: 6,
     name: "capability setup operations",
     sql: `

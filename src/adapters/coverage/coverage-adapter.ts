@@ -123,6 +123,94 @@ export type CoverageSummary = {
   arcRows: number;
 };
 
+type FileExecution = { lines: Map<number, Set<string>>; arcs: Map<string, { from: number; to: number; contexts: Set<string> }> };
+
+function addLine(state: FileExecution, line: number, context: string): void {
+  (state.lines.get(line) ?? state.lines.set(line, new Set()).get(line)!).add(context);
+}
+
+/** The tables coverage.py 7 writes, checked, and its small ones read: meta, files and contexts. */
+function readCoverageTables(database: Database) {
+  const tables = new Set(
+    (database.query("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((row) => row.name),
+  );
+  for (const table of ["meta", "file", "context", "line_bits", "arc"]) {
+    if (!tables.has(table)) throw parseFailed(`table '${table}' is missing`);
+  }
+  const meta = new Map(
+    (database.query("select key, value from meta").all() as { key: string; value: string }[]).map((row) => [row.key, row.value]),
+  );
+  const files = database.query("select id, path from file").all() as { id: number; path: string }[];
+  const contexts = new Map(
+    (database.query("select id, context from context").all() as { id: number; context: string }[]).map((row) => [row.id, row.context]),
+  );
+  return { meta, files, contexts };
+}
+
+/** Executed lines and arcs per file id, each with the contexts (tests) that ran it; an arc's positive ends are executed lines. */
+function readExecution(database: Database, contexts: Map<number, string>): Map<number, FileExecution> {
+  const perFile = new Map<number, FileExecution>();
+  const entry = (fileId: number) => {
+    let value = perFile.get(fileId);
+    if (!value) {
+      value = { lines: new Map(), arcs: new Map() };
+      perFile.set(fileId, value);
+    }
+    return value;
+  };
+  const lineRows = database.query("select file_id, context_id, numbits from line_bits");
+  for (const row of lineRows.iterate() as IterableIterator<{ file_id: number; context_id: number; numbits: Uint8Array }>) {
+    const context = contexts.get(row.context_id) ?? "";
+    for (const line of decodeNumbits(row.numbits)) addLine(entry(row.file_id), line, context);
+  }
+  const arcRows = database.query("select file_id, context_id, fromno, tono from arc");
+  for (const row of arcRows.iterate() as IterableIterator<{ file_id: number; context_id: number; fromno: number; tono: number }>) {
+    const context = contexts.get(row.context_id) ?? "";
+    const state = entry(row.file_id);
+    const key = `${row.fromno}->${row.tono}`;
+    const arc = state.arcs.get(key) ?? { from: row.fromno, to: row.tono, contexts: new Set<string>() };
+    arc.contexts.add(context);
+    state.arcs.set(key, arc);
+    for (const line of [row.fromno, row.tono]) if (line > 0) addLine(state, line, context);
+  }
+  return perFile;
+}
+
+/** One file's line_hit and branch_arc observations, one per (line or arc, context). */
+function emitFile(sink: EvidenceSink, relative: string | null, state: FileExecution, summary: CoverageSummary): CoverageFileSummary {
+  const lines = [...state.lines.keys()].sort((left, right) => left - right);
+  const allContexts = new Set<string>();
+  for (const line of lines) {
+    for (const context of [...state.lines.get(line)!].sort()) {
+      allContexts.add(context);
+      sink.observation({
+        kind: "line_hit",
+        name: "coverage.line",
+        file: relative,
+        lines: String(line),
+        context: context || null,
+        value: "true",
+      });
+      summary.lineRows += 1;
+    }
+  }
+  const arcs = [...state.arcs.values()].sort((left, right) => left.from - right.from || left.to - right.to);
+  for (const arc of arcs) {
+    for (const context of [...arc.contexts].sort()) {
+      sink.observation({
+        kind: "branch_arc",
+        name: "coverage.arc",
+        file: relative,
+        lines: `${arc.from}->${arc.to}`,
+        context: context || null,
+        value: JSON.stringify({ from: arc.from, to: arc.to }),
+      });
+      summary.arcRows += 1;
+    }
+  }
+  return { file: relative ?? "", lines, arcs: arcs.map((arc) => [arc.from, arc.to]), contexts: [...allContexts].filter(Boolean).sort() };
+}
+
 /**
  * Reads `.coverage` directly. In branch mode coverage.py stores only arcs; executed lines are
  * their positive endpoints (negative numbers mark entry to and exit from a code object).
@@ -137,65 +225,14 @@ export function extractCoverage(
   try {
     database = new Database(path, { readonly: true, strict: true });
   } catch (error) {
-    throw parseFailed(`cannot open: ${String(error)}`);
+    throw parseFailed(`cannot open: ${String(error).slice(0, 200)}`);
   }
   try {
-    const tables = new Set(
-      (database.query("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((row) => row.name),
-    );
-    for (const table of ["meta", "file", "context", "line_bits", "arc"]) {
-      if (!tables.has(table)) throw parseFailed(`table '${table}' is missing`);
-    }
-    const meta = new Map(
-      (database.query("select key, value from meta").all() as { key: string; value: string }[]).map((row) => [row.key, row.value]),
-    );
-    const hasArcs = meta.get("has_arcs") === "1" || meta.get("has_arcs") === "True";
-    const files = database.query("select id, path from file").all() as { id: number; path: string }[];
-    const contexts = new Map(
-      (database.query("select id, context from context").all() as { id: number; context: string }[]).map((row) => [row.id, row.context]),
-    );
-    const perFile = new Map<
-      number,
-      { lines: Map<number, Set<string>>; arcs: Map<string, { from: number; to: number; contexts: Set<string> }> }
-    >();
-    const entry = (fileId: number) => {
-      let value = perFile.get(fileId);
-      if (!value) {
-        value = { lines: new Map(), arcs: new Map() };
-        perFile.set(fileId, value);
-      }
-      return value;
-    };
-    for (const row of database.query("select file_id, context_id, numbits from line_bits").all() as {
-      file_id: number;
-      context_id: number;
-      numbits: Uint8Array;
-    }[]) {
-      const context = contexts.get(row.context_id) ?? "";
-      for (const line of decodeNumbits(row.numbits)) {
-        const lines = entry(row.file_id).lines;
-        (lines.get(line) ?? lines.set(line, new Set()).get(line)!).add(context);
-      }
-    }
-    for (const row of database.query("select file_id, context_id, fromno, tono from arc").all() as {
-      file_id: number;
-      context_id: number;
-      fromno: number;
-      tono: number;
-    }[]) {
-      const context = contexts.get(row.context_id) ?? "";
-      const state = entry(row.file_id);
-      const key = `${row.fromno}->${row.tono}`;
-      const arc = state.arcs.get(key) ?? { from: row.fromno, to: row.tono, contexts: new Set<string>() };
-      arc.contexts.add(context);
-      state.arcs.set(key, arc);
-      for (const line of [row.fromno, row.tono]) {
-        if (line > 0) (state.lines.get(line) ?? state.lines.set(line, new Set()).get(line)!).add(context);
-      }
-    }
+    const { meta, files, contexts } = readCoverageTables(database);
+    const perFile = readExecution(database, contexts);
     const summary: CoverageSummary = {
       coverageVersion: meta.get("version") ?? null,
-      hasArcs,
+      hasArcs: meta.get("has_arcs") === "1" || meta.get("has_arcs") === "True",
       files: [],
       skippedFiles: [],
       lineRows: 0,
@@ -208,47 +245,12 @@ export function extractCoverage(
         continue;
       }
       const state = perFile.get(file.id) ?? { lines: new Map(), arcs: new Map() };
-      const lines = [...state.lines.keys()].sort((left, right) => left - right);
-      const allContexts = new Set<string>();
-      for (const line of lines) {
-        for (const context of [...state.lines.get(line)!].sort()) {
-          allContexts.add(context);
-          sink.observation({
-            kind: "line_hit",
-            name: "coverage.line",
-            file: relative,
-            lines: String(line),
-            context: context || null,
-            value: "true",
-          });
-          summary.lineRows += 1;
-        }
-      }
-      const arcs = [...state.arcs.values()].sort((left, right) => left.from - right.from || left.to - right.to);
-      for (const arc of arcs) {
-        for (const context of [...arc.contexts].sort()) {
-          sink.observation({
-            kind: "branch_arc",
-            name: "coverage.arc",
-            file: relative,
-            lines: `${arc.from}->${arc.to}`,
-            context: context || null,
-            value: JSON.stringify({ from: arc.from, to: arc.to }),
-          });
-          summary.arcRows += 1;
-        }
-      }
-      summary.files.push({
-        file: relative ?? file.path,
-        lines,
-        arcs: arcs.map((arc) => [arc.from, arc.to]),
-        contexts: [...allContexts].filter(Boolean).sort(),
-      });
+      summary.files.push({ ...emitFile(sink, relative, state, summary), file: relative ?? file.path });
     }
     return summary;
   } catch (error) {
     if (error instanceof FlameoxError) throw error;
-    throw parseFailed(String(error));
+    throw parseFailed(String(error).slice(0, 500));
   } finally {
     database.close();
   }

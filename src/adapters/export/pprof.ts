@@ -38,6 +38,14 @@ const sampleTypesByUnit: Record<StackUnit, { types: Array<[string, string]>; wei
     ],
     weightIndex: 1,
   },
+  // Still allocated when the program ended: what pprof calls in use.
+  retained_bytes: {
+    types: [
+      ["inuse_objects", "count"],
+      ["inuse_space", "bytes"],
+    ],
+    weightIndex: 1,
+  },
 };
 
 function* messages(

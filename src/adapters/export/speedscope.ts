@@ -45,7 +45,7 @@ export type SpeedscopeFile = {
 
 export type SpeedscopeOptions = { name?: string };
 
-const unitNames: Record<StackUnit, SpeedscopeUnit> = { ns: "nanoseconds", samples: "none", bytes: "bytes" };
+const unitNames: Record<StackUnit, SpeedscopeUnit> = { ns: "nanoseconds", samples: "none", bytes: "bytes", retained_bytes: "bytes" };
 
 function profileName(group: StackGroup, groups: StackGroup[]): string {
   const base = group.thread ?? (group.process !== null ? `process ${group.process}` : "all threads");

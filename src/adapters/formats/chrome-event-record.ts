@@ -63,10 +63,19 @@ export class TraceEventRecord {
 }
 
 /**
+ * Beyond 4e15 µs (127 years of epoch microseconds, 4e18 ns) a timestamp or duration is no clock's:
+ * in ns it would not fit the int64 columns, even added to another.
+ */
+export const maxTraceMicroseconds = 4e15;
+
+/**
  * Turns JSON timestamps (µs) into integer ns relative to the first whole microsecond it saw, and
- * durations into integer ns, rounding half up like `Math.round`.
+ * durations into integer ns, rounding half up like `Math.round`. A value beyond
+ * `maxTraceMicroseconds` gives null and is counted in `outOfRange`, which the reader takes and
+ * resets per event (it leaves the event out); it never becomes the base.
  */
 export class TraceClock {
+  outOfRange = 0;
   private base: number | null = null;
   private baseBig: bigint | null = null;
   // Scratch of `split`: whole microseconds (text and value), nanoseconds past them, sign.
@@ -78,6 +87,7 @@ export class TraceClock {
   /** ns since the base of a timestamp given as JSON number text; null when it is not finite. */
   relativeNs(text: string, start: number, end: number): number | null {
     if (!this.split(text, start, end)) return this.relativeNsOf(Number(text.slice(start, end)));
+    if (this.beyondRange()) return null;
     const fraction = this.negative ? -this.fraction : this.fraction;
     if (this.wholeText.length > 15) {
       // Beyond 2^53 µs only BigInt holds the whole part exactly.
@@ -98,6 +108,10 @@ export class TraceClock {
     }
     const number = typeof value === "number" ? value : typeof value === "string" ? Number(value) : Number.NaN;
     if (!Number.isFinite(number)) return null;
+    if (Math.abs(number) > maxTraceMicroseconds) {
+      this.outOfRange++;
+      return null;
+    }
     if (this.base === null) this.setBase(Math.trunc(number));
     return Math.round((number - (this.base as number)) * 1000);
   }
@@ -105,6 +119,7 @@ export class TraceClock {
   /** A duration (µs) as JSON number text → integer ns. */
   durationNs(text: string, start: number, end: number): number | null {
     if (!this.split(text, start, end)) return this.durationNsOf(Number(text.slice(start, end)));
+    if (this.beyondRange()) return null;
     const ns = this.whole * 1000 + this.fraction;
     return this.negative ? -ns : ns;
   }
@@ -115,7 +130,19 @@ export class TraceClock {
       if (/^-?\d+(\.\d+)?$/.test(trimmed)) return this.durationNs(trimmed, 0, trimmed.length);
     }
     const number = typeof value === "number" ? value : typeof value === "string" ? Number(value) : Number.NaN;
-    return Number.isFinite(number) ? Math.round(number * 1000) : null;
+    if (!Number.isFinite(number)) return null;
+    if (Math.abs(number) > maxTraceMicroseconds) {
+      this.outOfRange++;
+      return null;
+    }
+    return Math.round(number * 1000);
+  }
+
+  /** After `split`: whether the whole microseconds pass the range (counted). */
+  private beyondRange(): boolean {
+    if (this.wholeText.length <= 15 || Number(this.wholeText) <= maxTraceMicroseconds) return false;
+    this.outOfRange++;
+    return true;
   }
 
   /** Absolute ns of a relative timestamp (the nearest double beyond 2^53). */

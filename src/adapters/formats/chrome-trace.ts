@@ -57,14 +57,14 @@ export async function extractChromeTrace(path: string, sink: EvidenceSink, optio
   }
 }
 
-type Counters = { nonObjects: number; withoutPhase: number; events: number; unterminated: boolean };
+type Counters = { nonObjects: number; withoutPhase: number; outOfRange: number; events: number; unterminated: boolean };
 type Hints = { torch: boolean; topLevelObject: boolean; sawTraceEvents: boolean };
 
 async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTraceOptions, mayStream: boolean): Promise<ExtractResult> {
   const clock = new TraceClock();
   const { emitter, nester, orderer, scratch, ownsScratch } = pipeline(sink, options, clock, mayStream);
   const profiles = new TraceCpuProfiles();
-  const counters: Counters = { nonObjects: 0, withoutPhase: 0, events: 0, unterminated: false };
+  const counters: Counters = { nonObjects: 0, withoutPhase: 0, outOfRange: 0, events: 0, unterminated: false };
   const hints: Hints = { torch: false, topLevelObject: false, sawTraceEvents: false };
 
   let seq = 0;
@@ -74,6 +74,12 @@ async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTrac
     const ph = record.ph;
     if (ph === null) {
       counters.withoutPhase++;
+      return;
+    }
+    if (clock.outOfRange > 0) {
+      // Its ts or dur is no clock's (1e300 µs): there is no place on the timeline to put it.
+      clock.outOfRange = 0;
+      counters.outOfRange++;
       return;
     }
     setOrderKey(record);
@@ -160,6 +166,8 @@ function readNotes(counters: Counters): string[] {
   }
   if (counters.nonObjects > 0) notes.push(`${counters.nonObjects} trace entries were not objects and were skipped.`);
   if (counters.withoutPhase > 0) notes.push(`${counters.withoutPhase} events had no "ph" and were skipped.`);
+  if (counters.outOfRange > 0)
+    notes.push(`${counters.outOfRange} events had a ts or dur beyond 4e15 µs (no clock's value) and were left out.`);
   return notes;
 }
 

@@ -4,19 +4,10 @@
  * (0)`, `__MTIA_CCP_events__ (-1)`, `MTIA Activity Trace (-1)`), which cover the whole recording and
  * are not work.
  */
+import { torchTraceCategories } from "../../domain/trace-categories.ts";
 import type { TraceEventRecord } from "./chrome-event-record.ts";
 
-const torchCategories = new Set([
-  "cpu_op",
-  "python_function",
-  "user_annotation",
-  "cpu_instant_event",
-  "kernel",
-  "cuda_runtime",
-  "gpu_memcpy",
-  "gpu_memset",
-  "ac2g",
-]);
+const torchCategories = new Set(torchTraceCategories);
 
 const bookkeepingNames = /^(PyTorch Profiler|__MTIA_CCP_events__|MTIA Activity Trace) \(-?\d+\)$/;
 

@@ -101,6 +101,7 @@ export type MemraySummary = {
   leakedBytes: number;
   leakedAllocationCount: number;
   highWatermarkStacks: number;
+  retainedStacks: number;
   memrayVersion: string | null;
   limitations: string[];
 };
@@ -183,26 +184,13 @@ export function importMemrayExport(text: string, sink: EvidenceSink, projectRoot
   measurement("memory.allocation_count", document.total_allocation_count, "count", "total");
   measurement("memory.leaked_bytes", leakedBytes, "bytes", "total");
   measurement("memory.leaked_allocation_count", leakedCount, "count", "total");
-  for (const record of document.high_watermark) {
-    const keys: string[] = [];
-    // memray lists the leaf first; stacks are stored root first.
-    for (const frame of [...record.frames_leaf_first].reverse()) {
-      const file = frame.file.startsWith("<") ? frame.file : projectRelativePath(frame.file, projectRoot);
-      const identity = { language: "python", function: frame.function, file, line: frame.line };
-      const key = frameKey(identity);
-      sink.frame({ frame_key: key, function: frame.function, file, line: frame.line, module: null, language: "python" });
-      keys.push(key);
-    }
-    sink.stack({
-      thread: record.thread_name || String(record.tid),
-      process: null,
-      frame_keys: keys,
-      weight: record.size,
-      unit: "bytes",
-      sample_count: record.n_allocations,
-    });
-  }
-  const limitations = ["Stacks are the allocations alive at the high-water mark; leaked allocations are summarized as measurements."];
+  emitStacks(document.high_watermark, "bytes", sink, projectRoot);
+  // Leaks are ranked on their own stacks (unit retained_bytes): a large allocation freed before exit
+  // must never outrank a smaller one still held, and every leaked byte is attributed to its stack.
+  emitStacks(document.leaked, "retained_bytes", sink, projectRoot);
+  const limitations = [
+    "Stacks in unit bytes are the allocations alive at the high-water mark; those in unit retained_bytes were still allocated when tracking ended (leaks).",
+  ];
   if (!document.metadata.has_native_traces) limitations.push("No native (C) frames were recorded.");
   return {
     peakBytes: document.metadata.peak_memory,
@@ -211,7 +199,30 @@ export function importMemrayExport(text: string, sink: EvidenceSink, projectRoot
     leakedBytes,
     leakedAllocationCount: leakedCount,
     highWatermarkStacks: document.high_watermark.length,
+    retainedStacks: document.leaked.length,
     memrayVersion: document.memray_version,
     limitations,
   };
+}
+
+/** memray records as stacks, root first, one frame row per distinct location. */
+function emitStacks(records: ExportedRecord[], unit: "bytes" | "retained_bytes", sink: EvidenceSink, projectRoot: string | null): void {
+  for (const record of records) {
+    const keys: string[] = [];
+    // memray lists the leaf first; stacks are stored root first.
+    for (const frame of [...record.frames_leaf_first].reverse()) {
+      const file = frame.file.startsWith("<") ? frame.file : projectRelativePath(frame.file, projectRoot);
+      const key = frameKey({ language: "python", function: frame.function, file, line: frame.line });
+      sink.frame({ frame_key: key, function: frame.function, file, line: frame.line, module: null, language: "python" });
+      keys.push(key);
+    }
+    sink.stack({
+      thread: record.thread_name || String(record.tid),
+      process: null,
+      frame_keys: keys,
+      weight: record.size,
+      unit,
+      sample_count: record.n_allocations,
+    });
+  }
 }

@@ -38,7 +38,7 @@ export const pyperfAdapter: CaptureAdapter & { probe(context: ProbeContext): Pro
     );
   },
   async extract(_output, path, sink) {
-    return { limitations: extractPyperf(path, sink).limitations };
+    return { limitations: (await extractPyperf(path, sink)).limitations };
   },
 };
 

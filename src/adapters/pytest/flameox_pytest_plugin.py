@@ -144,26 +144,60 @@ def pytest_xdist_node_collection_finished(node, ids):
         _emit("test_collected", nodeid=nodeid)
 
 
+def _request_nodeid(request):
+    item = getattr(request, "_pyfuncitem", None)
+    return getattr(item, "nodeid", None) or getattr(request.node, "nodeid", None)
+
+
+# Fixture instances set up and not yet torn down: id(fixturedef) -> what its teardown event needs.
+_open_fixtures = {}
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_fixture_setup(fixturedef, request):
     started = time.perf_counter_ns()
     outcome = "passed"
     try:
-        return (yield)
+        result = yield
     except BaseException as error:
         outcome = "skipped" if isinstance(error, pytest.skip.Exception) else "failed"
         raise
     finally:
-        item = getattr(request, "_pyfuncitem", None)
         _emit(
             "fixture_setup",
             fixture=fixturedef.argname,
             scope=fixturedef.scope,
-            nodeid=getattr(item, "nodeid", None) or getattr(request.node, "nodeid", None),
+            nodeid=_request_nodeid(request),
             duration_ns=time.perf_counter_ns() - started,
             outcome=outcome,
             worker_id=_state["worker"] or "controller",
         )
+    # Finalizers run last-in first-out: this one, added after the fixture's own teardown (a
+    # generator's code after yield, addfinalizer callbacks), runs just before it, and
+    # pytest_fixture_post_finalizer runs just after it, so the two bracket the teardown.
+    key = id(fixturedef)
+    entry = {"fixture": fixturedef.argname, "scope": fixturedef.scope, "nodeid": _request_nodeid(request), "started": None}
+    _open_fixtures[key] = entry
+
+    def _teardown_begins():
+        entry["started"] = time.perf_counter_ns()
+
+    fixturedef.addfinalizer(_teardown_begins)
+    return result
+
+
+def pytest_fixture_post_finalizer(fixturedef, request):
+    entry = _open_fixtures.pop(id(fixturedef), None)
+    if entry is None or entry["started"] is None:
+        return
+    _emit(
+        "fixture_teardown",
+        fixture=entry["fixture"],
+        scope=entry["scope"],
+        nodeid=entry["nodeid"],
+        duration_ns=time.perf_counter_ns() - entry["started"],
+        worker_id=_state["worker"] or "controller",
+    )
 
 
 def _report_worker(report):

@@ -1,6 +1,14 @@
 import { readFileSync } from "node:fs";
-import { artifactParseFailed, type FlameoxError } from "../../domain/errors.ts";
 import type { EvidenceSink } from "../../domain/evidence.ts";
+import {
+  type FixtureTotals,
+  integer,
+  type PhaseState,
+  PytestEventFold,
+  type PytestEvent,
+  pytestParseFailed,
+  text,
+} from "./pytest-event-fold.ts";
 
 export const pytestExtractorVersion = "flameox.pytest@1";
 const schema = "flameox.pytest-events.v1";
@@ -12,8 +20,18 @@ export type PytestTestResult = {
   outcome: PytestOutcome;
   worker: string | null;
   durationNs: number;
-  phases: Record<string, { outcome: string; durationNs: number }>;
+  /** A phase's duration is null when the stream gave an impossible one (negative, or past 2^53 ns). */
+  phases: Record<string, { outcome: string; durationNs: number | null }>;
   message: string | null;
+};
+
+/** One fixture's setup and teardown time over all its instances, in the rank of setup + teardown. */
+export type PytestFixtureTime = {
+  fixture: string;
+  scope: string | null;
+  instances: number;
+  setup_ns: number;
+  teardown_ns: number;
 };
 
 export type PytestSummary = {
@@ -30,32 +48,18 @@ export type PytestSummary = {
   workers: string[];
   crashedWorkers: { worker: string; error: string | null; nodeids: string[] }[];
   fixtureSetups: number;
+  fixtureTeardowns: number;
+  /** Fixtures by setup + teardown time, most first. */
+  fixtures: PytestFixtureTime[];
   collectionNs: number | null;
   timeToFirstFailureNs: number | null;
   limitations: string[];
 };
 
-type Event = Record<string, unknown> & { event: string; observed_at_ns: number };
-
-function parseFailed(message: string, details: Record<string, unknown> = {}): FlameoxError {
-  return artifactParseFailed(`pytest event stream: ${message}`, {
-    details,
-    remediation: ["Capture the suite again with the pytest adapter; the stream is written by flameox's own plugin."],
-  });
-}
-
-function text(value: unknown): string | null {
-  return typeof value === "string" ? value : null;
-}
-
-function integer(value: unknown): number | null {
-  return typeof value === "number" && Number.isFinite(value) ? Math.trunc(value) : null;
-}
-
-export function parsePytestEvents(content: string): Event[] {
-  if (content.length === 0) throw parseFailed("the stream is empty");
-  if (!content.endsWith("\n")) throw parseFailed("the stream ends inside a line (truncated)");
-  const events: Event[] = [];
+export function parsePytestEvents(content: string): PytestEvent[] {
+  if (content.length === 0) throw pytestParseFailed("the stream is empty");
+  if (!content.endsWith("\n")) throw pytestParseFailed("the stream ends inside a line (truncated)");
+  const events: PytestEvent[] = [];
   const lines = content.split("\n");
   lines.pop();
   lines.forEach((line, index) => {
@@ -64,17 +68,18 @@ export function parsePytestEvents(content: string): Event[] {
     try {
       value = JSON.parse(line);
     } catch {
-      throw parseFailed(`line ${index + 1} is not JSON`, { line: index + 1 });
+      throw pytestParseFailed(`line ${index + 1} is not JSON`, { line: index + 1 });
     }
-    if (typeof value !== "object" || value === null || Array.isArray(value)) throw parseFailed(`line ${index + 1} is not an object`);
+    if (typeof value !== "object" || value === null || Array.isArray(value)) throw pytestParseFailed(`line ${index + 1} is not an object`);
     const record = value as Record<string, unknown>;
-    if (record.schema !== schema) throw parseFailed(`line ${index + 1} has schema ${JSON.stringify(record.schema)}, expected ${schema}`);
+    if (record.schema !== schema)
+      throw pytestParseFailed(`line ${index + 1} has schema ${JSON.stringify(record.schema)?.slice(0, 60)}, expected ${schema}`);
     if (typeof record.event !== "string" || typeof record.observed_at_ns !== "number") {
-      throw parseFailed(`line ${index + 1} lacks event/observed_at_ns`);
+      throw pytestParseFailed(`line ${index + 1} lacks event/observed_at_ns`);
     }
-    events.push(record as Event);
+    events.push(record as PytestEvent);
   });
-  if (events[0]?.event !== "run_started") throw parseFailed("the stream does not start with run_started");
+  if (events[0]?.event !== "run_started") throw pytestParseFailed("the stream does not start with run_started");
   return events;
 }
 
@@ -100,181 +105,40 @@ export function extractPytestEvents(path: string, sink: EvidenceSink): PytestSum
   let content: string;
   try {
     content = readFileSync(path, "utf8");
-  } catch (error) {
-    throw parseFailed(`cannot read ${path}: ${String(error)}`);
+  } catch {
+    throw pytestParseFailed("the stream cannot be read");
   }
   return extractPytestEventsText(content, sink);
 }
 
-export function extractPytestEventsText(content: string, sink: EvidenceSink): PytestSummary {
-  const events = parsePytestEvents(content);
-  const runStarted = events[0]!;
-  const runStartedNs = integer(runStarted.run_started_at_ns) ?? runStarted.observed_at_ns;
-  const scheduler = text(runStarted.scheduler) ?? "no";
-  const collected: string[] = [];
-  const collectedSet = new Set<string>();
-  type PhaseState = { outcome: string; durationNs: number; wasxfail: boolean; worker: string | null; message: string | null };
-  const byTest = new Map<string, Record<string, PhaseState>>();
-  const workers = new Set<string>();
-  const crashed = new Map<string, { worker: string; error: string | null; nodeids: string[] }>();
-  const crashItems: { nodeid: string; worker: string | null }[] = [];
-  let exitStatus: number | null = null;
-  let interrupted = false;
-  let sidecarProblems = 0;
-  let fixtureSetups = 0;
-  let collectionStart: number | null = null;
-  let collectionEnd: number | null = null;
-  const collectionDurations: number[] = [];
-  let firstFailureNs: number | null = null;
-  let valueIndex = 0;
-
-  for (const event of events) {
-    const worker = text(event.worker_id);
-    switch (event.event) {
-      case "test_collected": {
-        const nodeid = text(event.nodeid);
-        if (nodeid && !collectedSet.has(nodeid)) {
-          collectedSet.add(nodeid);
-          collected.push(nodeid);
-        }
-        break;
-      }
-      case "collection_started":
-        collectionStart = Math.min(collectionStart ?? event.observed_at_ns, event.observed_at_ns);
-        break;
-      case "collection_finished": {
-        collectionEnd = Math.max(collectionEnd ?? event.observed_at_ns, event.observed_at_ns);
-        const duration = integer(event.duration_ns);
-        if (duration !== null) {
-          collectionDurations.push(duration);
-          sink.measurement({
-            name: "test.collection_ns",
-            value: duration,
-            unit: "ns",
-            aggregation: "single",
-            is_warmup: false,
-            worker,
-            run_index: null,
-            value_index: valueIndex++,
-            phase: "collection",
-            dimensions: JSON.stringify({ test_count: integer(event.test_count) }),
-          });
-        }
-        break;
-      }
-      case "fixture_setup": {
-        const duration = integer(event.duration_ns);
-        if (duration === null) throw parseFailed("fixture_setup without duration_ns");
-        fixtureSetups += 1;
-        sink.measurement({
-          name: "test.fixture_setup_ns",
-          value: duration,
-          unit: "ns",
-          aggregation: "sample",
-          is_warmup: false,
-          worker,
-          run_index: null,
-          value_index: valueIndex++,
-          phase: "setup",
-          dimensions: JSON.stringify({
-            fixture: text(event.fixture),
-            scope: text(event.scope),
-            nodeid: text(event.nodeid),
-            outcome: text(event.outcome),
-          }),
-        });
-        break;
-      }
-      case "test_phase": {
-        const nodeid = text(event.nodeid);
-        const phase = text(event.phase);
-        const outcome = text(event.outcome);
-        const duration = integer(event.duration_ns);
-        if (!nodeid || !phase || !outcome || duration === null) throw parseFailed("test_phase lacks nodeid/phase/outcome/duration_ns");
-        if (worker && worker !== "controller") workers.add(worker);
-        const phases = byTest.get(nodeid) ?? {};
-        phases[phase] = {
-          outcome,
-          durationNs: duration,
-          wasxfail: event.wasxfail !== null && event.wasxfail !== undefined,
-          worker,
-          message: text(event.message),
-        };
-        byTest.set(nodeid, phases);
-        if (outcome === "failed") {
-          const stopped = integer(event.stopped_at_ns);
-          const at = stopped && stopped > 0 ? stopped : event.observed_at_ns;
-          const since = Math.max(0, at - runStartedNs);
-          firstFailureNs = firstFailureNs === null ? since : Math.min(firstFailureNs, since);
-        }
-        break;
-      }
-      case "worker_down":
-        if (worker) workers.add(worker);
-        if (event.outcome === "crashed" && worker) crashed.set(worker, { worker, error: text(event.error), nodeids: [] });
-        break;
-      case "worker_crashed_item": {
-        const nodeid = text(event.nodeid);
-        if (nodeid) crashItems.push({ nodeid, worker });
-        break;
-      }
-      case "worker_sidecar_recovered":
-        if (event.outcome !== "complete") sidecarProblems += 1;
-        break;
-      case "session_finished":
-        exitStatus = integer(event.exit_status);
-        break;
-      case "interrupted":
-      case "internal_error":
-        interrupted = true;
-        break;
-      default:
-        break;
-    }
-  }
-  for (const item of crashItems) {
-    const worker = item.worker ?? "?";
-    const entry = crashed.get(worker) ?? { worker, error: null, nodeids: [] };
-    entry.nodeids.push(item.nodeid);
-    crashed.set(worker, entry);
-  }
-
+/** Each test's phases and total become measurements and one test_outcome observation. */
+function emitTests(fold: PytestEventFold, sink: EvidenceSink): { tests: PytestTestResult[]; counts: Record<PytestOutcome, number> } {
   const counts: Record<PytestOutcome, number> = { passed: 0, failed: 0, skipped: 0, xfailed: 0, xpassed: 0, error: 0, crashed: 0 };
   const tests: PytestTestResult[] = [];
-  for (const [nodeid, phases] of byTest) {
+  for (const [nodeid, phases] of fold.byTest) {
     const outcome = classify(phases);
     counts[outcome] += 1;
-    let total = 0;
-    let worker: string | null = null;
-    let message: string | null = null;
-    const phaseSummary: PytestTestResult["phases"] = {};
+    const test = testResult(nodeid, outcome, phases);
     for (const [phase, state] of Object.entries(phases)) {
-      total += state.durationNs;
-      worker = worker ?? state.worker;
-      message = message ?? state.message;
-      phaseSummary[phase] = { outcome: state.outcome, durationNs: state.durationNs };
-      sink.measurement({
+      if (state.durationNs === null) continue;
+      fold.measurement({
         name: "test.duration_ns",
         value: state.durationNs,
         unit: "ns",
         aggregation: "single",
-        is_warmup: false,
         worker: state.worker,
         run_index: null,
-        value_index: valueIndex++,
         phase,
         dimensions: JSON.stringify({ nodeid, outcome, phase_outcome: state.outcome }),
       });
     }
-    sink.measurement({
+    fold.measurement({
       name: "test.duration_ns",
-      value: total,
+      value: test.durationNs,
       unit: "ns",
       aggregation: "sum",
-      is_warmup: false,
-      worker,
+      worker: test.worker,
       run_index: null,
-      value_index: valueIndex++,
       phase: null,
       dimensions: JSON.stringify({ nodeid, outcome }),
     });
@@ -283,56 +147,86 @@ export function extractPytestEventsText(content: string, sink: EvidenceSink): Py
       name: nodeid,
       file: nodeid.split("::")[0] ?? null,
       lines: null,
-      context: worker,
-      value: JSON.stringify({ outcome, duration_ns: total, worker, message: message?.slice(0, 2000) ?? null }),
+      context: test.worker,
+      value: JSON.stringify({ outcome, duration_ns: test.durationNs, worker: test.worker, message: test.message?.slice(0, 2000) ?? null }),
     });
-    tests.push({ nodeid, outcome, worker, durationNs: total, phases: phaseSummary, message });
+    tests.push(test);
   }
+  return { tests, counts };
+}
 
-  const executed = new Set(byTest.keys());
-  const unexecuted = collected.filter((nodeid) => !executed.has(nodeid));
-  const summaryDimensions = (outcome: string) => JSON.stringify({ outcome });
-  for (const [outcome, count] of Object.entries(counts)) {
-    sink.measurement({
-      name: "test.count",
-      value: count,
-      unit: "count",
-      aggregation: "sum",
-      is_warmup: false,
-      worker: null,
-      run_index: null,
-      value_index: valueIndex++,
-      phase: "summary",
-      dimensions: summaryDimensions(outcome),
-    });
+function testResult(nodeid: string, outcome: PytestOutcome, phases: Record<string, PhaseState>): PytestTestResult {
+  let total = 0;
+  let worker: string | null = null;
+  let message: string | null = null;
+  const summary: PytestTestResult["phases"] = {};
+  for (const [phase, state] of Object.entries(phases)) {
+    total += state.durationNs ?? 0;
+    worker = worker ?? state.worker;
+    message = message ?? state.message;
+    summary[phase] = { outcome: state.outcome, durationNs: state.durationNs };
   }
-  sink.measurement({
-    name: "test.collected",
-    value: collected.length,
-    unit: "count",
-    aggregation: "sum",
-    is_warmup: false,
-    worker: null,
-    run_index: null,
-    value_index: valueIndex++,
-    phase: "summary",
-    dimensions: null,
+  return { nodeid, outcome, worker, durationNs: total, phases: summary, message };
+}
+
+/**
+ * Setup and teardown time per fixture, summed over its instances (`test.fixture_total_ns`, one row
+ * per fixture and phase, aggregation sum): value_index is the fixture's rank by setup + teardown, so
+ * query_measurements lists the costliest fixture first.
+ */
+function emitFixtureTotals(fold: PytestEventFold, sink: EvidenceSink): PytestFixtureTime[] {
+  const ranked = [...fold.fixtures.values()].sort(
+    (left, right) =>
+      right.setupNs + right.teardownNs - (left.setupNs + left.teardownNs) ||
+      left.fixture.localeCompare(right.fixture) ||
+      (left.scope ?? "").localeCompare(right.scope ?? ""),
+  );
+  ranked.forEach((totals: FixtureTotals, rank) => {
+    for (const [phase, value, instances] of [
+      ["setup", totals.setupNs, totals.setups],
+      ["teardown", totals.teardownNs, totals.teardowns],
+    ] as const) {
+      sink.measurement({
+        name: "test.fixture_total_ns",
+        value,
+        unit: "ns",
+        aggregation: "sum",
+        is_warmup: false,
+        worker: null,
+        run_index: null,
+        value_index: rank,
+        phase,
+        dimensions: JSON.stringify({ fixture: totals.fixture, scope: totals.scope, instances }),
+      });
+    }
   });
-  if (firstFailureNs !== null) {
-    sink.measurement({
+  return ranked.map((totals) => ({
+    fixture: totals.fixture,
+    scope: totals.scope,
+    instances: totals.setups,
+    setup_ns: totals.setupNs,
+    teardown_ns: totals.teardownNs,
+  }));
+}
+
+function emitSessionSummary(fold: PytestEventFold, counts: Record<PytestOutcome, number>, sink: EvidenceSink): void {
+  const summary = (name: string, value: number, dimensions: string | null) =>
+    fold.measurement({ name, value, unit: "count", aggregation: "sum", worker: null, run_index: null, phase: "summary", dimensions });
+  for (const [outcome, count] of Object.entries(counts)) summary("test.count", count, JSON.stringify({ outcome }));
+  summary("test.collected", fold.collected.length, null);
+  if (fold.firstFailureNs !== null) {
+    fold.measurement({
       name: "test.time_to_first_failure_ns",
-      value: firstFailureNs,
+      value: fold.firstFailureNs,
       unit: "ns",
       aggregation: "first",
-      is_warmup: false,
       worker: null,
       run_index: null,
-      value_index: valueIndex++,
       phase: "failure",
       dimensions: null,
     });
   }
-  for (const entry of crashed.values()) {
+  for (const entry of fold.crashed.values()) {
     sink.observation({
       kind: "annotation",
       name: "pytest.worker_crashed",
@@ -342,43 +236,67 @@ export function extractPytestEventsText(content: string, sink: EvidenceSink): Py
       value: JSON.stringify({ worker: entry.worker, error: entry.error, nodeids: entry.nodeids }),
     });
   }
+}
 
+function limitationsOf(fold: PytestEventFold, scheduler: string, unexecuted: number): string[] {
   const limitations: string[] = [];
-  if (exitStatus === null) limitations.push("The stream has no session_finished event; the session did not end normally.");
-  if (interrupted) limitations.push("The session was interrupted or hit an internal error.");
-  if (crashed.size > 0) {
+  if (fold.exitStatus === null) limitations.push("The stream has no session_finished event; the session did not end normally.");
+  if (fold.interrupted) limitations.push("The session was interrupted or hit an internal error.");
+  if (fold.crashed.size > 0) {
     limitations.push(
-      `${crashed.size} xdist worker(s) crashed: ${[...crashed.values()].map((entry) => `${entry.worker} (${entry.nodeids.join(", ") || "no test in flight"})`).join("; ")}.`,
+      `${fold.crashed.size} xdist worker(s) crashed: ${[...fold.crashed.values()].map((entry) => `${entry.worker} (${entry.nodeids.join(", ") || "no test in flight"})`).join("; ")}.`,
     );
   }
-  if (sidecarProblems > 0) limitations.push(`${sidecarProblems} worker sidecar(s) were recovered only partially.`);
-  if (unexecuted.length > 0) limitations.push(`${unexecuted.length} collected test(s) never ran.`);
+  if (fold.sidecarProblems > 0) limitations.push(`${fold.sidecarProblems} worker sidecar(s) were recovered only partially.`);
+  if (unexecuted > 0) limitations.push(`${unexecuted} collected test(s) never ran.`);
   if (scheduler !== "no") limitations.push("xdist hooks do not expose per-test queue latency.");
+  if (fold.implausibleDurations > 0) {
+    limitations.push(
+      `${fold.implausibleDurations} duration(s) in the stream were negative or beyond 2^53 ns; they were left out (their tests keep their outcomes).`,
+    );
+  }
+  return limitations;
+}
 
+export function extractPytestEventsText(content: string, sink: EvidenceSink): PytestSummary {
+  const events = parsePytestEvents(content);
+  const runStarted = events[0]!;
+  const scheduler = text(runStarted.scheduler) ?? "no";
+  const fold = new PytestEventFold(sink, integer(runStarted.run_started_at_ns) ?? runStarted.observed_at_ns);
+  for (const event of events) fold.accept(event);
+  fold.finish();
+  const { tests, counts } = emitTests(fold, sink);
+  const executed = new Set(fold.byTest.keys());
+  const unexecuted = fold.collected.filter((nodeid) => !executed.has(nodeid));
+  emitSessionSummary(fold, counts, sink);
+  const fixtures = emitFixtureTotals(fold, sink);
   const slowest = [...tests]
     .sort((left, right) => right.durationNs - left.durationNs || left.nodeid.localeCompare(right.nodeid))
     .slice(0, 20)
     .map((test) => ({ nodeid: test.nodeid, durationNs: test.durationNs, worker: test.worker }));
+  const { collectionDurations, collectionStart, collectionEnd } = fold;
   return {
-    complete: exitStatus !== null && !interrupted && crashed.size === 0 && sidecarProblems === 0,
-    exitStatus,
+    complete: fold.exitStatus !== null && !fold.interrupted && fold.crashed.size === 0 && fold.sidecarProblems === 0,
+    exitStatus: fold.exitStatus,
     scheduler,
-    collected: collected.length,
+    collected: fold.collected.length,
     executed: executed.size,
     unexecuted,
     counts,
     tests,
     slowest,
-    workers: [...workers].sort(),
-    crashedWorkers: [...crashed.values()],
-    fixtureSetups,
+    workers: [...fold.workers].sort(),
+    crashedWorkers: [...fold.crashed.values()],
+    fixtureSetups: fold.fixtureSetups,
+    fixtureTeardowns: fold.fixtureTeardowns,
+    fixtures,
     collectionNs:
       collectionDurations.length > 0
         ? Math.max(...collectionDurations)
         : collectionStart !== null && collectionEnd !== null
           ? collectionEnd - collectionStart
           : null,
-    timeToFirstFailureNs: firstFailureNs,
-    limitations,
+    timeToFirstFailureNs: fold.firstFailureNs,
+    limitations: limitationsOf(fold, scheduler, unexecuted.length),
   };
 }

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "
 import { basename, join } from "node:path";
 import { sha256Hex } from "../../domain/canonical-json.ts";
 import { artifactParseFailed, type FlameoxError, planRefused } from "../../domain/errors.ts";
-import type { EvidenceSink } from "../../domain/evidence.ts";
+import type { EvidenceSink, MeasurementRow } from "../../domain/evidence.ts";
 import collectorSource from "./flameox_python_startup.py" with { type: "text" };
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 export type {
@@ -160,7 +160,14 @@ export type PythonStartupSummary = {
 
 const nonNegativeInteger = (value: unknown) => typeof value === "number" && Number.isInteger(value) && value >= 0;
 
-export function extractPythonStartup(path: string, sink: EvidenceSink): PythonStartupSummary {
+type StartupDocument = {
+  samples: Sample[];
+  lines: string[];
+  linesTruncated: boolean;
+};
+
+/** The collector's JSON, checked: a schema, timed samples, and the -X importtime lines. */
+function readStartupDocument(path: string): StartupDocument {
   let document: {
     schema?: unknown;
     samples?: unknown;
@@ -186,84 +193,85 @@ export function extractPythonStartup(path: string, sink: EvidenceSink): PythonSt
   const lines = document.import_trace?.importtime_lines;
   if (!Array.isArray(lines) || !lines.every((line) => typeof line === "string"))
     throw parseFailed("import_trace.importtime_lines is missing");
+  return { samples, lines: lines as string[], linesTruncated: document.import_trace?.lines_truncated === true };
+}
+
+function measurement(sink: EvidenceSink, row: Omit<MeasurementRow, "is_warmup" | "worker" | "run_index">): void {
+  sink.measurement({ ...row, is_warmup: false, worker: null, run_index: null });
+}
+
+function emitSamples(sink: EvidenceSink, samples: Sample[]): void {
   for (const sample of samples) {
     const dimensions = JSON.stringify({ cache_semantics: sample.cache_semantics, exit_code: sample.exit_code });
-    sink.measurement({
+    measurement(sink, {
       name: "startup.wall_ns",
       value: sample.duration_ns,
       unit: "ns",
       aggregation: "sample",
-      is_warmup: false,
-      worker: null,
-      run_index: null,
       value_index: sample.index,
       phase: "startup",
       dimensions,
     });
-    if (sample.peak_rss_bytes !== null) {
-      sink.measurement({
-        name: "startup.peak_rss_bytes",
-        value: sample.peak_rss_bytes,
-        unit: "bytes",
-        aggregation: "peak",
-        is_warmup: false,
-        worker: null,
-        run_index: null,
-        value_index: sample.index,
-        phase: "startup",
-        dimensions: JSON.stringify({ rss_backend: sample.peak_rss_backend }),
-      });
-    }
+    if (sample.peak_rss_bytes === null) continue;
+    measurement(sink, {
+      name: "startup.peak_rss_bytes",
+      value: sample.peak_rss_bytes,
+      unit: "bytes",
+      aggregation: "peak",
+      value_index: sample.index,
+      phase: "startup",
+      dimensions: JSON.stringify({ rss_backend: sample.peak_rss_backend }),
+    });
   }
-  const parsed = parseImportTime(lines as string[]);
+}
+
+function emitImports(sink: EvidenceSink, parsed: ReturnType<typeof parseImportTime>): void {
   parsed.modules.forEach((module, index) => {
     const dimensions = JSON.stringify({ module: module.module, package: module.package });
-    sink.measurement({
+    measurement(sink, {
       name: "import.self_us",
       value: module.selfUs,
       unit: "us",
       aggregation: "sum",
-      is_warmup: false,
-      worker: null,
-      run_index: null,
       value_index: index,
       phase: "import",
       dimensions,
     });
-    sink.measurement({
+    measurement(sink, {
       name: "import.cumulative_us",
       value: module.cumulativeUs,
       unit: "us",
       aggregation: "max",
-      is_warmup: false,
-      worker: null,
-      run_index: null,
       value_index: index,
       phase: "import",
       dimensions,
     });
   });
   for (const entry of parsed.packages) {
-    sink.measurement({
+    measurement(sink, {
       name: "import.package_self_us",
       value: entry.selfUs,
       unit: "us",
       aggregation: "sum",
-      is_warmup: false,
-      worker: null,
-      run_index: null,
       value_index: null,
       phase: "import",
       dimensions: JSON.stringify({ package: entry.package, module_count: entry.moduleCount, max_cumulative_us: entry.maxCumulativeUs }),
     });
   }
+}
+
+export function extractPythonStartup(path: string, sink: EvidenceSink): PythonStartupSummary {
+  const { samples, lines, linesTruncated } = readStartupDocument(path);
+  emitSamples(sink, samples);
+  const parsed = parseImportTime(lines);
+  emitImports(sink, parsed);
   const limitations = [
     "Caches are not controlled: sample 0 may pay cold-cache costs the others do not.",
     "Import times come from one separate -X importtime run, not from the timed samples.",
   ];
   if (samples.some((sample) => sample.peak_rss_bytes === null)) limitations.push("Peak RSS was not observable for some samples.");
   if (parsed.unparsedLines > 0) limitations.push(`${parsed.unparsedLines} importtime line(s) could not be parsed.`);
-  if (document.import_trace?.lines_truncated === true) limitations.push("The importtime trace was cut at the collector's line limit.");
+  if (linesTruncated) limitations.push("The importtime trace was cut at the collector's line limit.");
   return {
     samples: samples.map((sample) => ({
       index: sample.index,

@@ -8,7 +8,7 @@
  * The units a weight comes in. The domain's StackUnit restated, so browser code need not load a
  * server module; a StackUnit this does not cover fails to compile wherever one is formatted.
  */
-export type WeightUnit = "ns" | "samples" | "bytes";
+export type WeightUnit = "ns" | "samples" | "bytes" | "retained_bytes";
 
 function formatNumber(value: number): string {
   return Number.isInteger(value) ? String(value) : value.toFixed(2);
@@ -17,7 +17,7 @@ function formatNumber(value: number): string {
 /** Human-readable weight in its unit. */
 export function formatWeight(value: number, unit: WeightUnit): string {
   if (unit === "samples") return `${formatNumber(value)} ${value === 1 ? "sample" : "samples"}`;
-  if (unit === "bytes") {
+  if (unit === "bytes" || unit === "retained_bytes") {
     const steps = ["B", "KiB", "MiB", "GiB", "TiB"];
     let scaled = value;
     let step = 0;

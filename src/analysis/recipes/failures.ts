@@ -38,6 +38,31 @@ export async function failedTests(evidence: EvidenceQuery): Promise<TestFailure[
   return failures;
 }
 
+export type ReportFrame = { function: string | null; file: string | null; line: number | null; module: string | null };
+
+/** One failure read from a log (sanitizer report, Python traceback): tool, kind of error, message, innermost frames. */
+export type FailureReport = {
+  run_id: string;
+  tool: string;
+  error_kind: string;
+  message: string;
+  frames: ReportFrame[];
+};
+
+export async function failureReports(evidence: EvidenceQuery): Promise<FailureReport[]> {
+  const rows = await evidence.rows<Record<string, unknown>>(
+    "SELECT run_id, value FROM observations WHERE kind = 'failure_report' ORDER BY run_id, file NULLS LAST, lines, name",
+  );
+  return rows.flatMap((row) => {
+    try {
+      const value = JSON.parse(String(row.value)) as Omit<FailureReport, "run_id">;
+      return [{ run_id: String(row.run_id), tool: value.tool, error_kind: value.error_kind, message: value.message, frames: value.frames }];
+    } catch {
+      return [];
+    }
+  });
+}
+
 /** The line of a failure message that says what went wrong, as written. */
 export function errorLine(message: string): string {
   const lines = message.split("\n").map((text) => text.trim());

@@ -1,5 +1,6 @@
 /** Trace categories and the PyTorch view of a torch.profiler trace: operators, allocations, CPU versus accelerator time. Pure SQL over EvidenceQuery; services decide what an absence means. */
-import { type EvidenceQuery, toNullableNumber, toNumber } from "../evidence-query.ts";
+import { acceleratorWorkCategories } from "../../domain/trace-categories.ts";
+import { type EvidenceQuery, sqlString, toNullableNumber, toNumber } from "../evidence-query.ts";
 
 export type TraceCategoryCount = { category: string | null; events: number };
 
@@ -10,47 +11,55 @@ export async function traceCategories(evidence: EvidenceQuery): Promise<TraceCat
   return rows.map((row) => ({ category: (row.category as string | null) ?? null, events: toNumber(row.events) }));
 }
 
-export const torchCategories = [
-  "cpu_op",
-  "python_function",
-  "user_annotation",
-  "cpu_instant_event",
-  "kernel",
-  "cuda_runtime",
-  "gpu_memcpy",
-  "gpu_memset",
-  "ac2g",
-  "cuda_driver",
-];
+export { torchTraceCategories as torchCategories } from "../../domain/trace-categories.ts";
 
 export type TorchOperator = {
   rank: number;
   name: string;
+  /** Outermost calls: a call nested (at any depth) inside a slice of the same name is part of that call, not another. */
   calls: number;
+  /** Calls nested inside a slice of the same name (counted in their outermost call's time). */
+  nested_calls: number;
   self_ns: number;
+  /** Summed over outermost calls, so recursion and wrappers of the same name are not counted twice. */
   total_ns: number;
   self_share: number;
   shapes: string[];
 };
 
-/** Self time = duration minus the durations of direct children in the same run and artifact. */
+/**
+ * Per cpu_op name: self time (duration minus direct children, over every call) and calls and total
+ * time over outermost calls only — a call is nested when some ancestor slice has its name (the
+ * climb stops at the first such ancestor, so it costs the depth of the nesting, at most).
+ */
 export async function torchOperators(
   evidence: EvidenceQuery,
   options: { orderBy: "self" | "total"; offset: number; limit: number },
 ): Promise<{ operators: TorchOperator[]; total: number; selfTotal: number }> {
   const order = options.orderBy === "self" ? "self_ns DESC, total_ns DESC" : "total_ns DESC, self_ns DESC";
   const rows = await evidence.rows<Record<string, unknown>>(
-    `WITH child AS (
+    `WITH RECURSIVE child AS (
        SELECT run_id, artifact_id, parent_id, sum(coalesce(dur_ns, 0)) AS child_ns FROM trace_events WHERE parent_id IS NOT NULL GROUP BY ALL
      ),
+     climb(run_id, artifact_id, event_id, name, ancestor, nested) AS (
+       SELECT run_id, artifact_id, event_id, name, parent_id, false FROM trace_events WHERE category = 'cpu_op' AND parent_id IS NOT NULL
+       UNION ALL
+       SELECT c.run_id, c.artifact_id, c.event_id, c.name, p.parent_id, p.name = c.name
+       FROM climb c JOIN trace_events p ON p.run_id = c.run_id AND p.artifact_id = c.artifact_id AND p.event_id = c.ancestor
+       WHERE NOT c.nested
+     ),
+     nested AS (SELECT DISTINCT run_id, artifact_id, event_id FROM climb WHERE nested),
      ops AS (
        SELECT e.name, coalesce(e.dur_ns, 0) AS dur_ns, greatest(coalesce(e.dur_ns, 0) - coalesce(c.child_ns, 0), 0) AS self_ns,
-              TRY(json_extract_string(e.args, '$."Input Dims"')) AS dims
-       FROM trace_events e LEFT JOIN child c ON c.run_id = e.run_id AND c.artifact_id = e.artifact_id AND c.parent_id = e.event_id
+              n.event_id IS NOT NULL AS is_nested, TRY(json_extract_string(e.args, '$."Input Dims"')) AS dims
+       FROM trace_events e
+       LEFT JOIN child c ON c.run_id = e.run_id AND c.artifact_id = e.artifact_id AND c.parent_id = e.event_id
+       LEFT JOIN nested n ON n.run_id = e.run_id AND n.artifact_id = e.artifact_id AND n.event_id = e.event_id
        WHERE e.category = 'cpu_op'
      ),
      grouped AS (
-       SELECT name, count(*) AS calls, sum(self_ns) AS self_ns, sum(dur_ns) AS total_ns,
+       SELECT name, count(*) FILTER (WHERE NOT is_nested) AS calls, count(*) FILTER (WHERE is_nested) AS nested_calls,
+              sum(self_ns) AS self_ns, coalesce(sum(dur_ns) FILTER (WHERE NOT is_nested), 0) AS total_ns,
               list(DISTINCT dims ORDER BY dims) FILTER (WHERE dims IS NOT NULL AND dims <> '[]') AS shapes
        FROM ops GROUP BY name
      )
@@ -65,6 +74,7 @@ export async function torchOperators(
       rank: options.offset + index + 1,
       name: String(row.name),
       calls: toNumber(row.calls),
+      nested_calls: toNumber(row.nested_calls),
       self_ns: toNumber(row.self_ns),
       total_ns: toNumber(row.total_ns),
       self_share: selfTotal > 0 ? toNumber(row.self_ns) / selfTotal : 0,
@@ -109,17 +119,33 @@ export async function torchAllocations(evidence: EvidenceQuery): Promise<TorchAl
   };
 }
 
-export type TimeSplit = { cpu_operator_self_ns: number; accelerator_ns: number; accelerator_share: number; kernel_count: number };
+/**
+ * CPU and accelerator time side by side, each on its own denominator: operators' self_share divides
+ * by cpu_operator_self_ns, the accelerator categories' shares by accelerator_ns. The two are not
+ * added (they run on different clocks at the same time, so a sum has no meaning).
+ */
+export type TimeSplit = {
+  cpu_operator_self_ns: number;
+  accelerator_ns: number;
+  kernel_count: number;
+  accelerator_by_category: { category: string; duration_ns: number; events: number; share: number }[];
+};
 
 export async function torchTimeSplit(evidence: EvidenceQuery, cpuSelfNs: number): Promise<TimeSplit> {
   const rows = await evidence.rows<Record<string, unknown>>(
-    "SELECT coalesce(sum(dur_ns), 0) AS accelerator_ns, count(*) FILTER (WHERE category = 'kernel') AS kernels FROM trace_events WHERE category IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'cuda_memcpy', 'cuda_memset')",
+    `SELECT category, coalesce(sum(dur_ns), 0) AS duration_ns, count(*) AS events FROM trace_events
+     WHERE category IN (${acceleratorWorkCategories.map(sqlString).join(", ")}) GROUP BY category ORDER BY duration_ns DESC, category`,
   );
-  const accelerator = toNumber(rows[0]?.accelerator_ns);
+  const accelerator = rows.reduce((sum, row) => sum + toNumber(row.duration_ns), 0);
   return {
     cpu_operator_self_ns: cpuSelfNs,
     accelerator_ns: accelerator,
-    accelerator_share: cpuSelfNs + accelerator > 0 ? accelerator / (cpuSelfNs + accelerator) : 0,
-    kernel_count: toNumber(rows[0]?.kernels),
+    kernel_count: toNumber(rows.find((row) => row.category === "kernel")?.events),
+    accelerator_by_category: rows.map((row) => ({
+      category: String(row.category),
+      duration_ns: toNumber(row.duration_ns),
+      events: toNumber(row.events),
+      share: accelerator > 0 ? toNumber(row.duration_ns) / accelerator : 0,
+    })),
   };
 }

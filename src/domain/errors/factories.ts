@@ -281,6 +281,11 @@ export function artifactTooLarge(size: number, limit: number): FlameoxError {
   });
 }
 
+/** An input whose reading would pass one of an extractor's hard bounds (inflated size, rows, time). */
+export function extractionBoundExceeded(message: string, options: FailureOptions = {}): FlameoxError {
+  return failure("ARTIFACT_TOO_LARGE", message, options);
+}
+
 /** A native artifact that its extractor cannot read (truncated, wrong format, unsupported producer version). */
 export function artifactParseFailed(message: string, options: FailureOptions = {}): FlameoxError {
   return failure("ARTIFACT_PARSE_FAILED", message, options);

@@ -5,7 +5,9 @@ import { cursor, described, identifier, identifierText, limit, optionalOrNull, r
 import { pageLimits } from "./limits.ts";
 import { RunFilter } from "./runs.ts";
 
-const unit = optionalOrNull(described(v.picklist(["ns", "samples", "bytes"]), "Default: first of ns, samples, bytes."));
+const unit = optionalOrNull(described(v.picklist(["ns", "samples", "bytes", "retained_bytes"]), "Default: first present."));
+/** A drill-down's unit defaults to the first the frame's own stacks have, so retained_bytes needs no name here. */
+const drillDownUnit = optionalOrNull(described(v.picklist(["ns", "samples", "bytes"]), "Default: the frame's."));
 const thread = optionalOrNull(described(v.pipe(v.string(), v.maxLength(500)), "Only this thread."));
 const orderBy = v.optional(described(v.picklist(["self", "total"]), "Rank by self or total."), "self");
 
@@ -26,7 +28,7 @@ export const FrameDrillDownRequest = v.strictObject({
   frame_id: identifier("From analyze_hotspots."),
   limit: limit(pageLimits.frameDrillDown),
   cursor,
-  unit,
+  unit: drillDownUnit,
   thread,
 });
 

@@ -33,7 +33,7 @@ function callEdgeTool(direction: "callers" | "callees", description: string) {
 export const analysisTools = [
   defineTool({
     name: "analyze_hotspots",
-    description: "Where time, samples or bytes go, per function or line. Next: get_frame_callers/callees, get_stack_examples.",
+    description: "Time, samples or bytes per function or line, CPU and GPU apart. Next: get_frame_callers/callees, get_stack_examples.",
     input: HotspotsRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {

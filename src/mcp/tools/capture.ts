@@ -80,7 +80,7 @@ export const captureTools = [
   }),
   defineTool({
     name: "import_artifact",
-    description: "Import a profile, trace or other file as a run; profiles become evidence. Next: evidence.next_tool.",
+    description: "Import a profile, trace, failure log or other file as a run (most become evidence). Next: evidence.next_tool.",
     input: ImportArtifactRequest,
     annotations: additive,
     async handler(input, { services }) {

@@ -6,7 +6,7 @@ import { defineTool } from "../define-tool.ts";
 export const memoryTools = [
   defineTool({
     name: "analyze_memory",
-    description: "Memory peak, bytes retained at exit, peak RSS, and the functions holding most at the peak (paged).",
+    description: "Memory peak, bytes retained at exit, peak RSS, and the functions holding most at peak (paged) and exit.",
     input: MemoryRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {

@@ -90,6 +90,53 @@ describe("pytest adapter", () => {
   }, 60_000);
 });
 
+test("pytest fixtures: setup and teardown time per fixture, costliest first, through query_measurements", async () => {
+  const { services } = await project("pytest-fixtures", { suite: join(pythonFixtures, "pytest-fixtures") });
+  await declare(services, "tests", [venvPython, "-m", "pytest", "-q", "-p", "no:cacheprovider", "suite"]);
+  const run = await capture(services, "tests", "pytest");
+  expect(run.execution_status).toBe("succeeded");
+  const extracted = await services.extraction.extract("pytest", { run_id: run.run_id });
+  expect(extracted.fixture_teardowns).toBe(extracted.fixture_setups);
+  const totals = await services.measurements.query({
+    run_id: run.run_id,
+    artifact_id: null,
+    name_prefix: "test.fixture_total_ns",
+    include_warmups: false,
+    limit: 100,
+    cursor: null,
+  });
+  const rows = totals.measurements.map((row) => ({
+    fixture: row.dimensions!.fixture,
+    phase: row.phase,
+    instances: row.dimensions!.instances,
+    rank: row.value_index,
+    value: row.value,
+  }));
+  // The session fixture sleeps 0.6 s in teardown, costly_setup 0.1 s in each of two setups, free
+  // does nothing: margins of 0.4 s and 0.2 s, far above scheduling noise. Sleeps bound from below.
+  expect(rows.slice(0, 6).map(({ fixture, phase, instances, rank }) => ({ fixture, phase, instances, rank }))).toEqual([
+    { fixture: "costly_teardown", phase: "setup", instances: 1, rank: 0 },
+    { fixture: "costly_teardown", phase: "teardown", instances: 1, rank: 0 },
+    { fixture: "costly_setup", phase: "setup", instances: 2, rank: 1 },
+    { fixture: "costly_setup", phase: "teardown", instances: 2, rank: 1 },
+    { fixture: "free", phase: "setup", instances: 2, rank: 2 },
+    { fixture: "free", phase: "teardown", instances: 2, rank: 2 },
+  ]);
+  expect(rows[1]!.value).toBeGreaterThanOrEqual(600_000_000);
+  expect(rows[2]!.value).toBeGreaterThanOrEqual(200_000_000);
+  const perInstance = await services.measurements.query({
+    run_id: run.run_id,
+    artifact_id: null,
+    name_prefix: "test.fixture_teardown_ns",
+    include_warmups: false,
+    limit: 100,
+    cursor: null,
+  });
+  const sessionTeardown = perInstance.measurements.find((row) => row.dimensions!.fixture === "costly_teardown")!;
+  expect(sessionTeardown.dimensions).toMatchObject({ scope: "session", nodeid: "suite/test_fixtures.py::test_first" });
+  expect(sessionTeardown.value).toBeGreaterThanOrEqual(600_000_000);
+}, 60_000);
+
 test("coverage: exactly the executed lines and arcs", async () => {
   const { services } = await project("coverage", { "app.py": join(pythonFixtures, "coverage", "branches.py") });
   await declare(services, "cov", [venvPython, "app.py"]);
@@ -121,6 +168,42 @@ test("memray: analyze_memory peak within 10% of a known 50 MiB allocation", asyn
   expect(result.top_allocations[0]!.function).toBe("hold_buffer");
   const extracted = await services.extraction.extract("memray", { run_id: run.run_id });
   expect(extracted.peak_bytes).toBe(result.peak_bytes);
+}, 60_000);
+
+test("memray leak: the leaking function ranks first for retained memory; a larger allocation freed before exit does not", async () => {
+  const { services } = await project("memray-leak", { "leak.py": join(pythonFixtures, "memray", "leak.py") });
+  await declare(services, "leak", [venvPython, "leak.py"]);
+  const run = await capture(services, "leak", "memray");
+  const result = await services.memoryAnalysis.analyze({ run_or_artifact: run.run_id, limit: 5 });
+  const leaked = 63 * 1024 * 512;
+  // At the high-water mark the 63 MiB transient buffer dominates; at exit only the 31.5 MiB one is held.
+  expect(result.top_allocations[0]!.function).toBe("transient_peak");
+  expect(result.retained_allocations[0]!.function).toBe("leak");
+  expect(result.retained_allocations[0]!.unit).toBe("retained_bytes");
+  expect(Math.abs(result.retained_allocations[0]!.self_weight - leaked)).toBeLessThan(64 * 1024);
+  expect(result.retained_allocations.some((hotspot) => hotspot.function === "transient_peak")).toBe(false);
+  const hotspots = await services.analysis.hotspots({
+    run_or_artifact: run.run_id,
+    limit: 3,
+    group_by: "function",
+    order_by: "self",
+    unit: "retained_bytes",
+    thread: null,
+    per_thread: false,
+    cursor: null,
+  });
+  expect(hotspots.hotspots[0]!.function).toBe("leak");
+  // A drill-down without a unit reads the frame's own stacks: the leak's retained bytes.
+  const examples = await services.analysis.stackExamples({
+    run_or_artifact: run.run_id,
+    frame_id: result.retained_allocations[0]!.frame_id,
+    limit: 3,
+    cursor: null,
+    unit: null,
+    thread: null,
+  });
+  expect(examples.unit).toBe("retained_bytes");
+  expect(examples.examples[0]!.frames.at(-1)!.function).toBe("leak");
 }, 60_000);
 
 test("torch.profiler: matmul is the top CPU operator, with shapes and [memory] allocations", async () => {

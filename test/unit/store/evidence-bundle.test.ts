@@ -154,4 +154,43 @@ describe("EvidenceBundleWriter", () => {
       cleanup();
     }
   });
+
+  test("a value that does not fit its column is ARTIFACT_PARSE_FAILED naming table and column, never the staged line or a path", async () => {
+    const { workspace: space, cleanup } = workspace();
+    try {
+      for (const [table, write] of [
+        ["trace_events", (writer: EvidenceBundleWriter) => writer.traceEvent({ ...traceRow(1, "absurd"), ts_ns: 1e30 })],
+        [
+          "measurements",
+          (writer: EvidenceBundleWriter) =>
+            writer.measurement({
+              name: "m",
+              value: 1,
+              unit: "ns",
+              aggregation: null,
+              is_warmup: false,
+              worker: null,
+              run_index: 1e30,
+              value_index: null,
+              phase: null,
+              dimensions: null,
+            }),
+        ],
+      ] as const) {
+        const writer = new EvidenceBundleWriter(space, { runId: "run-1", artifactId: "artifact-1" });
+        write(writer);
+        const error = (await writer.finish().catch((caught: unknown) => caught)) as { code: string; message: string; details: unknown };
+        expect(error.code).toBe("ARTIFACT_PARSE_FAILED");
+        expect(error.message).toContain(table);
+        // DuckDB names the column for the delimited staging text (trace events), not for NDJSON.
+        expect(error.details).toEqual({ table, column: table === "trace_events" ? "ts_ns" : null });
+        expect(error.message).not.toContain(space.root);
+        expect(error.message).not.toContain("1000000000000000000000000000000");
+        expect(error.message).not.toContain("Original Line");
+      }
+      expect(readdirSync(space.path("evidence"))).toEqual([]);
+    } finally {
+      cleanup();
+    }
+  });
 });

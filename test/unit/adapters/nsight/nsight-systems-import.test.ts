@@ -55,3 +55,86 @@ describe("Nsight Systems SQLite import", () => {
     expect(code(() => importNsightSystems(foreign, new MemoryEvidenceSink()))).toBe("ARTIFACT_PARSE_FAILED");
   });
 });
+
+/** A minimal export: runtime and kernel tables with the given rows, plus whatever `extra` adds. */
+function minimalExport(kernels: [number, number, string][], extra: string[] = []): string {
+  const path = join(temporaryDirectory("nsight-minimal"), "report.sqlite");
+  const database = new Database(path);
+  database.run("create table StringIds (id integer primary key, value text)");
+  database.run(
+    "create table CUPTI_ACTIVITY_KIND_RUNTIME (start integer, end integer, globalTid integer, correlationId integer, nameId integer)",
+  );
+  database.run(
+    "create table CUPTI_ACTIVITY_KIND_KERNEL (start integer, end integer, deviceId integer, streamId integer, correlationId integer, demangledName text)",
+  );
+  database.run("insert into StringIds values (1, 'cudaLaunchKernel')");
+  database.transaction(() => {
+    kernels.forEach(([start, end, name], index) => {
+      database.run("insert into CUPTI_ACTIVITY_KIND_RUNTIME values (?, ?, 1, ?, 1)", [start - 10, start - 5, index]);
+      database.run("insert into CUPTI_ACTIVITY_KIND_KERNEL values (?, ?, 0, 7, ?, ?)", [start, end, index, name]);
+    });
+  })();
+  for (const statement of extra) database.run(statement);
+  database.close();
+  return path;
+}
+
+describe("Nsight Systems exports that are not what they seem", () => {
+  test("views are never read: a recursive view where a table should be is an absent table, read at once", () => {
+    const viewOnly = join(temporaryDirectory("nsight-view"), "report.sqlite");
+    const database = new Database(viewOnly);
+    database.run("create table CUPTI_ACTIVITY_KIND_RUNTIME (start integer, end integer)");
+    database.run(
+      "create view CUPTI_ACTIVITY_KIND_KERNEL as with recursive r(n) as (select 1 union all select n + 1 from r) select n as start, n + 1 as end from r",
+    );
+    database.close();
+    expect(code(() => importNsightSystems(viewOnly, new MemoryEvidenceSink()))).toBe("ARTIFACT_PARSE_FAILED");
+    const withView = minimalExport(
+      [[100, 200, "k"]],
+      [
+        "create view NVTX_EVENTS as with recursive r(n) as (select 1 union all select n + 1 from r) select n as start, n as end, 'x' as text from r",
+      ],
+    );
+    const summary = importNsightSystems(withView, new MemoryEvidenceSink());
+    expect(summary.eventCount).toBe(2);
+    expect(summary.limitations).toContain("No NVTX_EVENTS table in this export.");
+  });
+
+  test("a row that ends before it starts is kept with duration 0 and said so; timestamps beyond 2^62 ns are left out", () => {
+    const path = minimalExport([
+      [1000, 900, "reversed"],
+      [2000, 2500, "fine"],
+      [1e30, 1e30 + 5, "absurd"],
+    ]);
+    const sink = new MemoryEvidenceSink();
+    const summary = importNsightSystems(path, sink);
+    const kernels = sink.traceEvents.filter((event) => event.category === "kernel");
+    expect(kernels.map((event) => [event.name, event.dur_ns])).toEqual([
+      ["reversed", 0],
+      ["fine", 500],
+    ]);
+    expect(summary.limitations).toContain("1 row(s) of CUPTI_ACTIVITY_KIND_KERNEL end before they start; they are kept with duration 0.");
+    expect(summary.limitations).toContain("1 row(s) of CUPTI_ACTIVITY_KIND_KERNEL have timestamps beyond 2^62 ns and were left out.");
+  });
+
+  test("top_kernels are ordered by total time, not by launch count", () => {
+    const many: [number, number, string][] = Array.from({ length: 10 }, (_, index) => [
+      1000 * (index + 1),
+      1000 * (index + 1) + 1,
+      "short",
+    ]);
+    const path = minimalExport([...many, [50_000, 60_000, "long"]]);
+    const summary = importNsightSystems(path, new MemoryEvidenceSink());
+    expect(summary.topKernels.map((kernel) => [kernel.name, kernel.count, kernel.totalNs])).toEqual([
+      ["long", 1, 10_000],
+      ["short", 10, 10],
+    ]);
+  });
+
+  test("rows are read under a deadline: past it the export is refused as too large", () => {
+    const rows: [number, number, string][] = Array.from({ length: 5000 }, (_, index) => [index * 10 + 100, index * 10 + 105, "k"]);
+    const path = minimalExport(rows);
+    expect(code(() => importNsightSystems(path, new MemoryEvidenceSink(), { deadlineMs: -1 }))).toBe("ARTIFACT_TOO_LARGE");
+    expect(importNsightSystems(path, new MemoryEvidenceSink()).eventCount).toBe(10_000);
+  });
+});
