@@ -5,6 +5,8 @@ import { parseStructuredInput } from "./structured-input.ts";
 import { cliLog } from "./log.ts";
 import { withInterrupt } from "./interrupt.ts";
 import { captureAdapterNames, type CaptureReceipt, type PlanCaptureRequest } from "../services/capture-service.ts";
+import { ImportXctraceRequest } from "../domain/requests/captures.ts";
+import { checkedRequest } from "./arguments.ts";
 
 const planArguments = {
   adapter: {
@@ -139,6 +141,39 @@ export const importCommand = defineCommand({
     const run = cliServices().runs.getRun(receipt.run_id);
     emit(cliOptions(), { ...receipt, run }, () =>
       renderKeyValues(receipt, ["run_id", "artifact_id", "kind", "format", "producer", "evidence"]),
+    );
+  },
+});
+
+export const importXctraceCommand = defineCommand({
+  meta: {
+    name: "import-xctrace",
+    description: "Keep an Instruments .trace folder as one sensitive artifact with its xctrace table of contents (needs xctrace on PATH).",
+  },
+  args: {
+    path: {
+      type: "positional",
+      required: true,
+      description: "The .trace folder (inside the project, or under the temp folder with --source-root temp).",
+    },
+    "source-root": { type: "string", default: "project", description: "project | temp" },
+  },
+  async run({ args }) {
+    const { resolve } = await import("node:path");
+    const request = checkedRequest(
+      ImportXctraceRequest,
+      { path: resolve(process.cwd(), String(args.path)), source_root: args["source-root"] },
+      "import-xctrace",
+    );
+    const receipt = await cliServices().xctraceImports.importTrace(request);
+    emit(cliOptions(), receipt, () =>
+      [
+        `Imported ${receipt.package.display_name} as ${receipt.artifact_id} in run ${receipt.run_id}`,
+        ...receipt.toc.runs.map(
+          (run) =>
+            `  run ${run.number ?? "?"}: ${run.template_name ?? "unknown template"}, ${run.duration_seconds ?? "?"} s, ${run.table_count} tables`,
+        ),
+      ].join("\n"),
     );
   },
 });

@@ -1,5 +1,5 @@
 import type { CommandDef } from "citty";
-import { captureCommand, importCommand } from "./capture.ts";
+import { captureCommand, importCommand, importXctraceCommand } from "./capture.ts";
 import { artifactsCommand, recoverCommand, runsCommand } from "./runs.ts";
 import { analyzeCommand, stacksCommand } from "./analyze.ts";
 import { setupCommand } from "./setup.ts";
@@ -19,6 +19,7 @@ import { gcCommand, repairCommand } from "./retention.ts";
 export const cliCommandGroups: Record<string, CommandDef> = {
   capture: captureCommand as CommandDef,
   import: importCommand as CommandDef,
+  "import-xctrace": importXctraceCommand as CommandDef,
   runs: runsCommand as CommandDef,
   artifacts: artifactsCommand as CommandDef,
   analyze: analyzeCommand as CommandDef,

@@ -69,3 +69,11 @@ export function referenceResourceUri(refType: EvidenceReferenceType, refId: stri
       return trialResourceUri(refId.slice(0, refId.lastIndexOf(".t")), refId);
   }
 }
+
+export function pipelineResourceUri(pipelineId: string): string {
+  return `flameox://pipelines/${part(pipelineId)}`;
+}
+
+export function reductionResourceUri(reductionId: string): string {
+  return `flameox://reductions/${part(reductionId)}`;
+}

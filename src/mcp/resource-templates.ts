@@ -82,4 +82,18 @@ export const resourceTemplateDefinitions: ResourceTemplate[] = [
     mimeType: "application/json",
     read: ({ finding_id }, services) => services.investigations.getFinding(finding_id!),
   },
+  {
+    uriTemplate: "flameox://pipelines/{pipeline_id}",
+    name: "pipeline",
+    description: "A registered artifact pipeline: identity and stages with status, output artifact, size and producer summary.",
+    mimeType: "application/json",
+    read: ({ pipeline_id }, services) => services.pipelines.get(pipeline_id!),
+  },
+  {
+    uriTemplate: "flameox://reductions/{reduction_id}",
+    name: "reduction",
+    description: "A reduction: disposition, original and reduced artifacts, sizes, attempt counts and the first 20 attempts.",
+    mimeType: "application/json",
+    read: ({ reduction_id }, services) => services.reductions.get({ reduction_id: reduction_id!, limit: 20, cursor: null }),
+  },
 ];

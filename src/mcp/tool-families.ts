@@ -18,6 +18,8 @@ import { traceTools } from "./tools/traces.ts";
 import { experimentTools } from "./tools/experiments.ts";
 import { extractionTools } from "./tools/extraction.ts";
 import { investigationTools } from "./tools/investigations.ts";
+import { pipelineTools } from "./tools/pipelines.ts";
+import { reductionTools } from "./tools/reductions.ts";
 import { providerTools } from "./tools/providers.ts";
 import { runTools } from "./tools/runs.ts";
 import { viewerTools } from "./tools/viewers.ts";
@@ -38,6 +40,8 @@ export const toolFamilies = {
   comparisons: comparisonTools,
   findings: investigationTools,
   extraction: extractionTools,
+  pipelines: pipelineTools,
+  reductions: reductionTools,
 } satisfies Record<string, readonly ToolDefinition[]>;
 
 export type ToolFamily = keyof typeof toolFamilies;

@@ -212,7 +212,9 @@ export const extractionSpecs: Record<ExtractionTool, ToolSpec> = {
     extractor: "chrome-trace",
     kinds: ["execution_trace"],
     describe: "a Chrome/Perfetto JSON or Perfetto protobuf trace (kind execution_trace)",
-    accepts: (registration, path) => registration.kind === "execution_trace" && !fileStartsWith(path, sqliteHeader),
+    // An xctrace package (a tar of a .trace folder) is an execution trace Perfetto cannot read.
+    accepts: (registration, path) =>
+      registration.kind === "execution_trace" && registration.format !== "xctrace_trace_package" && !fileStartsWith(path, sqliteHeader),
     async extract(sink, { workspace, run, path, scratch }) {
       const detected = await detectProfileFormat(path);
       if (detected.format === "chrome_trace") {

@@ -54,13 +54,17 @@ const profileFormats: ProfileFormat[] = ["speedscope", "collapsed", "py_spy_raw"
 export class ImportService {
   constructor(private readonly workspace: WorkspaceHandle) {}
 
-  /** Resolves an import path inside its root, refusing NUL bytes, escapes and non-regular files. */
-  resolveImportPath(path: string, sourceRoot: "project" | "temp"): string {
+  /**
+   * Resolves an import path inside its root, refusing NUL bytes, escapes and anything but a regular
+   * file (or, for a package such as an xctrace .trace, a folder).
+   */
+  resolveImportPath(path: string, sourceRoot: "project" | "temp", expect: "file" | "folder" = "file"): string {
+    const tool = expect === "file" ? "import_artifact" : "import_xctrace";
     const refuse = (message: string, remedy: string) =>
       executionRefused(message, {
-        details: { next_tool: "import_artifact", source_root: sourceRoot },
+        details: { next_tool: tool, source_root: sourceRoot },
         remediation: [remedy],
-        next: { tool: "import_artifact" },
+        next: { tool },
       });
     if (path.includes("\u0000")) throw refuse("The import path contains a NUL byte.", "Pass a path without NUL bytes.");
     const root = realpathSync(sourceRoot === "project" ? this.workspace.projectRoot : tmpdir());
@@ -85,7 +89,10 @@ export class ImportService {
         "The path leads (through a symbolic link) outside its root.",
         "Import the real file inside the root, not a link to a file elsewhere.",
       );
-    if (!lstatSync(real).isFile()) throw refuse("Only regular files can be imported.", "Pass the path of a regular file.");
+    if (expect === "folder" && !lstatSync(real).isDirectory())
+      throw refuse("The path is not a folder.", "Pass the path of the .trace folder.");
+    if (expect === "file" && !lstatSync(real).isFile())
+      throw refuse("Only regular files can be imported.", "Pass the path of a regular file.");
     return real;
   }
 

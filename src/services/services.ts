@@ -4,7 +4,9 @@ import { ProviderEnvironments } from "../store/provider-environments.ts";
 import { EvidenceRecordStore } from "../store/evidence-record-store.ts";
 import { ExperimentStore } from "../store/experiment-store.ts";
 import { InvestigationStore } from "../store/investigation-store.ts";
+import { PipelineStore } from "../store/pipeline-store.ts";
 import { PlanTokenStore } from "../store/plan-tokens.ts";
+import { ReductionStore } from "../store/reduction-store.ts";
 import { RunSetStore } from "../store/run-set-store.ts";
 import type { StateSource } from "../store/sqlite.ts";
 import { WorkspaceHandle } from "../store/workspace-handle.ts";
@@ -32,6 +34,10 @@ import { MeasurementService } from "./measurement-service.ts";
 import { MemoryAnalysisService } from "./memory-analysis-service.ts";
 import { OracleRunner } from "./oracle-runner.ts";
 import { QuarantineService } from "./quarantine-service.ts";
+import { PipelineService } from "./pipeline-service.ts";
+import { ReductionRunner } from "./reduction-runner.ts";
+import type { ReductionIntent } from "../domain/reductions.ts";
+import { ReductionService } from "./reduction-service.ts";
 import { RecoveryService } from "./recovery-service.ts";
 import { ReceiptAnalysisService } from "./receipt-analysis.ts";
 import { RepairService } from "./repair-service.ts";
@@ -45,6 +51,7 @@ import { TrialRunner } from "./trial-runner.ts";
 import { WorkloadDependencyService } from "./workload-dependency-service.ts";
 import { WorkloadService } from "./workload-service.ts";
 import { WorkspaceService } from "./workspace-service.ts";
+import { XctraceImportService } from "./xctrace-import-service.ts";
 
 export type ServicesOptions = {
   projectRoot: string;
@@ -68,6 +75,7 @@ export class Services {
   readonly workloadDependencies: WorkloadDependencyService;
   readonly runs: RunService;
   readonly imports: ImportService;
+  readonly xctraceImports: XctraceImportService;
   readonly captures: CaptureService;
   readonly detachedCaptures: DetachedCaptureService;
   readonly catalog: CatalogService;
@@ -90,6 +98,8 @@ export class Services {
   readonly experiments: ExperimentService;
   readonly analysisRecords: AnalysisRecordService;
   readonly reports: ReportService;
+  readonly pipelines: PipelineService;
+  readonly reductions: ReductionService;
 
   constructor(options: ServicesOptions) {
     const workspace = new WorkspaceHandle(options);
@@ -118,6 +128,7 @@ export class Services {
     this.workloadDependencies = new WorkloadDependencyService(workspace, this.workloads);
     this.runs = new RunService(workspace);
     this.imports = new ImportService(workspace);
+    this.xctraceImports = new XctraceImportService(workspace, this.imports);
     this.analysis = new AnalysisService(workspace);
     this.memoryAnalysis = new MemoryAnalysisService(workspace);
     this.executionAnalysis = new ExecutionAnalysisService(workspace);
@@ -167,6 +178,15 @@ export class Services {
       evidenceRecords,
     );
     this.reports = new ReportService(workspace, runSetStore);
+    this.pipelines = new PipelineService(workspace, new PipelineStore(state));
+    const reductionStore = new ReductionStore(state);
+    this.reductions = new ReductionService(
+      workspace,
+      this.workloads,
+      new PlanTokenStore<"reduction", ReductionIntent>(state, "reduction"),
+      reductionStore,
+      new ReductionRunner(workspace, reductionStore),
+    );
   }
 
   get projectRoot(): string {

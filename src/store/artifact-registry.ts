@@ -197,3 +197,17 @@ export function listArtifacts(
     })),
   };
 }
+
+/** One registration with its artifact's size, or null when no registration has this id. */
+export function readRegistration(
+  database: Database,
+  registrationId: string,
+): (ArtifactRegistration & { artifact_id: string; byte_length: number }) | null {
+  return database
+    .query<ArtifactRegistration & { artifact_id: string; byte_length: number }, [string]>(
+      `SELECT r.registration_id, r.run_id, r.display_name, r.kind, r.media_type, r.sensitivity, r.role, r.producer, r.producer_version,
+              r.format, r.registered_at, r.artifact_id, a.byte_length
+       FROM artifact_registrations r JOIN artifacts a ON a.artifact_id = r.artifact_id WHERE r.registration_id = ?`,
+    )
+    .get(registrationId);
+}

@@ -224,4 +224,45 @@ export const migrations: Migration[] = [
       CREATE INDEX capability_operations_by_created ON capability_operations (created_at DESC, operation_id);
     `,
   },
+  {
+    version: 7,
+    name: "artifact pipelines, reductions",
+    sql: `
+      -- A producer's pipeline registered as stage evidence; the record holds the stages as registered.
+      CREATE TABLE artifact_pipelines (
+        pipeline_id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        pipeline_name TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        record TEXT NOT NULL
+      );
+      CREATE INDEX pipelines_by_run ON artifact_pipelines (run_id);
+      -- Reduction plans: single-use tokens like capture plans; the bound identities are in bound_intent.
+      CREATE TABLE reduction_plans (
+        token_hash TEXT PRIMARY KEY,
+        plan_id TEXT NOT NULL UNIQUE,
+        reduction_id TEXT NOT NULL,
+        original_artifact_id TEXT NOT NULL,
+        bound_intent TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at_ms INTEGER NOT NULL,
+        consumed_at TEXT
+      );
+      CREATE TABLE reductions (
+        reduction_id TEXT PRIMARY KEY,
+        plan_id TEXT NOT NULL,
+        original_artifact_id TEXT NOT NULL,
+        disposition TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        record TEXT NOT NULL
+      );
+      -- Every predicate attempt, in order; (reduction_id, ordinal) pages them.
+      CREATE TABLE reduction_attempts (
+        reduction_id TEXT NOT NULL REFERENCES reductions (reduction_id),
+        ordinal INTEGER NOT NULL,
+        record TEXT NOT NULL,
+        PRIMARY KEY (reduction_id, ordinal)
+      );
+    `,
+  },
 ];

@@ -3,10 +3,11 @@ import { canonicalJson } from "../domain/canonical-json.ts";
 import type { StateSource } from "./sqlite.ts";
 
 /**
- * Issued plans: single-use tokens bound to an intent, for captures (plan_capture) and experiments
- * (plan_experiment). Only the token's digest is stored; the caller holds the token itself.
+ * Issued plans: single-use tokens bound to an intent, for captures (plan_capture), experiments
+ * (plan_experiment) and reductions (plan_reduction). Only the token's digest is stored; the caller
+ * holds the token itself.
  */
-export type PlanKind = "capture" | "experiment";
+export type PlanKind = "capture" | "experiment" | "reduction";
 
 /** Why a token cannot be spent. */
 export type PlanRefusal = "does not exist" | "was already consumed" | "has expired";
@@ -14,6 +15,7 @@ export type PlanRefusal = "does not exist" | "was already consumed" | "has expir
 const planTables = {
   capture: { table: "capture_plans", hashDomain: "flameox-plan", labels: ["run_id", "request_digest"] },
   experiment: { table: "experiment_plans", hashDomain: "flameox-experiment-plan", labels: ["experiment_name"] },
+  reduction: { table: "reduction_plans", hashDomain: "flameox-reduction-plan", labels: ["reduction_id", "original_artifact_id"] },
 } as const;
 
 /** The columns a kind of plan records beside its intent, for listing and audit. */

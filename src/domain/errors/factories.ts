@@ -61,7 +61,9 @@ export type StoredEntity =
   | "comparison"
   | "generation"
   | "observation"
-  | "operation";
+  | "operation"
+  | "pipeline"
+  | "reduction";
 
 /**
  * No stored record has this id. The contract has a NOT_FOUND code only for runs and workspaces;
@@ -183,7 +185,7 @@ export function undeclared(
  * recovery is to plan again (with the same request when it is known); nothing was executed.
  */
 export function planRefused(
-  plan: "capture" | "experiment",
+  plan: "capture" | "experiment" | "reduction",
   message: string,
   options: {
     details?: Record<string, unknown>;
@@ -192,7 +194,7 @@ export function planRefused(
     next?: NextStep;
   } = {},
 ): FlameoxError {
-  const replan = plan === "capture" ? "plan_capture" : "plan_experiment";
+  const replan = `plan_${plan}`;
   return failure("INVALID_CAPTURE_PLAN", message, {
     ...(options.details ? { details: options.details } : {}),
     remediation: options.remediation ?? [`Call ${replan} again; nothing was executed.`],
@@ -247,6 +249,18 @@ export function environmentRefused(workloadName: string, refused: { name: string
       next: { tool: "configure_workload" },
     },
   );
+}
+
+/**
+ * A reduction plan whose bound identities (predicate workload and executable, original artifact,
+ * engine, policy) changed after planning: nothing ran; plan again with the same request.
+ */
+export function reductionPlanStale(reasons: string[], request: Record<string, unknown>): FlameoxError {
+  return failure("EXECUTION_REFUSED", `The reduction plan is stale: ${reasons.join("; ")}.`, {
+    details: { reasons, next_tool: "plan_reduction" },
+    remediation: ["Call plan_reduction again with the same request and execute the new plan_id; nothing was executed."],
+    next: { tool: "plan_reduction", arguments: { request } },
+  });
 }
 
 export function processFailed(message: string, options: FailureOptions = {}): FlameoxError {

@@ -6,6 +6,7 @@ export type RecoveryKind =
   | "repeat_same_call"
   | "wait_then_repeat"
   | "replan_capture"
+  | "replan_reduction"
   | "initialize_workspace"
   | "configure_workload"
   | "inspect_workload_configuration"
@@ -43,7 +44,9 @@ const stepByTool: Record<string, { kind: RecoveryKind; safe: boolean }> = {
   prepare_adapter: { kind: "prepare_adapter", safe: true },
   prepare_workload_dependencies: { kind: "prepare_workload_dependencies", safe: true },
   plan_capture: { kind: "replan_capture", safe: false },
+  plan_reduction: { kind: "replan_reduction", safe: false },
   import_artifact: { kind: "import_artifact", safe: false },
+  import_xctrace: { kind: "import_artifact", safe: false },
   list_capabilities: { kind: "inspect_capabilities", safe: false },
   list_runs: { kind: "discover_runs", safe: false },
   list_artifacts: { kind: "discover_artifacts", safe: false },

@@ -41,3 +41,8 @@ export const ImportArtifactRequest = v.strictObject({
   producer: v.optional(name("Producing tool."), "auto"),
   producer_version: optionalOrNull(described(v.pipe(v.string(), v.maxLength(100)), "Producer version.")),
 });
+
+export const ImportXctraceRequest = v.strictObject({
+  path: described(v.pipe(v.string(), v.minLength(1), v.maxLength(4096)), ".trace folder."),
+  source_root: v.optional(described(v.picklist(["project", "temp"]), "project root or system temp."), "project"),
+});

@@ -20,4 +20,6 @@ export const pageLimits = {
   findings: { maximum: 1000, default: 100 },
   trials: { maximum: 1000, default: 1000 },
   declaredWorkflows: { maximum: 100, default: 50 },
+  pipelineStages: { maximum: 100, default: 25 },
+  reductionAttempts: { maximum: 200, default: 20 },
 } as const satisfies Record<string, LimitSpec>;

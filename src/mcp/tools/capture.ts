@@ -2,6 +2,7 @@ import {
   DetachedCaptureRequest,
   ExecutePlanRequest,
   ImportArtifactRequest,
+  ImportXctraceRequest,
   PlanCaptureRequest,
   StartDetachedCaptureRequest,
 } from "../../domain/requests/captures.ts";
@@ -95,6 +96,24 @@ export const captureTools = [
             name: `Artifact ${result.artifact_id}`,
             description: "The imported artifact's metadata (no bytes).",
           },
+        ],
+      };
+    },
+  }),
+  defineTool({
+    name: "import_xctrace",
+    description:
+      "Keep an Instruments .trace folder as one sensitive artifact with a summary of its xctrace table of contents. Needs xctrace on PATH (macOS).",
+    input: ImportXctraceRequest,
+    annotations: additive,
+    async handler(input, { services, signal }) {
+      const result = await services.xctraceImports.importTrace(input, signal);
+      return {
+        result,
+        text: `Imported xctrace package ${result.artifact_id} (${result.toc.run_count} runs) in run ${result.run_id}.`,
+        links: [
+          { uri: result.run_resource_uri, name: `Run ${result.run_id}`, description: "The import run." },
+          { uri: result.artifact_resource_uri, name: "Package", description: "The package's metadata (no bytes)." },
         ],
       };
     },

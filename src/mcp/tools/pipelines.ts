@@ -1,0 +1,37 @@
+import { ComparePipelinesRequest, RegisterPipelineRequest } from "../../domain/requests/pipelines.ts";
+import { additive, readOnly } from "../annotations.ts";
+import { defineTool } from "../define-tool.ts";
+
+/** register_artifact_pipeline and compare_artifact_pipelines (services.pipelines). */
+export const pipelineTools = [
+  defineTool({
+    name: "register_artifact_pipeline",
+    description:
+      "Record a producer's multi-stage pipeline: ordered stages with status, output artifact, format, summary. Next: compare_artifact_pipelines.",
+    input: RegisterPipelineRequest,
+    annotations: additive,
+    async handler(input, { services }) {
+      const result = services.pipelines.register(input.request);
+      return {
+        result,
+        text: `Registered artifact pipeline ${result.pipeline_id} with ${result.stages.length} stages.`,
+        links: [{ uri: result.resource_uri, name: `Pipeline ${result.pipeline_id}`, description: "The registered pipeline." }],
+      };
+    },
+  }),
+  defineTool({
+    name: "compare_artifact_pipelines",
+    description:
+      "Compare two pipelines stage by stage: presence, order, status, output and size, summary and evidence changes, first divergent stage.",
+    input: ComparePipelinesRequest,
+    annotations: readOnly,
+    async handler(input, { services }) {
+      const result = services.pipelines.compare(input);
+      const divergence = result.first_divergent_stage ? `; first divergent stage '${result.first_divergent_stage}'` : "";
+      return {
+        result,
+        text: `Compared artifact pipelines as ${result.result_digest}${result.compatible ? divergence : " (incompatible)"}.`,
+      };
+    },
+  }),
+];

@@ -1,0 +1,52 @@
+import type { ReductionResult } from "../../domain/reductions.ts";
+import { ExecuteReductionRequest, GetReductionRequest, PlanReductionRequest } from "../../domain/requests/reductions.ts";
+import { execute, readOnly } from "../annotations.ts";
+import { defineTool } from "../define-tool.ts";
+
+/** plan_reduction, execute_reduction and get_reduction (services.reductions). */
+export const reductionTools = [
+  defineTool({
+    name: "plan_reduction",
+    description:
+      "Plan shrinking an artifact to what keeps a predicate workload exiting 0; it reads the candidate path from FLAMEOX_REDUCTION_CANDIDATE. Single-use plan_id. Next: execute_reduction.",
+    input: PlanReductionRequest,
+    annotations: readOnly,
+    async handler(input, { services }) {
+      const result = await services.reductions.plan(input.request);
+      return {
+        result,
+        text: `Planned reduction ${result.reduction_id} of ${result.original.unit_count} units; call execute_reduction with plan_id next.`,
+      };
+    },
+  }),
+  defineTool({
+    name: "execute_reduction",
+    description: "Run a reduction plan (ddmin, every attempt recorded) and store the reduced artifact. Never retry a consumed plan_id.",
+    input: ExecuteReductionRequest,
+    annotations: execute,
+    async handler(input, { services, signal, progress }) {
+      const result = await services.reductions.execute(input.plan_id, {
+        signal,
+        progress: (step, total, message) => progress(step, total, message),
+      });
+      return reductionOutcome(result);
+    },
+  }),
+  defineTool({
+    name: "get_reduction",
+    description: "A reduction's disposition, sizes, reduced artifact and attempts (paged). Next: get_artifact.",
+    input: GetReductionRequest,
+    annotations: readOnly,
+    async handler(input, { services }) {
+      return reductionOutcome(services.reductions.get(input));
+    },
+  }),
+];
+
+function reductionOutcome(result: ReductionResult) {
+  const sizes = `${result.units.original} → ${result.units.final} units`;
+  const links = [{ uri: result.resource_uri, name: `Reduction ${result.reduction_id}`, description: "This reduction." }];
+  if (result.final_artifact_resource_uri)
+    links.push({ uri: result.final_artifact_resource_uri, name: "Reduced artifact", description: "The reduced artifact's metadata." });
+  return { result, text: `Reduction ${result.reduction_id} is ${result.disposition} (${sizes}).`, links };
+}
