@@ -15,7 +15,9 @@ export const stageClassifications: StageClassification[] = [
   "incompatible",
 ];
 
-const summaryDifferenceLimit = 20;
+const summaryDifferenceLimit = 10;
+/** A summary value is shown at most this long in a difference; the pipeline resource has it whole. */
+const shownValueLength = 80;
 
 /** The fields that make two registrations the same pipeline; producer_version may differ (that is often the question). */
 const identityFields = ["pipeline_name", "pipeline_schema", "producer"] as const;
@@ -112,5 +114,10 @@ function summaryDifferences(baseline: PipelineStage, candidate: PipelineStage): 
   return [...new Set([...Object.keys(left), ...Object.keys(right)])]
     .sort()
     .filter((key) => left[key] !== right[key])
-    .map((key) => ({ key, baseline: left[key] ?? null, candidate: right[key] ?? null }));
+    .map((key) => ({ key, baseline: shown(left[key]), candidate: shown(right[key]) }));
+}
+
+function shown(value: string | number | boolean | undefined): string | number | boolean | null {
+  if (value === undefined) return null;
+  return typeof value === "string" && value.length > shownValueLength ? `${value.slice(0, shownValueLength)}…` : value;
 }

@@ -35,6 +35,16 @@ export type ArtifactPipeline = {
   resource_uri: string;
 };
 
+/**
+ * What register_artifact_pipeline answers: the identity and each stage's place, status and output,
+ * without the producer summaries (the pipeline resource has everything). Bounded for a tool result.
+ */
+export type PipelineReceipt = Omit<ArtifactPipeline, "stages"> & {
+  stages: Pick<PipelineStage, "name" | "ordinal" | "status" | "artifact_id" | "byte_length">[];
+  stage_count: number;
+  stages_truncated: boolean;
+};
+
 export type StageClassification =
   /** Present in both with the same artifact. */
   | "identical"
@@ -62,7 +72,7 @@ export type StageComparison = {
   status_changed: boolean;
   artifact_id: SideValue<string | null>;
   byte_length: SideValue<number | null> & { delta: number | null };
-  /** Keys whose producer summary values differ (at most 20). */
+  /** Keys whose producer summary values differ (at most 10; long strings cut to 80 characters). */
   summary_differences: { key: string; baseline: string | number | boolean | null; candidate: string | number | boolean | null }[];
   summary_differences_total: number;
   /** Row counts of flameox's own evidence for each side's artifact, where an extractor has run on both. */

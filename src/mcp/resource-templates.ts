@@ -92,8 +92,8 @@ export const resourceTemplateDefinitions: ResourceTemplate[] = [
   {
     uriTemplate: "flameox://reductions/{reduction_id}",
     name: "reduction",
-    description: "A reduction: disposition, original and reduced artifacts, sizes, attempt counts and the first 20 attempts.",
+    description: "A reduction: disposition, original and reduced artifacts, sizes, attempt counts and the first 10 attempts.",
     mimeType: "application/json",
-    read: ({ reduction_id }, services) => services.reductions.get({ reduction_id: reduction_id!, limit: 20, cursor: null }),
+    read: ({ reduction_id }, services) => services.reductions.get({ reduction_id: reduction_id!, limit: 10, cursor: null }),
   },
 ];

@@ -2,7 +2,7 @@ import { compareStages } from "../analysis/pipeline-comparison.ts";
 import { digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
 import { type FieldProblem, invalidInput, notFound, runNotFound } from "../domain/errors.ts";
-import type { ArtifactPipeline, PipelineComparison, PipelineStage } from "../domain/pipelines.ts";
+import type { ArtifactPipeline, PipelineComparison, PipelineReceipt, PipelineStage } from "../domain/pipelines.ts";
 import type { ComparePipelinesInput, PipelineStageInput, RegisterPipelineInput } from "../domain/requests/pipelines.ts";
 import { pipelineResourceUri } from "../domain/resource-uris.ts";
 import { readArtifact, readRegistration, registrationsOfArtifact } from "../store/artifact-registry.ts";
@@ -11,7 +11,12 @@ import type { PipelineStore } from "../store/pipeline-store.ts";
 import { readRun } from "../store/run-store.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
-export type { ArtifactPipeline, PipelineComparison };
+export type { ArtifactPipeline, PipelineComparison, PipelineReceipt };
+
+/** Stages listed in register_artifact_pipeline's answer; the resource has all of them. */
+const receiptStages = 40;
+/** compare_artifact_pipelines fills a page up to this many characters of stages (at least one), so its answer stays under 8,000. */
+const comparisonPageCharacters = 5500;
 
 const notRootCause = "A stage comparison shows where two pipelines' outputs diverge; it is not a root-cause attribution.";
 
@@ -26,7 +31,7 @@ export class PipelineService {
     private readonly pipelines: PipelineStore,
   ) {}
 
-  register(request: RegisterPipelineInput): ArtifactPipeline {
+  register(request: RegisterPipelineInput): PipelineReceipt {
     const database = this.workspace.open().state.database;
     if (!readRun(database, request.run_id)) throw runNotFound(request.run_id);
     const problems = stageProblems(request.stages);
@@ -56,7 +61,18 @@ export class PipelineService {
       resource_uri: pipelineResourceUri(pipelineId),
     };
     this.pipelines.insert(record);
-    return record;
+    return {
+      ...record,
+      stages: stages.slice(0, receiptStages).map(({ name, ordinal, status, artifact_id, byte_length }) => ({
+        name,
+        ordinal,
+        status,
+        artifact_id,
+        byte_length,
+      })),
+      stage_count: stages.length,
+      stages_truncated: stages.length > receiptStages,
+    };
   }
 
   get(pipelineId: string): ArtifactPipeline {
@@ -92,7 +108,7 @@ export class PipelineService {
     const offset = request.cursor
       ? (decodeCursor(workspace.cursorSecret(), request.cursor, { scope, snapshot: resultDigest }) as number)
       : 0;
-    const page = compared.stages.slice(offset, offset + request.limit);
+    const page = fillPage(compared.stages.slice(offset, offset + request.limit));
     const truncated = offset + page.length < compared.stages.length;
     const notes = [notRootCause];
     if (!compared.compatible)
@@ -185,4 +201,16 @@ function stageProblems(stages: PipelineStageInput[]): FieldProblem[] {
       problem(index, "extractor", "extractor, extractor_version and structural_summary come together or not at all");
   });
   return problems;
+}
+
+/** The leading stages that fit the page's character budget; always at least one, so paging advances. */
+function fillPage<Item>(items: Item[]): Item[] {
+  let used = 0;
+  const page: Item[] = [];
+  for (const item of items) {
+    used += JSON.stringify(item).length;
+    if (page.length > 0 && used > comparisonPageCharacters) break;
+    page.push(item);
+  }
+  return page;
 }

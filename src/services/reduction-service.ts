@@ -140,7 +140,7 @@ export class ReductionService {
       });
     await this.recheck(outcome.intent);
     await this.runner.run(outcome.intent, publicPlanId(planId), options);
-    return this.get({ reduction_id: outcome.intent.reduction_id, limit: 20, cursor: null });
+    return this.get({ reduction_id: outcome.intent.reduction_id, limit: 10, cursor: null });
   }
 
   get(request: { reduction_id: string; limit: number; cursor: string | null }): ReductionResult {

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { summarizeToc, type XctraceTocSummary } from "../adapters/xctrace/xctrace-toc.ts";
+import { digestToc, summarizeToc, type XctraceTocDigest } from "../adapters/xctrace/xctrace-toc.ts";
 import { inheritedEnvironment, loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { capabilityUnavailable, processFailed, processTimeout } from "../domain/errors.ts";
 import { artifactResourceUri, runResourceUri } from "../domain/resource-uris.ts";
@@ -23,9 +23,11 @@ export type XctraceImportReceipt = {
   /** The package: a deterministic tar of the .trace folder (sorted entries, zeroed owners and times). */
   artifact_id: string;
   toc_artifact_id: string;
+  /** The fuller summary (every run up to 16, tables with attributes), stored as JSON. */
+  toc_summary_artifact_id: string;
   package: { display_name: string; entries: number; content_bytes: number; archive_bytes: number; media_type: "application/x-tar" };
   sensitivity: "sensitive";
-  toc: XctraceTocSummary;
+  toc: XctraceTocDigest;
   xctrace_version: string | null;
   corpus_commit_id: string;
   run_resource_uri: string;
@@ -119,9 +121,10 @@ export class XctraceImportService {
         run_id: runId,
         artifact_id: packageArtifact.artifact_id,
         toc_artifact_id: tocArtifact.artifact_id,
+        toc_summary_artifact_id: summaryArtifact.artifact_id,
         package: { display_name: displayName, ...archive, media_type: "application/x-tar" },
         sensitivity: "sensitive",
-        toc: summary,
+        toc: digestToc(summary),
         xctrace_version: version,
         corpus_commit_id: corpus,
         run_resource_uri: runResourceUri(runId),

@@ -94,11 +94,12 @@ describe("reductions over stdio", () => {
     expect(run.envelope.result.limitation_details[0].message).toContain(`original_artifact_id=${original}`);
     expect(run.envelope.result.limitation_details[0].message).toContain(`reduction_id=${result.reduction_id}`);
 
-    // Every attempt, paged to the end in order.
+    // Every attempt, paged to the end in order, each page (at the largest page size) within the result budget.
     const seen: number[] = [];
     let cursor: string | null = null;
     do {
-      const page = await callTool(session, "get_reduction", { reduction_id: result.reduction_id, limit: 50, cursor });
+      const page = await callTool(session, "get_reduction", { reduction_id: result.reduction_id, limit: 15, cursor });
+      expect(JSON.stringify(page.envelope).length).toBeLessThan(8000);
       seen.push(...page.envelope.result.attempts.rows.map((row: any) => row.attempt));
       cursor = page.envelope.result.attempts.next_cursor;
     } while (cursor);

@@ -34,6 +34,33 @@ export type XctraceTocSummary = { run_count: number; runs: XctraceRunSummary[]; 
 
 export const tocBounds = { runs: 16, tables: 64, tracks: 32, tableAttributes: 8, text: 200, nodes: 200_000, depth: 64 };
 
+/** The summary as a tool answers it: fewer runs, table schemas without attributes, fewer tracks. */
+export type XctraceTocDigest = {
+  run_count: number;
+  runs: (Omit<XctraceRunSummary, "tables" | "tracks"> & { table_schemas: string[]; tracks: string[] })[];
+  runs_truncated: boolean;
+};
+
+export const digestBounds = { runs: 2, tables: 16, tracks: 6, text: 60 };
+
+/** Cut so a tool answer holding it stays well under 8,000 characters; the stored summary keeps the rest. */
+export function digestToc(summary: XctraceTocSummary): XctraceTocDigest {
+  const clip = <Value>(value: Value): Value =>
+    (typeof value === "string" && value.length > digestBounds.text ? `${value.slice(0, digestBounds.text)}…` : value) as Value;
+  const clipAll = <Record extends object>(record: Record): Record =>
+    Object.fromEntries(Object.entries(record).map(([key, value]) => [key, clip(value)])) as Record;
+  return {
+    run_count: summary.run_count,
+    runs: summary.runs.slice(0, digestBounds.runs).map(({ tables, tracks, target, ...run }) => ({
+      ...clipAll(run),
+      target: clipAll(target),
+      table_schemas: tables.slice(0, digestBounds.tables).map((table) => clip(table.schema)),
+      tracks: tracks.slice(0, digestBounds.tracks).map(clip),
+    })),
+    runs_truncated: summary.run_count > digestBounds.runs,
+  };
+}
+
 type Element = { name: string; attributes: Record<string, string>; children: Element[]; text: string };
 
 export function summarizeToc(xml: string): XctraceTocSummary {

@@ -21,5 +21,5 @@ export const pageLimits = {
   trials: { maximum: 1000, default: 1000 },
   declaredWorkflows: { maximum: 100, default: 50 },
   pipelineStages: { maximum: 100, default: 25 },
-  reductionAttempts: { maximum: 200, default: 20 },
+  reductionAttempts: { maximum: 15, default: 10 },
 } as const satisfies Record<string, LimitSpec>;

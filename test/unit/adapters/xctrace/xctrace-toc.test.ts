@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { summarizeToc, tocBounds } from "../../../../src/adapters/xctrace/xctrace-toc.ts";
+import { digestBounds, digestToc, summarizeToc, tocBounds } from "../../../../src/adapters/xctrace/xctrace-toc.ts";
 import { FlameoxError } from "../../../../src/domain/errors.ts";
 import { repositoryRoot } from "../../../support/binary.ts";
 
@@ -52,9 +52,14 @@ test("host paths, device names and identifiers stay out of the agent-facing summ
 });
 
 test("bounds: runs, tables and text are cut with the totals kept", () => {
-  const table = (index: number) => `<table schema="schema-${index}" note="${"x".repeat(500)}"/>`;
+  // Every field at its longest, so the digest's size is a worst case.
+  const long = (text: string) => text.repeat(300);
+  const table = (index: number) => `<table schema="${long("s")}-${index}" note="${long("x")}"/>`;
+  const fields = ["start-date", "end-date", "duration", "end-reason", "instruments-version", "template-name", "recording-mode"];
+  const info = `<info><target><device platform="${long("p")}" model="${long("m")}" os-version="${long("o")}"/><process name="${long("n")}" return-exit-status="${long("e")}"/></target><summary>${fields.map((name) => `<${name}>${long("v")}</${name}>`).join("")}</summary></info>`;
+  const tracks = `<tracks>${Array.from({ length: 50 }, () => `<track name="${long("t")}"/>`).join("")}</tracks>`;
   const run = (number: number) =>
-    `<run number="${number}"><data>${Array.from({ length: 100 }, (_, index) => table(index)).join("")}</data></run>`;
+    `<run number="${number}">${info}<data>${Array.from({ length: 100 }, (_, index) => table(index)).join("")}</data>${tracks}</run>`;
   const summary = summarizeToc(`<trace-toc>${Array.from({ length: 20 }, (_, index) => run(index + 1)).join("")}</trace-toc>`);
   expect(summary.run_count).toBe(20);
   expect(summary.runs.length).toBe(tocBounds.runs);
@@ -62,6 +67,12 @@ test("bounds: runs, tables and text are cut with the totals kept", () => {
   expect(summary.runs[0]!.table_count).toBe(100);
   expect(summary.runs[0]!.tables.length).toBe(tocBounds.tables);
   expect(summary.runs[0]!.tables[0]!.attributes.note!.length).toBe(tocBounds.text + 1);
+  // The answer a tool gives is cut further, well inside the 8,000-character result budget.
+  const digest = digestToc(summary);
+  expect(digest.runs.length).toBe(digestBounds.runs);
+  expect(digest.runs[0]!.table_schemas.length).toBe(digestBounds.tables);
+  expect(digest.run_count).toBe(20);
+  expect(JSON.stringify(digest).length).toBeLessThan(6000);
 });
 
 test("what is not a well-formed TOC is ARTIFACT_PARSE_FAILED; declared entities are never expanded", () => {
