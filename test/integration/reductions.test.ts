@@ -161,3 +161,24 @@ test("planning refuses what cannot be reduced: an unknown artifact, a partitione
   expect(await codeOf({ predicate_workload: "missing" })).toBe("WORKSPACE_INVALID");
   expect(await codeOf({})).toBe("planned");
 });
+
+test("the wall-time budget stops a reduction whose predicate is slow, recorded as such", async () => {
+  const lines = Array.from({ length: 400 }, (_, index) => `row ${index}`);
+  // One second per judgement against a five-second budget: a few judgements fit, the reduction cannot finish.
+  const script = `import os, sys, time
+time.sleep(1)
+sys.exit(0 if "row 399" in open(os.environ["FLAMEOX_REDUCTION_CANDIDATE"]).read().splitlines() else 1)
+`;
+  const setup = await reductionSetup(script, `${lines.join("\n")}\n`, "rows.txt");
+  const plan = await setup.services.reductions.plan({
+    original_artifact_id: setup.artifactId,
+    predicate_workload: "predicate",
+    predicate_parameters: {},
+    partitioner: "text_lines",
+    engine: "native_ddmin",
+    limits: limits({ wall_time_seconds: 5 }),
+  });
+  const result = await setup.services.reductions.execute(plan.plan_id);
+  expect(result).toMatchObject({ budget_exhausted: "wall_time", minimality: "not_claimed" });
+  expect(result.limitations.join(" ")).toContain("wall time budget ran out");
+});
