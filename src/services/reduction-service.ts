@@ -241,11 +241,14 @@ export class ReductionService {
 
 /** ShrinkRay would be a managed provider; until managed setup exists the native engine is the only one. */
 function shrinkrayUnavailable(request: PlanReductionInput) {
-  return capabilityUnavailable("The shrinkray reduction engine is not available: this release has no managed ShrinkRay provider.", {
-    details: { engine: "shrinkray", available_engines: ["native_ddmin"], next_tool: "list_capabilities" },
-    remediation: [
-      `Plan with engine='native_ddmin' (the same request otherwise): ${JSON.stringify({ ...request, engine: "native_ddmin" }).slice(0, 300)}`,
-    ],
-    next: { tool: "list_capabilities", arguments: {} },
-  });
+  return capabilityUnavailable(
+    "The shrinkray reduction engine is not available: this release has no managed ShrinkRay provider (the registry's ShrinkRay needs Python 3.12 or newer).",
+    {
+      details: { engine: "shrinkray", available_engines: ["native_ddmin"], next_tool: "list_capabilities" },
+      remediation: [
+        `Plan with engine='native_ddmin' (the same request otherwise): ${JSON.stringify({ ...request, engine: "native_ddmin" }).slice(0, 300)}`,
+      ],
+      next: { tool: "list_capabilities", arguments: {} },
+    },
+  );
 }
