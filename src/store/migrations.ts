@@ -248,9 +248,10 @@ export const migrations: Migration[] = [
         expires_at_ms INTEGER NOT NULL,
         consumed_at TEXT
       );
+      -- plan_digest is the plan's public id (a digest of its token); the token itself is never stored.
       CREATE TABLE reductions (
         reduction_id TEXT PRIMARY KEY,
-        plan_id TEXT NOT NULL,
+        plan_digest TEXT NOT NULL,
         original_artifact_id TEXT NOT NULL,
         disposition TEXT NOT NULL,
         created_at TEXT NOT NULL,

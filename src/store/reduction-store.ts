@@ -14,7 +14,7 @@ export class ReductionStore {
     state.write(() => {
       state.database
         .query(
-          "INSERT INTO reductions (reduction_id, plan_id, original_artifact_id, disposition, created_at, record) VALUES (?, ?, ?, ?, ?, ?)",
+          "INSERT INTO reductions (reduction_id, plan_digest, original_artifact_id, disposition, created_at, record) VALUES (?, ?, ?, ?, ?, ?)",
         )
         .run(
           record.reduction_id,
