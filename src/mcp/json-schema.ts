@@ -13,7 +13,7 @@ export type JsonSchema = Record<string, unknown>;
  */
 export function inputJsonSchema(schema: v.GenericSchema): JsonSchema {
   const json = portable(toJsonSchema(schema, { errorMode: "ignore" }) as JsonSchema);
-  if (json.type !== "object") return { type: "object", properties: {}, additionalProperties: false };
+  if (json.type !== "object") return { type: "object", properties: {} };
   return json;
 }
 
@@ -69,6 +69,12 @@ function portable(node: JsonSchema): JsonSchema {
   if (typeof out.maximum === "number" && out.maximum >= Number.MAX_SAFE_INTEGER) delete out.maximum;
   if (out.default === null || isEmpty(out.default) || out.default === false) delete out.default;
   if (Array.isArray(out.required) && out.required.length === 0) delete out.required;
+  // Closedness is the server's to enforce (valibot refuses unknown keys at every level and names them);
+  // `additionalProperties: false` on every object told a model nothing its properties did not, cost a
+  // twentieth of the catalog, and is a keyword older Gemini declarations refuse. A map whose values may
+  // be of several types says so in its description; its value union is left to the server too.
+  if (out.additionalProperties === false) delete out.additionalProperties;
+  if (isSchema(out.additionalProperties) && Array.isArray(out.additionalProperties.anyOf)) delete out.additionalProperties;
   return out;
 }
 

@@ -16,3 +16,14 @@ export function modelVisibleBytes(tools: readonly ModelVisible[]): number {
     0,
   );
 }
+
+/**
+ * The part of each tool every host actually puts in front of the model: name, description and
+ * inputSchema (Claude Code, Codex, Cursor and Gemini send these as the function declaration;
+ * annotations steer the client's confirmations and are not sent to the model).
+ */
+export function promptVisibleBytes(tools: readonly ModelVisible[]): number {
+  const encoder = new TextEncoder();
+  const bytes = (value: unknown) => encoder.encode(JSON.stringify(value)).length;
+  return tools.reduce((sum, tool) => sum + bytes(tool.name) + bytes(tool.description) + bytes(tool.inputSchema), 0);
+}

@@ -3,10 +3,11 @@
  * and a real SDK client accepts typed results and errors under the published outputSchemas.
  */
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { modelVisibleBytes } from "../../src/mcp/model-visible.ts";
+import { modelVisibleBytes, promptVisibleBytes } from "../../src/mcp/model-visible.ts";
 import type { ListedTool } from "../../src/mcp/registry.ts";
 import { binaryPath, callTool, connectMcp, temporaryFolder, testEnvironment } from "../support/binary.ts";
-import { modelVisibleByteLimit, schemaRuleViolations } from "../support/schema-rules.ts";
+import { modelVisibleByteLimit, promptVisibleByteLimit, schemaRuleViolations } from "../support/schema-rules.ts";
+import { offeredTools, sortedToolNames } from "../support/contract.ts";
 
 // Each test starts the compiled binary.
 setDefaultTimeout(60_000);
@@ -44,10 +45,11 @@ async function rawToolsList(project: string): Promise<{ line: string; tools: Lis
 
 test("tools/list of the binary is portable, fully described and within the model-visible budget", async () => {
   const { line, tools } = await rawToolsList(temporaryFolder("catalog"));
-  expect(tools.length).toBeGreaterThan(50);
+  expect(sortedToolNames(tools.map((tool: { name: string }) => tool.name))).toEqual(sortedToolNames(offeredTools));
   expect(tools.flatMap(schemaRuleViolations)).toEqual([]);
   const visible = modelVisibleBytes(tools);
   expect(visible).toBeLessThanOrEqual(modelVisibleByteLimit);
+  expect(promptVisibleBytes(tools)).toBeLessThanOrEqual(promptVisibleByteLimit);
   expect(visible).toBeLessThan(Buffer.byteLength(line));
   // No shared placeholder: every published outputSchema types its result.
   const outputSchemas = tools.filter((tool) => tool.outputSchema).map((tool) => JSON.stringify(tool.outputSchema));

@@ -41,7 +41,7 @@ export const limit = (spec: LimitSpec, description = "Page size.") =>
   v.optional(described(limitValue(spec.maximum), description), spec.default);
 
 export const cursorText = v.pipe(v.string(), v.minLength(1), v.maxLength(4096));
-export const cursor = optionalOrNull(described(cursorText, "next_cursor to resume."));
+export const cursor = optionalOrNull(described(cursorText, "From next_cursor."));
 
 /** A workload parameter or adapter option value. */
 export const scalar = v.union([v.pipe(v.string(), v.maxLength(4096)), v.number(), v.boolean()]);

@@ -13,7 +13,7 @@ export const captureTools = [
   defineTool({
     name: "plan_capture",
     description:
-      "Plan a capture of a workload with an adapter: runs nothing, returns the command and a single-use plan_id. Next: execute_capture_plan, or start_detached_capture past 45 s.",
+      "Plan a capture of a workload with an adapter; runs nothing. Returns the command and a single-use plan_id. Next: execute_capture_plan (over 45 s: start_detached_capture).",
     input: PlanCaptureRequest,
     annotations: readOnly,
     async handler(input, { services }) {
@@ -30,7 +30,7 @@ export const captureTools = [
   defineTool({
     name: "execute_capture_plan",
     description:
-      "Run a plan; returns the run, its first answer (analysis), and output_tail/exception if it failed. plan_id is consumed: never retry (list_runs after a lost reply). Past 45 s: start_detached_capture. Next: next_tool.",
+      "Run a plan: the run, its first analysis, output_tail/exception if it failed. plan_id is consumed: never retry (list_runs if the reply is lost). Over 45 s: start_detached_capture. Next: next_tool.",
     input: ExecutePlanRequest,
     annotations: execute,
     async handler(input, { services, signal, progress }) {

@@ -6,8 +6,7 @@ import { defineTool } from "../define-tool.ts";
 export const pipelineTools = [
   defineTool({
     name: "register_artifact_pipeline",
-    description:
-      "Record a producer's multi-stage pipeline: ordered stages with status, output artifact, format, summary. Next: compare_artifact_pipelines.",
+    description: "Record a producer's pipeline: ordered stages with status, output, format, summary. Next: compare_artifact_pipelines.",
     input: RegisterPipelineRequest,
     annotations: additive,
     async handler(input, { services }) {
@@ -21,8 +20,7 @@ export const pipelineTools = [
   }),
   defineTool({
     name: "compare_artifact_pipelines",
-    description:
-      "Compare two pipelines stage by stage: presence, order, status, output and size, summary and evidence changes, first divergent stage.",
+    description: "Compare two pipelines stage by stage: presence, status, output, size and summary changes, first divergent stage.",
     input: ComparePipelinesRequest,
     annotations: readOnly,
     async handler(input, { services }) {

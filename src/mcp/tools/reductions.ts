@@ -8,7 +8,7 @@ export const reductionTools = [
   defineTool({
     name: "plan_reduction",
     description:
-      "Plan shrinking an artifact to what keeps a predicate workload exiting 0; it reads the candidate path from FLAMEOX_REDUCTION_CANDIDATE. Single-use plan_id. Next: execute_reduction.",
+      "Plan shrinking an artifact while a predicate workload (reading FLAMEOX_REDUCTION_CANDIDATE) exits 0. Single-use plan_id. Next: execute_reduction.",
     input: PlanReductionRequest,
     annotations: readOnly,
     async handler(input, { services }) {

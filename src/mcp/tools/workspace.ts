@@ -23,7 +23,7 @@ export const workspaceTools = [
   defineTool({
     name: "workspace_status",
     description:
-      "The workspace's identity, corpus commit, counts and storage; first closes runs whose flameox process died (warnings say which). Call first; none yet: workspace_found false (WORKSPACE_NOT_FOUND).",
+      "Workspace identity, counts and storage; closes runs whose flameox process died (see warnings). Call first; workspace_found false means initialize_workspace.",
     input: NoArgumentsRequest,
     annotations: readOnly,
     async handler(_input, { services }) {
@@ -75,7 +75,7 @@ export const workspaceTools = [
   defineTool({
     name: "list_capabilities",
     description:
-      "Capture adapters: status, permissions, options, remedy when unavailable; plan_capture checks 'unknown' itself. Next: plan_capture.",
+      "Capture adapters: status, permissions, options, setup or remedy; plan_capture probes 'unknown' itself. Next: plan_capture.",
     input: ListCapabilitiesRequest,
     annotations: readOnly,
     async handler(input, { services }) {

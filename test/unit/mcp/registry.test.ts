@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import * as v from "valibot";
 import { allTools, listedTools } from "../../../src/mcp/registry.ts";
 import { inspectServer } from "../../../src/mcp/inspect.ts";
 import { serverInstructions } from "../../../src/mcp/instructions.ts";
@@ -19,20 +20,35 @@ test("every tool carries all four hints, and read-only tools are never destructi
   }
 });
 
-test("every input schema is closed at every object level", () => {
+test("published schemas leave closedness to the server, which refuses an unknown key at any depth and names it", async () => {
   for (const tool of listedTools()) {
     expect(tool.inputSchema.type).toBe("object");
-    // Maps (parameters, environment) are open by design; they declare their value schema instead.
-    const walk = (schema: any, path: string) => {
-      if (!schema || typeof schema !== "object") return;
-      if (schema.properties) {
-        expect({ path, additionalProperties: schema.additionalProperties }).toEqual({ path, additionalProperties: false });
-        for (const [key, value] of Object.entries(schema.properties)) walk(value, `${path}.${key}`);
-      }
-      if (schema.items) walk(schema.items, `${path}[]`);
-      for (const branch of [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])]) walk(branch, path);
-    };
-    walk(tool.inputSchema, tool.name);
+    expect(JSON.stringify(tool.inputSchema)).not.toContain('"additionalProperties":false');
+  }
+  const definitions = new Map(allTools.map((tool) => [tool.name, tool]));
+  // One unknown key at the root, one inside a nested object, one inside an array of objects.
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ["list_runs", { limit: 5, bogus: 1 }, "bogus"],
+    ["list_runs", { filter: { workload_name: "w", bogus: true } }, "filter.bogus"],
+    [
+      "record_finding",
+      {
+        kind: "k",
+        title: "t",
+        claim: "c",
+        evidence_level: "observed",
+        confidence: "low",
+        assessment: "unassessed",
+        evidence: [{ ref_type: "run", ref_id: "r", relation: "context", bogus: 1 }],
+      },
+      "evidence.0.bogus",
+    ],
+  ];
+  for (const [name, input, field] of cases) {
+    const result = v.safeParse(definitions.get(name)!.input, input);
+    expect({ name, field, success: result.success }).toEqual({ name, field, success: false });
+    const paths = (result.issues ?? []).map((issue) => v.getDotPath(issue) ?? "");
+    expect(paths.some((path) => path === field || path.startsWith(field))).toBe(true);
   }
 });
 
