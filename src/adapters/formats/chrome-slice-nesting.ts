@@ -24,28 +24,12 @@ import {
   pick,
   streamKeys,
 } from "./chrome-event-record.ts";
-import { StackAggregator, type StackGroup } from "./stack-aggregator.ts";
+import { StackAggregator } from "./stack-aggregator.ts";
 import { nestingNotes } from "./chrome-nesting-notes.ts";
 import { isBookkeepingSpan, isTorchCategory } from "./kineto.ts";
 import { isPySpyContextFrame } from "./py-spy-raw.ts";
 import { ThreadLabels } from "./thread-labels.ts";
-
-type OpenSlice = {
-  id: number;
-  name: string;
-  tsNs: number;
-  endNs: number;
-  durNs: number;
-  childNs: number;
-  /** Trie node of the stack down to this slice (the parent's node for bookkeeping spans). */
-  node: number;
-  /** Frame id, or -1 for a bookkeeping span. */
-  frame: number;
-  /** B slices wait for their E before their row can be written. */
-  begin: { row: TraceEventRow; record: TraceEventRecord } | null;
-};
-
-type ThreadState = { key: string; pid: string | null; tid: string | null; stack: OpenSlice[]; lastNs: number; group: StackGroup };
+import { type OpenSlice, type ThreadState, popSlice, pushBegin } from "./chrome-open-stack.ts";
 
 /** py-spy's `process N:"…"` and `thread (N)` slices (chrometrace with --subprocesses/--threads). */
 function isPySpyContextSlice(record: TraceEventRecord): boolean {
@@ -161,7 +145,7 @@ export class SliceNester {
   finish(stacks = true): void {
     for (const thread of this.threads.values()) {
       while (thread.stack.length > 0) {
-        const slice = thread.stack.pop() as OpenSlice;
+        const slice = popSlice(thread);
         if (slice.begin) {
           this.counters.unclosedBegins++;
           this.closeBegin(thread, slice, Math.max(thread.lastNs, slice.tsNs), null);
@@ -193,7 +177,16 @@ export class SliceNester {
     if (!state) {
       const group = this.aggregator.group(ownedString(key), { thread: ownedString(tid), process: ownedString(pid), unit: "ns", scale: 1 });
       // Owned copies: a thread lives for the whole trace, a slice of the text would pin its chunk.
-      state = { key: ownedString(key), pid: ownedString(pid), tid: ownedString(tid), stack: [], lastNs: Number.NEGATIVE_INFINITY, group };
+      state = {
+        key: ownedString(key),
+        pid: ownedString(pid),
+        tid: ownedString(tid),
+        stack: [],
+        begins: [],
+        beginsByName: new Map(),
+        lastNs: Number.NEGATIVE_INFINITY,
+        group,
+      };
       if (this.aggregator.flushed) this.labels.keyed(state);
       this.threads.set(key, state);
     }
@@ -298,7 +291,7 @@ export class SliceNester {
       begin: { row, record },
     };
     if (tooDeep) this.closeBegin(thread, slice, tsNs, null);
-    else thread.stack.push(slice);
+    else pushBegin(thread, slice, row.name);
   }
 
   private end(record: TraceEventRecord): void {
@@ -306,23 +299,19 @@ export class SliceNester {
     const thread = this.threadOf(record.pid, record.tid);
     thread.lastNs = Math.max(thread.lastNs, tsNs);
     const name = record.nameString;
-    let at = thread.stack.length - 1;
-    while (at >= 0) {
-      const slice = thread.stack[at] as OpenSlice;
-      if (slice.begin && (name === null || name === "" || slice.begin.row.name === name)) break;
-      at--;
-    }
+    const positions = name === null || name === "" ? thread.begins : thread.beginsByName.get(name);
+    const at = positions?.[positions.length - 1] ?? -1;
     if (at < 0) {
       this.counters.unmatchedEnds++;
       return;
     }
     // Slices still open above the B end with it (badly nested input).
     while (thread.stack.length - 1 > at) {
-      const inner = thread.stack.pop() as OpenSlice;
+      const inner = popSlice(thread);
       if (inner.begin) this.closeBegin(thread, inner, tsNs, null);
       else this.finishSlice(thread, inner);
     }
-    this.closeBegin(thread, thread.stack.pop() as OpenSlice, tsNs, record.argsObject());
+    this.closeBegin(thread, popSlice(thread), tsNs, record.argsObject());
   }
 
   private finishSlice(thread: ThreadState, slice: OpenSlice): void {

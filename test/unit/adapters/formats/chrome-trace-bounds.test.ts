@@ -132,6 +132,38 @@ describe("what trace viewers accept, and where flameox says what it did", () => 
     }
   });
 
+  test("an E finds the innermost open B of its name among repeated names, on its own thread, after earlier closes", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const events = [
+        { ph: "B", name: "x", pid: 1, tid: 1, ts: 0 },
+        { ph: "B", name: "y", pid: 1, tid: 1, ts: 1 },
+        { ph: "B", name: "x", pid: 1, tid: 2, ts: 1 },
+        { ph: "B", name: "x", pid: 1, tid: 1, ts: 2 },
+        { ph: "B", name: "z", pid: 1, tid: 1, ts: 3 },
+        // Closes the inner x of thread 1 and, being above it, z; not thread 2's x.
+        { ph: "E", name: "x", pid: 1, tid: 1, ts: 4 },
+        { ph: "E", name: "z", pid: 1, tid: 1, ts: 5 },
+        { ph: "E", name: "y", pid: 1, tid: 1, ts: 6 },
+        { ph: "E", pid: 1, tid: 1, ts: 9 },
+        { ph: "E", name: "x", pid: 1, tid: 2, ts: 7 },
+      ];
+      const sink = new MemoryEvidenceSink();
+      const result = await extractChromeTrace(write(dir, "names.json", events), sink, { projectRoot: null });
+      const rows = sink.traceEvents.map((row) => [row.tid, row.name, row.ts_ns, row.dur_ns, row.depth]).sort();
+      expect(rows).toEqual([
+        ["1", "x", 0, 9_000, 0],
+        ["1", "x", 2_000, 2_000, 2],
+        ["1", "y", 1_000, 5_000, 1],
+        ["1", "z", 3_000, 1_000, 3],
+        ["2", "x", 1_000, 6_000, 0],
+      ]);
+      expect(result.limitations).toContain("1 E events matched no open B of their name on their thread.");
+    } finally {
+      cleanup();
+    }
+  });
+
   test("threads are keyed by pid and tid: three processes' MainThreads stay apart", async () => {
     const { dir, cleanup } = tempDir();
     try {
