@@ -7,6 +7,7 @@
  */
 import type { EvidenceQuery } from "./evidence-query.ts";
 import { sqlString, toNumber, toNullableNumber } from "./evidence-query.ts";
+import { functionIdentitySql } from "./hotspots.ts";
 
 export type DifferentialHotspot = {
   frame_id: string;
@@ -33,8 +34,7 @@ export type DifferentialHotspots = {
   lost: DifferentialHotspot[];
 };
 
-const functionIdentity =
-  "'fn_' || substr(sha256(coalesce(language, '') || chr(0) || coalesce(function, '') || chr(0) || coalesce(file, '')), 1, 24)";
+const functionIdentity = functionIdentitySql;
 
 function list(runIds: readonly string[]): string {
   return runIds.length === 0 ? "NULL" : runIds.map(sqlString).join(", ");

@@ -60,12 +60,17 @@ export function chooseUnit(units: UnitSummary[], requested: StackUnit | null): S
   return null;
 }
 
+/**
+ * The function a frame belongs to: language, name and file; a frame without a file is told apart by
+ * its module (`memcpy` in libc.so.6 is not `memcpy` in libfoo.so), as its frame key is. Frames with
+ * no module keep the identity they always had.
+ */
+export const functionIdentitySql =
+  "'fn_' || substr(sha256(coalesce(language, '') || chr(0) || coalesce(function, '') || chr(0) || coalesce(file, '') || CASE WHEN file IS NULL AND module IS NOT NULL THEN chr(0) || module ELSE '' END), 1, 24)";
+
 /** Maps each frame key to the identity hotspots group by: the frame itself, or its function. */
 function frameMapSql(groupBy: HotspotGrouping): string {
-  const identity =
-    groupBy === "line"
-      ? "frame_key"
-      : "'fn_' || substr(sha256(coalesce(language, '') || chr(0) || coalesce(function, '') || chr(0) || coalesce(file, '')), 1, 24)";
+  const identity = groupBy === "line" ? "frame_key" : functionIdentitySql;
   return `SELECT frame_key, ${identity} AS frame_id, any_value(function) AS function, any_value(file) AS file,
             ${groupBy === "line" ? "any_value(line)" : "min(line)"} AS line, any_value(module) AS module, any_value(language) AS language
           FROM frames GROUP BY frame_key, ${identity}`;

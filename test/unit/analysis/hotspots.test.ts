@@ -147,3 +147,42 @@ test("both total strategies (hash join for ordinary profiles, lookup map for hug
     }
   }
 });
+
+test("the same symbol in two modules stays two functions (folded `memcpy [libc.so.6]` and `memcpy [libfoo.so]`)", async () => {
+  const separate = await DuckDBInstance.create(":memory:");
+  const own = await separate.connect();
+  try {
+    await own.run(`CREATE TABLE frames AS SELECT * FROM (VALUES
+      ('k_main', 'main', NULL, NULL, 'app', 'native'),
+      ('k_libc', 'memcpy', NULL, NULL, 'libc.so.6', 'native'),
+      ('k_foo', 'memcpy', NULL, NULL, 'libfoo.so', 'native'),
+      ('k_py1', 'run', 'app.py', 3, 'first', 'python'),
+      ('k_py2', 'run', 'app.py', 9, 'second', 'python')) t(frame_key, function, file, line, module, language)`);
+    await own.run(`CREATE TABLE stacks AS SELECT * FROM (VALUES
+      (NULL, ['k_main', 'k_libc'], 5.0, 'samples'),
+      (NULL, ['k_main', 'k_foo'], 3.0, 'samples'),
+      (NULL, ['k_main', 'k_py1'], 1.0, 'samples'),
+      (NULL, ['k_main', 'k_py2'], 1.0, 'samples')) t(thread, frame_keys, weight, unit)`);
+    const query: EvidenceQuery = {
+      async rows(sql) {
+        return (await own.runAndReadAll(sql)).getRowObjectsJS() as never;
+      },
+    };
+    const page = await queryHotspots(
+      query,
+      { groupBy: "function", unit: "samples", thread: null, perThread: false, orderBy: "self" },
+      { offset: 0, limit: 10 },
+    );
+    const rows = page.hotspots.map((hotspot) => [hotspot.function, hotspot.module, hotspot.self_weight]);
+    // A frame with a file is still one function per (name, file) whatever its module says.
+    expect(rows).toEqual([
+      ["memcpy", "libc.so.6", 5],
+      ["memcpy", "libfoo.so", 3],
+      ["run", expect.any(String), 2],
+      ["main", "app", 0],
+    ]);
+  } finally {
+    own.closeSync();
+    separate.closeSync();
+  }
+});
