@@ -2,9 +2,11 @@ import { existsSync, lstatSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, isAbsolute, relative, resolve, sep } from "node:path";
 import { executionRefused, FlameoxError, invalidInput, retold, sensitiveArtifactRefused } from "../domain/errors.ts";
-import { detectProfileFormat, type ProfileFormat } from "../adapters/formats/detect.ts";
+import { detectProfileFormat } from "../adapters/formats/detect.ts";
+import type { DetectedFormat } from "../adapters/formats/format-catalog.ts";
 import { extractProfile } from "../adapters/formats/extract-profile.ts";
-import { detectFailureLog, extractFailureLog, type FailureLogKind } from "../adapters/failures/failure-log.ts";
+import { extractFailureLog } from "../adapters/failures/failure-log.ts";
+import { type LimitationDetail, failureLogToExtract, importPlan } from "./import-plan.ts";
 import { type StagedArtifact, stageArtifactFile } from "../store/artifact-store.ts";
 import { type PublishArtifactInput, publishArtifact, reclaimUnpublished } from "../store/artifact-placement.ts";
 import { advanceCorpus, type CorpusHead } from "../store/corpus.ts";
@@ -39,17 +41,25 @@ export type ImportReceipt = {
   run_id: string;
   artifact_id: string;
   kind: string;
-  format: ProfileFormat | null;
+  /** The detected format (profile formats are read on import; others by the extract tool in next_tool). */
+  format: Exclude<DetectedFormat, "unknown"> | null;
   producer: string | null;
   producer_version: string | null;
   byte_length: number;
-  evidence: { status: "available" | "not_extracted"; tables: Record<string, number>; next_tool: string | null; limitations: string[] };
+  evidence: {
+    status: "available" | "not_extracted";
+    tables: Record<string, number>;
+    next_tool: string | null;
+    limitations: string[];
+    /** The same limitations with a code each (`format_not_recognized`, `format_needs_conversion`, `extraction`). */
+    limitation_details: LimitationDetail[];
+  };
   corpus_commit_id: string;
   run_resource_uri: string;
   artifact_resource_uri: string;
 };
 
-const profileFormats: ProfileFormat[] = ["speedscope", "collapsed", "py_spy_raw", "v8_cpuprofile", "pprof", "chrome_trace"];
+export type { LimitationDetail } from "./import-plan.ts";
 
 export class ImportService {
   constructor(private readonly workspace: WorkspaceHandle) {}
@@ -102,27 +112,25 @@ export class ImportService {
     const source = this.resolveImportPath(request.path, request.source_root);
     const policy = loadWorkspacePolicy(workspace.root);
     const detected = await detectProfileFormat(source);
-    const isProfile = profileFormats.includes(detected.format);
-    const failureLog = isProfile ? null : failureLogToExtract(request.kind, source);
-    const kind: string =
-      request.kind ??
-      (detected.format === "chrome_trace" ? "execution_trace" : isProfile ? "sample_profile" : (failureLog ?? "collector_metadata"));
+    const plan = importPlan(detected, request.kind, extractToolFor);
+    const failureLog = plan.profileFormat ? null : failureLogToExtract(request.kind, source, detected.format === "unknown");
+    const kind = failureLog ?? plan.kind;
     const stored: StagedArtifact = stageArtifactFile(workspace, source, { maxBytes: policy.limits.max_artifact_bytes });
     const runId = crypto.randomUUID();
-    const producer = request.producer !== "auto" ? request.producer : (detected.producer ?? null);
+    const producer = request.producer !== "auto" ? request.producer : (detected.producer ?? plan.producer);
     const producerVersion = request.producer_version ?? detected.producer_version ?? null;
     let bundle: PreparedBundle | null = null;
     let limitations: string[] = [];
-    const extractable = isProfile && (kind === "sample_profile" || kind === "execution_trace" || kind === "memory_profile");
     try {
-      if (extractable) {
+      if (plan.profileFormat) {
+        const format = plan.profileFormat;
         bundle = await prepareBundle(
           workspace,
           { runId, artifactId: stored.artifact_id, extractor: "profile", extractorVersion: "1" },
           async (sink) => {
             const result = await extractProfile(stored.staged_path, sink, {
               projectRoot: this.workspace.projectRoot,
-              format: detected.format as Exclude<ProfileFormat, "unknown">,
+              format,
             });
             limitations = result.limitations;
             return limitations;
@@ -140,6 +148,10 @@ export class ImportService {
           },
         );
       }
+      const details: LimitationDetail[] = bundle
+        ? limitations.map((message) => ({ source: "extraction", code: "extraction", message }))
+        : plan.notes;
+      if (!bundle) limitations = details.map((detail) => detail.message);
       const corpus = publishImport(workspace, bundle, {
         runId,
         artifact: stored,
@@ -150,8 +162,9 @@ export class ImportService {
         sensitivity: request.sensitivity,
         producer,
         producerVersion,
-        format: isProfile ? detected.format : null,
+        format: plan.profileFormat,
         limitations,
+        limitationDetails: details,
       });
       crashPoint("published");
       return {
@@ -164,8 +177,20 @@ export class ImportService {
         producer_version: producerVersion,
         byte_length: stored.byte_length,
         evidence: bundle
-          ? { status: "available", tables: bundle.tables, next_tool: failureLog ? "analyze_failures" : "analyze_hotspots", limitations }
-          : { status: "not_extracted", tables: {}, next_tool: await extractToolForFile(kind, source), limitations: [] },
+          ? {
+              status: "available",
+              tables: bundle.tables,
+              next_tool: failureLog ? "analyze_failures" : "analyze_hotspots",
+              limitations,
+              limitation_details: details,
+            }
+          : {
+              status: "not_extracted",
+              tables: {},
+              next_tool: plan.nextTool === undefined ? await extractToolForFile(kind, source) : plan.nextTool,
+              limitations,
+              limitation_details: details,
+            },
         corpus_commit_id: corpus.commit_id,
         run_resource_uri: runResourceUri(runId),
         artifact_resource_uri: artifactResourceUri(stored.artifact_id),
@@ -177,18 +202,6 @@ export class ImportService {
       throw withoutStorePath(error, stored.staged_path, basename(source));
     }
   }
-}
-
-/**
- * Whether to read an import as a failure log, and under which kind: a sanitizer_report always (a
- * file without a report is then refused); an unset kind, process_output or validation_output when
- * its content shows sanitizer reports or a Python traceback.
- */
-function failureLogToExtract(requested: string | null, path: string): string | null {
-  if (requested === "sanitizer_report") return requested;
-  if (requested !== null && requested !== "process_output" && requested !== "validation_output") return null;
-  const detected: FailureLogKind | null = detectFailureLog(path);
-  return detected === null ? null : (requested ?? detected);
 }
 
 function relativeOrName(root: string, path: string): string {
@@ -251,13 +264,14 @@ function checkImportKind(request: ImportRequest): void {
 function publishImport(
   workspace: Workspace,
   bundle: PreparedBundle | null,
-  registration: PublishArtifactInput & { limitations: string[] },
+  registration: PublishArtifactInput & { limitations: string[]; limitationDetails: LimitationDetail[] },
 ): CorpusHead {
   return workspace.state.write(() => {
     const database = workspace.state.database;
     const manifest = blankManifest(registration.runId, "import", new Date().toISOString());
     manifest.capture_status = "registered";
     manifest.limitations = registration.limitations;
+    manifest.limitation_details = registration.limitationDetails;
     const registrationId = `reg-${crypto.randomUUID()}`;
     manifest.artifacts = [
       artifactReference({ ...registration, artifact: { ...registration.artifact, already_present: false } }, registrationId),

@@ -1,9 +1,11 @@
 /**
  * Collapsed ("folded") stacks: `root;caller;leaf weight` per line, frames written as
- * `function (file:line)` the way py-spy does, so flamegraph.pl, inferno, speedscope and flameox's
- * own importer read the place back. One unit per file; integer weights.
+ * `function (file:line)` the way py-spy does and `function [module]` the way perf's collapsers do, so
+ * flamegraph.pl, inferno, speedscope and flameox's own importer read the place back. One unit per
+ * file; integer weights.
  */
 import type { FrameRow, StackRow, StackUnit } from "../../domain/evidence.ts";
+import { readsAsDecorated } from "../formats/collapsed.ts";
 import {
   type ExportFrames,
   type ExportStacks,
@@ -20,11 +22,22 @@ import {
 
 export type CollapsedExportOptions = { unit?: StackUnit };
 
-/** One folded frame; separators and line breaks inside names would split the line, so they are replaced. */
+/** Separators and line breaks inside names would split the stack or the line. */
+function clean(text: string): string {
+  return text.replace(/[;\r\n]/g, ":");
+}
+
+/**
+ * One folded frame as flameox's importer reads it back: `name (file:line) [module]`, each
+ * decoration only when the frame has it. A bare name that would itself read as decorated
+ * (`name [x]`, `f (a.py:3)`) gets an empty ` []`, which reads back as "no module".
+ */
 export function collapsedFrameText(frame: FrameRow): string {
-  const name = frame.function.replace(/[;\r\n]/g, ":");
-  if (!frame.file || frame.line === null) return name;
-  return `${name} (${frame.file.replace(/[;\r\n]/g, ":")}:${frame.line})`;
+  const name = clean(frame.function);
+  const place = frame.file && frame.line !== null ? ` (${clean(frame.file)}:${frame.line})` : "";
+  const module = frame.module ? ` [${clean(frame.module).replace(/\[/g, "(").replace(/\]/g, ")")}]` : "";
+  const plain = place === "" && module === "";
+  return `${name}${place}${module}${plain && readsAsDecorated(name) ? " []" : ""}`;
 }
 
 function* lines(frames: ReadonlyMap<string, FrameRow>, groups: StackGroup[]): Generator<string> {

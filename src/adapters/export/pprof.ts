@@ -31,10 +31,12 @@ const sampleTypesByUnit: Record<StackUnit, { types: Array<[string, string]>; wei
     weightIndex: 1,
   },
   samples: { types: [["samples", "count"]], weightIndex: 0 },
+  // flameox's byte-weighted stacks are memory in use at one moment (memray's high-water mark, a heap
+  // profile's inuse_space), and their sample_count is the number of live allocations.
   bytes: {
     types: [
-      ["alloc_objects", "count"],
-      ["alloc_space", "bytes"],
+      ["inuse_objects", "count"],
+      ["inuse_space", "bytes"],
     ],
     weightIndex: 1,
   },

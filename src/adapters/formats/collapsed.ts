@@ -28,21 +28,26 @@ export type ParsedCollapsedFrame = { function: string; file: string | null; line
 
 const fileLinePattern = /^(.*) \(([^()]*):(\d+)\)$/;
 const fileOnlyPattern = /^(.*) \(([^()\s]+\.[A-Za-z0-9]+)\)$/;
-const modulePattern = /^(.+) \[([^[\]]+)\]$/;
+/** ` [module]` at the end; an empty ` []` says "no module" (flameox's export writes it after a name that would read as decorated). */
+const modulePattern = /^(.+) \[([^[\]]*)\]$/;
 
-/** Splits one folded frame into function and its decorations. */
+/** Splits one folded frame into function and its decorations: ` (file:line)`, then ` [module]` after it. */
 export function parseCollapsedFrame(text: string, options: { allowFileOnly?: boolean } = {}): ParsedCollapsedFrame {
-  const withLine = fileLinePattern.exec(text);
-  if (withLine) {
-    return { function: withLine[1] as string, file: withLine[2] as string, line: Number(withLine[3]), module: null };
-  }
-  if (options.allowFileOnly) {
-    const fileOnly = fileOnlyPattern.exec(text);
-    if (fileOnly) return { function: fileOnly[1] as string, file: fileOnly[2] as string, line: null, module: null };
-  }
   const withModule = modulePattern.exec(text);
-  if (withModule) return { function: withModule[1] as string, file: null, line: null, module: withModule[2] as string };
-  return { function: text, file: null, line: null, module: null };
+  const rest = withModule ? (withModule[1] as string) : text;
+  const module = withModule?.[2] ? withModule[2] : null;
+  const withLine = fileLinePattern.exec(rest);
+  if (withLine) return { function: withLine[1] as string, file: withLine[2] as string, line: Number(withLine[3]), module };
+  if (options.allowFileOnly) {
+    const fileOnly = fileOnlyPattern.exec(rest);
+    if (fileOnly) return { function: fileOnly[1] as string, file: fileOnly[2] as string, line: null, module };
+  }
+  return { function: rest, file: null, line: null, module };
+}
+
+/** Whether a bare name would be read back with a decoration it does not have. */
+export function readsAsDecorated(name: string): boolean {
+  return modulePattern.test(name) || fileLinePattern.test(name) || fileOnlyPattern.test(name);
 }
 
 export type CollapsedDialect = {
@@ -71,6 +76,9 @@ export async function extractFolded(
   const labelled = new Map<string, LabelledGroup>();
   let emptyStacks = 0;
   let absurd = 0;
+  // Lines that do not end with a weight are skipped (as flamegraph.pl does) while they are few.
+  let badLines = 0;
+  let firstBad: { line: number; byte_offset: number } | null = null;
   let lines = 0;
   try {
     for await (const { line, offset, number } of readLines(path)) {
@@ -80,10 +88,9 @@ export async function extractFolded(
       const weightText = space === -1 ? "" : text.slice(space + 1);
       const weight = Number(weightText);
       if (space === -1 || weightText === "" || Number.isNaN(weight)) {
-        throw artifactParseFailed(path, `line ${number} (byte ${offset}) does not end with a numeric weight`, {
-          line: number,
-          byte_offset: offset,
-        });
+        badLines++;
+        firstBad ??= { line: number, byte_offset: offset };
+        continue;
       }
       lines++;
       if (!(weight >= 0 && weight <= Number.MAX_SAFE_INTEGER)) {
@@ -120,6 +127,9 @@ export async function extractFolded(
     if (error instanceof LineTooLong) throw artifactTooLarge(path, error.message, { line: error.line, byte_offset: error.offset });
     throw inflateFailed(path, error);
   }
+  if (firstBad && badLines * 2 > lines) {
+    throw artifactParseFailed(path, `line ${firstBad.line} (byte ${firstBad.byte_offset}) does not end with a numeric weight`, firstBad);
+  }
   if (lines === 0) throw artifactParseFailed(path, "no folded stack lines (`frame;frame weight`) were found");
   disambiguateThreadLabels([...labelled.values()]);
   const emitter = new RowEmitter(sink, options.maxRows);
@@ -127,6 +137,11 @@ export async function extractFolded(
   const limitations = [...aggregator.limitations(), ...emitter.limitations()];
   if (absurd > 0) limitations.unshift(`${absurd} lines had a negative, infinite or absurd weight (past 2^53) and were left out.`);
   if (emptyStacks > 0) limitations.unshift(`${emptyStacks} lines had an empty stack (idle samples) and carry no frames.`);
+  if (firstBad) {
+    limitations.unshift(
+      `${badLines} lines did not end with a numeric weight and were left out (the first: line ${firstBad.line}, byte ${firstBad.byte_offset}).`,
+    );
+  }
   return { rows: emitter.counts, limitations };
 }
 

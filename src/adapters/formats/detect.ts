@@ -1,49 +1,57 @@
 /**
- * Names the format of a profile/trace file from its first bytes (and its name), plus producer
- * hints, without reading it whole.
+ * Names the format of a profile, trace or capture file from its content (gzip-compressed files are
+ * inflated as a bounded stream first), plus producer hints, without reading it whole. A file of no
+ * format flameox reads comes back `unknown` with advice: the conversion or `kind` that would make it
+ * readable (format-catalog.ts).
  */
 import { basename } from "node:path";
 import { isGzip, openByteSource } from "./byte-source.ts";
+import { readLines } from "./common.ts";
+import {
+  type BinaryDetection,
+  adviseBinary,
+  detectProtobuf,
+  detectSqlite,
+  isMemrayCapture,
+  isPstats,
+  sqliteHeader,
+} from "./detect-binary.ts";
+import { type JsonDetection, adviseJson, detectJson, torchMarkers } from "./detect-json.ts";
+import { type TextDetection, adviseText, detectText } from "./detect-text.ts";
+import type { DetectedFormat, FormatAdvice } from "./format-catalog.ts";
 
-export type ProfileFormat = "speedscope" | "chrome_trace" | "collapsed" | "py_spy_raw" | "v8_cpuprofile" | "pprof" | "unknown";
+export type { DetectedFormat, ProfileFormat } from "./format-catalog.ts";
 
 export type DetectedProfileFormat = {
-  format: ProfileFormat;
+  format: DetectedFormat;
   /** e.g. "torch.profiler", "py-spy", "v8"; null when nothing says. */
   producer: string | null;
   producer_version: string | null;
   /** The markers that decided, for diagnostics. */
   hints: string[];
+  /** For `unknown`: what the file seems to be and the step that would make it readable. */
+  advice: FormatAdvice | null;
 };
 
 /** Enough to see torch.profiler's top-level keys before `traceEvents`. */
 const sniffBytes = 64 * 1024;
+/** An SQLite schema sits in the first pages; Nsight's spans a few hundred KB. */
+const sqliteSniffBytes = 1 << 20;
+/** Folded lines are classified on at most this many of the first lines. */
+const sniffLines = 400;
 
-const torchMarkers = [
-  '"schemaVersion"',
-  '"deviceProperties"',
-  '"distributedInfo"',
-  '"baseTimeNanoseconds"',
-  '"trace_id"',
-  "ProfilerStep#",
-  '"cpu_op"',
-  '"python_function"',
-  '"user_annotation"',
-];
-
-async function readHead(path: string): Promise<Uint8Array> {
-  const file = Bun.file(path);
-  return new Uint8Array(await file.slice(0, sniffBytes).arrayBuffer());
+async function readHead(path: string, bytes = sniffBytes): Promise<Uint8Array> {
+  return new Uint8Array(await Bun.file(path).slice(0, bytes).arrayBuffer());
 }
 
-/** The first `sniffBytes` of a gzip file's inflated content (an empty array when it is damaged). */
-async function inflatedHead(path: string): Promise<Uint8Array> {
-  const source = await openByteSource(path, { maxInflatedBytes: sniffBytes * 2 });
-  const head = Buffer.allocUnsafe(sniffBytes);
+/** The first `bytes` of a gzip file's inflated content (an empty array when it is damaged). */
+async function inflatedHead(path: string, bytes = sniffBytes): Promise<Uint8Array> {
+  const source = await openByteSource(path, { maxInflatedBytes: bytes * 2 });
+  const head = Buffer.allocUnsafe(bytes);
   let filled = 0;
   try {
-    while (filled < sniffBytes) {
-      const read = await source.read(head, filled, sniffBytes - filled);
+    while (filled < bytes) {
+      const read = await source.read(head, filled, bytes - filled);
       if (read === 0) break;
       filled += read;
     }
@@ -62,75 +70,78 @@ export function utf16Encoding(head: Uint8Array): "utf-16le" | "utf-16be" | null 
   return null;
 }
 
-/** Detects from bytes already read (exported for callers that hold the head). */
-export function detectProfileFormatFromHead(head: Uint8Array, name: string): DetectedProfileFormat {
+function detected(
+  format: DetectedFormat,
+  hints: string[],
+  producer: string | null = null,
+  version: string | null = null,
+  advice: FormatAdvice | null = null,
+): DetectedProfileFormat {
+  return { format, producer, producer_version: version, hints, advice };
+}
+
+function unknown(advice: FormatAdvice, hints: string[]): DetectedProfileFormat {
+  return detected("unknown", hints, null, null, advice);
+}
+
+function fromJson(found: JsonDetection): DetectedProfileFormat {
+  return detected(found.format, found.hints, found.producer, found.version);
+}
+
+function fromOther(found: BinaryDetection | TextDetection): DetectedProfileFormat {
+  return detected(found.format, found.hints, found.producer);
+}
+
+/** Mostly NUL bytes and control characters: not text, whatever a stray NUL in a name says. */
+function isBinary(head: Uint8Array): boolean {
+  const sample = head.subarray(0, 4096);
+  let control = 0;
+  for (const byte of sample) if (byte === 0 || (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d && byte !== 0x0c)) control++;
+  return control > sample.length / 20;
+}
+
+/**
+ * Detects from bytes already read (exported for callers that hold the head). `complete` says the
+ * head is the whole file (its last line is complete too).
+ */
+export function detectProfileFormatFromHead(head: Uint8Array, name: string, complete = head.length < sniffBytes): DetectedProfileFormat {
   const lowerName = name.toLowerCase();
-  const result = (
-    format: ProfileFormat,
-    hints: string[],
-    producer: string | null = null,
-    version: string | null = null,
-  ): DetectedProfileFormat => ({
-    format,
-    producer,
-    producer_version: version,
-    hints,
-  });
-  if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) {
+  if (isGzip(head)) {
     if (/\.json(\.gz)?$/.test(lowerName) && !lowerName.endsWith(".pb.gz"))
-      return result("unknown", ["gzip-compressed JSON: detectProfileFormat inflates it to look inside"]);
-    return result("pprof", ["gzip magic"]);
+      return unknown(adviseJson("{"), ["gzip-compressed JSON: detectProfileFormat inflates it to look inside"]);
+    return detected("pprof", ["gzip magic"]);
   }
-  const text = new TextDecoder(utf16Encoding(head) ?? "utf-8", { fatal: false }).decode(head);
-  const trimmed = text.replace(/^\uFEFF/, "").trimStart();
-  if (/\.(pb|pprof|prof)$/.test(lowerName) && head[0] === 0x0a) return result("pprof", ["protobuf field 1 and a pprof file name"]);
-  if (trimmed.startsWith("{")) {
-    if (trimmed.includes("speedscope.app/file-format-schema") || (/"shared"\s*:/.test(trimmed) && /"profiles"\s*:/.test(trimmed))) {
-      const exporter = /"exporter"\s*:\s*"([^"]*)"/.exec(trimmed)?.[1] ?? null;
-      const parts = exporter ? /^(.+)@([^@]+)$/.exec(exporter) : null;
-      const producer = parts ? (parts[1] as string) : exporter;
-      return result("speedscope", ["speedscope $schema/shared/profiles"], producer, parts ? (parts[2] as string) : null);
+  const utf16 = utf16Encoding(head);
+  if (utf16 === null) {
+    if (isPstats(head)) return detected("pstats", ["marshal dict of (file, line, name) keys"], "cProfile");
+    const protobuf = detectProtobuf(head);
+    if (protobuf) return fromOther(protobuf);
+    if (startsWithText(head, sqliteHeader)) {
+      const sqlite = detectSqlite(head);
+      return "format" in sqlite ? fromOther(sqlite) : unknown(sqlite, ["SQLite"]);
     }
-    if (/"traceEvents"\s*:/.test(trimmed)) {
-      const hints = torchMarkers.filter((marker) => trimmed.includes(marker));
-      if (hints.length > 0) return result("chrome_trace", ["traceEvents", ...hints], "torch.profiler");
-      return result("chrome_trace", ["traceEvents"]);
-    }
-    if (/"nodes"\s*:/.test(trimmed) && (/"callFrame"\s*:/.test(trimmed) || /"timeDeltas"\s*:/.test(trimmed))) {
-      return result("v8_cpuprofile", ["nodes/callFrame"], "v8");
-    }
-    if (lowerName.endsWith(".cpuprofile")) return result("v8_cpuprofile", ["file name"], "v8");
-    if (lowerName.includes("speedscope")) return result("speedscope", ["file name"]);
-    if (/"ph"\s*:/.test(trimmed)) return result("chrome_trace", ['"ph" in a JSON object']);
-    return result("unknown", ["JSON object of no known profile shape"]);
+    if (isMemrayCapture(head)) return detected("memray_capture", ["memray magic"], "memray");
+    if (isBinary(head)) return unknown(adviseBinary(head), ["binary data"]);
   }
-  if (trimmed.startsWith("[")) {
-    if (/"ph"\s*:/.test(trimmed) || /^\[\s*(\]|$)/.test(trimmed)) {
-      if (/"cat"\s*:\s*"py-spy"/.test(trimmed)) return result("chrome_trace", ["event array", 'cat "py-spy"'], "py-spy");
-      const hints = torchMarkers.filter((marker) => trimmed.includes(marker));
-      if (hints.length > 0) return result("chrome_trace", ["event array", ...hints], "torch.profiler");
-      return result("chrome_trace", ["event array"]);
-    }
-    return result("unknown", ["JSON array without trace events"]);
+  const text = new TextDecoder(utf16 ?? "utf-8", { fatal: false }).decode(head).replace(/^\uFEFF/, "");
+  const trimmed = text.trimStart();
+  if (trimmed.startsWith("{") || /^\[\s*(\{|\]|"|$)/.test(trimmed)) {
+    const found = detectJson(trimmed, lowerName);
+    return found ? fromJson(found) : unknown(adviseJson(trimmed), ["JSON of no known profile shape"]);
   }
-  if (head.includes(0) && utf16Encoding(head) === null) return result("unknown", ["binary data"]);
-  // Folded stacks: every complete line ends with a number.
-  const lines = text.split("\n");
-  if (head.length === sniffBytes) lines.pop();
-  const content = lines.map((line) => line.replace(/\r$/, "")).filter((line) => line.trim() !== "" && !line.startsWith("#"));
-  if (content.length > 0 && content.every((line) => /\S*\s\d+(\.\d+)?$/.test(line) || /^\s*\d+$/.test(line))) {
-    const pySpyContext = content.some((line) => /^(process \d+:"|thread \()/.test(line));
-    const pythonFrames = content.filter((line) => /\(\S+\.pyx?(:\d+)?\)(;| \d)/.test(line)).length;
-    if (pySpyContext || pythonFrames * 2 >= content.length) {
-      return result("py_spy_raw", pySpyContext ? ["py-spy process/thread prefix"] : ["function (file.py:line) frames"], "py-spy");
-    }
-    return result("collapsed", ["folded stack lines"]);
-  }
-  return result("unknown", ["text of no known profile shape"]);
+  const lines = text.split("\n").map((line) => line.replace(/\r$/, ""));
+  if (!complete) lines.pop();
+  const sample = lines.slice(0, sniffLines);
+  const found = detectText(sample);
+  return found ? fromOther(found) : unknown(adviseText(sample), ["text of no known profile shape"]);
+}
+
+function startsWithText(head: Uint8Array, text: string): boolean {
+  return head.length >= text.length && new TextDecoder("latin1").decode(head.subarray(0, text.length)) === text;
 }
 
 /** Producer markers found in the last `sniffBytes` of a JSON file (py-spy writes `exporter` last, kineto its metadata). */
-function tailProducer(tail: string, format: ProfileFormat): { producer: string; version: string | null; hint: string } | null {
+function tailProducer(tail: string, format: DetectedFormat): { producer: string; version: string | null; hint: string } | null {
   if (format === "speedscope") {
     const exporter = /"exporter"\s*:\s*"([^"]*)"/.exec(tail)?.[1];
     if (!exporter) return null;
@@ -144,29 +155,54 @@ function tailProducer(tail: string, format: ProfileFormat): { producer: string; 
   return null;
 }
 
+/**
+ * Text whose first line does not end within the head (a folded line over 64 KiB) is classified on
+ * its first lines read whole, up to the line reader's own bound.
+ */
+async function detectLongLines(path: string, name: string): Promise<DetectedProfileFormat> {
+  const lines: string[] = [];
+  let characters = 0;
+  try {
+    for await (const { line } of readLines(path)) {
+      lines.push(line);
+      characters += line.length;
+      if (lines.length >= sniffLines || characters >= 4 * sniffBytes) break;
+    }
+  } catch {
+    // A line past the reader's bound, or damaged data: classified on what was read.
+  }
+  const found = detectText(lines);
+  if (found) return fromOther(found);
+  return detectProfileFormatFromHead(new TextEncoder().encode(lines.join("\n")), name, true);
+}
+
 export async function detectProfileFormat(path: string): Promise<DetectedProfileFormat> {
   const name = basename(path);
-  const head = await readHead(path);
-  if (isGzip(head)) {
-    // Detected by content after inflating the head; a binary payload is a profile.proto.
-    const inflated = await inflatedHead(path);
-    const inner = detectProfileFormatFromHead(inflated, name.replace(/\.gz$/i, ""));
-    const binary = inflated.length > 0 && inner.format === "unknown" && inner.hints.includes("binary data");
-    if (binary || (inflated.length > 0 && inflated[0] === 0x0a && inner.format === "unknown")) {
-      return { format: "pprof", producer: null, producer_version: null, hints: ["gzip", "protobuf payload"] };
-    }
-    return { ...inner, hints: ["gzip", ...inner.hints] };
-  }
-  const detected = detectProfileFormatFromHead(head, name);
   const size = Bun.file(path).size;
-  if (detected.producer === null && size > sniffBytes && (detected.format === "speedscope" || detected.format === "chrome_trace")) {
+  let head = await readHead(path);
+  const gzip = isGzip(head);
+  if (gzip) head = await inflatedHead(path);
+  const innerName = gzip ? name.replace(/\.gz$/i, "") : name;
+  if (startsWithText(head, sqliteHeader) && !gzip) head = await readHead(path, sqliteSniffBytes);
+  const complete = gzip ? head.length < sniffBytes : size <= sniffBytes;
+  let result = detectProfileFormatFromHead(head, innerName, complete);
+  if (
+    result.format === "unknown" &&
+    !complete &&
+    result.hints.includes("text of no known profile shape") &&
+    !head.subarray(0, sniffBytes).includes(0x0a)
+  ) {
+    result = await detectLongLines(path, innerName);
+  }
+  if (gzip) result = { ...result, hints: ["gzip", ...result.hints] };
+  if (!gzip && result.producer === null && size > sniffBytes && (result.format === "speedscope" || result.format === "chrome_trace")) {
     const tail = new TextDecoder().decode(
       await Bun.file(path)
         .slice(Math.max(sniffBytes, size - sniffBytes), size)
         .arrayBuffer(),
     );
-    const found = tailProducer(tail, detected.format);
-    if (found) return { ...detected, producer: found.producer, producer_version: found.version, hints: [...detected.hints, found.hint] };
+    const found = tailProducer(tail, result.format);
+    if (found) return { ...result, producer: found.producer, producer_version: found.version, hints: [...result.hints, found.hint] };
   }
-  return detected;
+  return result;
 }

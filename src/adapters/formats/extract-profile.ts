@@ -4,62 +4,71 @@ import { FlameoxError } from "../../domain/errors.ts";
 import { extractChromeTrace } from "./chrome-trace.ts";
 import { extractCollapsed } from "./collapsed.ts";
 import type { ExtractOptions, ExtractResult } from "./common.ts";
-import { detectProfileFormat, type ProfileFormat } from "./detect.ts";
+import { detectProfileFormat } from "./detect.ts";
+import { extractDtraceStacks } from "./dtrace-stacks.ts";
+import { type DetectedFormat, type ProfileFormat, isProfileFormat, profileFormats } from "./format-catalog.ts";
+import { extractGeckoProfile } from "./gecko-profile.ts";
+import { extractGhcProf } from "./ghc-prof.ts";
+import { extractPerfScript } from "./perf-script.ts";
 import { extractPprof } from "./pprof.ts";
+import { extractPstats } from "./pstats.ts";
 import { extractPySpyRaw } from "./py-spy-raw.ts";
 import { extractSpeedscope } from "./speedscope.ts";
+import { extractStackprof } from "./stackprof.ts";
 import { extractV8CpuProfile } from "./v8-cpuprofile.ts";
 
 export type ExtractProfileOptions = ExtractOptions & {
-  format?: Exclude<ProfileFormat, "unknown">;
+  format?: ProfileFormat;
   /** collapsed only */
   unit?: StackUnit;
   /** pprof only */
   sampleType?: string;
 };
 
+type Extractor = (path: string, sink: EvidenceSink, options: ExtractProfileOptions) => Promise<ExtractResult>;
+
+const extractors: Record<ProfileFormat, Extractor> = {
+  speedscope: extractSpeedscope,
+  chrome_trace: extractChromeTrace,
+  collapsed: extractCollapsed,
+  py_spy_raw: extractPySpyRaw,
+  v8_cpuprofile: extractV8CpuProfile,
+  pprof: extractPprof,
+  perf_script: extractPerfScript,
+  gecko_profile: extractGeckoProfile,
+  pstats: extractPstats,
+  stackprof: extractStackprof,
+  dtrace_stacks: extractDtraceStacks,
+  ghc_prof: extractGhcProf,
+};
+
 export async function extractProfile(
   path: string,
   sink: EvidenceSink,
   options: ExtractProfileOptions,
-): Promise<ExtractResult & { format: ProfileFormat }> {
-  let format: ProfileFormat | undefined = options.format;
+): Promise<ExtractResult & { format: DetectedFormat }> {
+  let format: DetectedFormat | undefined = options.format;
   let detectedProducer: string | null = null;
   let detectedVersion: string | null = null;
+  let advice: string | null = null;
   if (!format) {
     const detected = await detectProfileFormat(path);
     format = detected.format;
     detectedProducer = detected.producer;
     detectedVersion = detected.producer_version;
+    advice = detected.advice?.message ?? null;
   }
-  let result: ExtractResult;
-  switch (format) {
-    case "speedscope":
-      result = await extractSpeedscope(path, sink, options);
-      break;
-    case "chrome_trace":
-      result = await extractChromeTrace(path, sink, options);
-      break;
-    case "collapsed":
-      result = await extractCollapsed(path, sink, options);
-      break;
-    case "py_spy_raw":
-      result = await extractPySpyRaw(path, sink, options);
-      break;
-    case "v8_cpuprofile":
-      result = await extractV8CpuProfile(path, sink, options);
-      break;
-    case "pprof":
-      result = await extractPprof(path, sink, options);
-      break;
-    default:
-      throw new FlameoxError({
-        code: "ARTIFACT_PARSE_FAILED",
-        message: `Cannot tell the profile format of ${path}.`,
-        details: { path },
-        remediation: ["Name the format explicitly (speedscope, chrome_trace, collapsed, py_spy_raw, v8_cpuprofile, pprof)."],
-      });
+  if (!isProfileFormat(format)) {
+    throw new FlameoxError({
+      code: "ARTIFACT_PARSE_FAILED",
+      message: format === "unknown" ? `Cannot tell the profile format of ${path}.` : `${path} is a ${format} file, not a profile.`,
+      details: { path, format },
+      remediation: [
+        advice ?? `Name the format explicitly (${profileFormats.join(", ")}), or import the file with import_artifact to have it routed.`,
+      ],
+    });
   }
+  const result = await extractors[format](path, sink, options);
   if (!result.producer && detectedProducer) result.producer = detectedProducer;
   if (!result.producer_version && detectedVersion) result.producer_version = detectedVersion;
   return { ...result, format };

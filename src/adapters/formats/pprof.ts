@@ -264,10 +264,14 @@ function chooseSampleType(path: string, profile: PprofProfile, requested: string
   const limitations: string[] = [];
   const mapped = stackUnitOf(unitName);
   if (!mapped) limitations.push(`sample type ${typeNames[chosen]} has unit "${unitName}"; weights kept as samples.`);
-  // A count-valued sample type, when there is one besides the chosen type, gives sample_count.
-  const countIndex = profile.sampleTypes.findIndex(
-    (type, index) => index !== chosen && (text(type.unit) === "count" || text(type.type) === "samples"),
-  );
+  // A count-valued sample type besides the chosen one gives sample_count: the one of the same family
+  // first (inuse_space counts inuse_objects, alloc_space alloc_objects), else the first.
+  const isCount = (type: ValueType, index: number) => index !== chosen && (text(type.unit) === "count" || text(type.type) === "samples");
+  const family = /^([a-z]+)_/.exec(typeNames[chosen] ?? "")?.[1];
+  const sameFamily = family
+    ? profile.sampleTypes.findIndex((type, index) => isCount(type, index) && text(type.type).startsWith(`${family}_`))
+    : -1;
+  const countIndex = sameFamily >= 0 ? sameFamily : profile.sampleTypes.findIndex(isCount);
   if (profile.sampleTypes.length > 1) {
     limitations.push(
       `weighted by sample type "${typeNames[chosen]}" (${unitName}); the profile also has ${typeNames.filter((_, index) => index !== chosen).join(", ")}.`,

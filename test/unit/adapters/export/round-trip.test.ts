@@ -166,13 +166,17 @@ describe("pprof", () => {
     expectSameHotspots(hotspots(sink.frames, sink.stacks), expectedCpu);
   });
 
-  test("memory profiles keep bytes as alloc_space", async () => {
+  test("memory profiles are labelled in-use (inuse_objects, inuse_space) with each stack's live allocation count", async () => {
     const path = join(directory, "memory.pb.gz");
-    await writePprof(path, frames, syntheticStacks("bytes"));
+    const memory = syntheticStacks("bytes").map((stack, index) => ({ ...stack, weight: stack.weight * 4096, sample_count: index + 1 }));
+    await writePprof(path, frames, memory);
     const sink = new MemoryEvidenceSink();
-    await extractPprof(path, sink, options);
+    const result = await extractPprof(path, sink, options);
     expect(new Set(sink.stacks.map((row) => row.unit))).toEqual(new Set(["bytes"]));
-    expectSameHotspots(hotspots(sink.frames, sink.stacks), hotspots(frames, syntheticStacks("bytes")));
+    expect(result.limitations).toContain('weighted by sample type "inuse_space" (bytes); the profile also has inuse_objects.');
+    const byWeight = (rows: StackRow[]) => rows.map((row) => [row.weight, row.sample_count]).sort((left, right) => left[0]! - right[0]!);
+    expect(byWeight(sink.stacks)).toEqual(byWeight(memory));
+    expectSameHotspots(hotspots(sink.frames, sink.stacks), hotspots(frames, memory));
   });
 });
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { detectProfileFormat } from "../../../../src/adapters/formats/detect.ts";
+import { type ProfileFormat, detectProfileFormat } from "../../../../src/adapters/formats/detect.ts";
 import { extractProfile } from "../../../../src/adapters/formats/extract-profile.ts";
 import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
 import { FlameoxError } from "../../../../src/domain/errors.ts";
@@ -79,7 +79,7 @@ describe("mutants of every format end in evidence or a typed error, never anythi
           writeFileSync(path, bytes);
           const outcome = await extractProfile(path, new MemoryEvidenceSink(), {
             projectRoot: null,
-            format: format as Exclude<typeof format, "unknown">,
+            format: format as ProfileFormat,
           }).then(
             () => "evidence",
             (error: unknown) => error,
