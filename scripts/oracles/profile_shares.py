@@ -63,7 +63,8 @@ def text_lines(path):
 
 
 # Folded stacks: `frame;frame;frame weight`; a frame may end in ` (file:line)` and/or ` [module]`
-# (the module last); py-spy raw also allows ` (file.py)` and starts lines with process/thread frames.
+# (the module last; an empty ` []` leaves the name before it as it is); py-spy raw also allows
+# ` (file.py)` and starts lines with process/thread frames.
 MODULE = re.compile(r"^(.+) \[([^\[\]]*)\]$")
 FILE_LINE = re.compile(r"^(.*) \(([^()]*):(\d+)\)$")
 FILE_ONLY = re.compile(r"^(.*) \(([^()\s]+\.[A-Za-z0-9]+)\)$")
@@ -72,6 +73,8 @@ FILE_ONLY = re.compile(r"^(.*) \(([^()\s]+\.[A-Za-z0-9]+)\)$")
 def folded_name(frame, file_only):
     match = MODULE.match(frame)
     rest = match.group(1) if match else frame
+    if match and match.group(2) == "":
+        return rest
     match = FILE_LINE.match(rest)
     if match:
         return match.group(1)

@@ -30,7 +30,7 @@ function clean(text: string): string {
 /**
  * One folded frame as flameox's importer reads it back: `name (file:line) [module]`, each
  * decoration only when the frame has it. A bare name that would itself read as decorated
- * (`name [x]`, `f (a.py:3)`) gets an empty ` []`, which reads back as "no module".
+ * (`name [x]`, `f (a.py:3)`) gets an empty ` []`, which reads back as "this name, literally".
  */
 export function collapsedFrameText(frame: FrameRow): string {
   const name = clean(frame.function);

@@ -28,13 +28,15 @@ export type ParsedCollapsedFrame = { function: string; file: string | null; line
 
 const fileLinePattern = /^(.*) \(([^()]*):(\d+)\)$/;
 const fileOnlyPattern = /^(.*) \(([^()\s]+\.[A-Za-z0-9]+)\)$/;
-/** ` [module]` at the end; an empty ` []` says "no module" (flameox's export writes it after a name that would read as decorated). */
+/** ` [module]` at the end; an empty ` []` says the name before it is literal (flameox's export writes it after a name that would read as decorated). */
 const modulePattern = /^(.+) \[([^[\]]*)\]$/;
 
 /** Splits one folded frame into function and its decorations: ` (file:line)`, then ` [module]` after it. */
 export function parseCollapsedFrame(text: string, options: { allowFileOnly?: boolean } = {}): ParsedCollapsedFrame {
   const withModule = modulePattern.exec(text);
   const rest = withModule ? (withModule[1] as string) : text;
+  // An empty ` []` marks the name before it as literal: no module, no place.
+  if (withModule && withModule[2] === "") return { function: rest, file: null, line: null, module: null };
   const module = withModule?.[2] ? withModule[2] : null;
   const withLine = fileLinePattern.exec(rest);
   if (withLine) return { function: withLine[1] as string, file: withLine[2] as string, line: Number(withLine[3]), module };

@@ -85,21 +85,31 @@ export function detectJson(trimmed: string, lowerName: string): JsonDetection | 
   if (/"benchmarks"\s*:\s*\[/.test(trimmed) && (/"runs"\s*:/.test(trimmed) || /"version"\s*:\s*"1\.\d+"/.test(trimmed))) {
     return json("pyperf_json", ["pyperf benchmarks/runs"], "pyperf");
   }
+  // A file name decides only when the content is nothing flameox can name otherwise.
+  if (knownUnreadable(trimmed)) return null;
   if (lowerName.endsWith(".cpuprofile")) return json("v8_cpuprofile", ["file name"], "v8");
   if (lowerName.includes("speedscope")) return json("speedscope", ["file name"]);
   if (/"ph"\s*:/.test(trimmed)) return json("chrome_trace", ['"ph" in a JSON object']);
   return null;
 }
 
+/** JSON shapes flameox can name but does not read. */
+const unreadableJson: [RegExp[], string][] = [
+  [
+    [/"head"\s*:/, /"selfSize"\s*:/],
+    "a V8 sampling heap profile (.heapprofile), which flameox does not read; record a CPU profile (.cpuprofile) or use memray for Python memory",
+  ],
+  [[/"snapshot"\s*:\s*\{\s*"meta"/], "a V8 heap snapshot, which flameox does not read"],
+  [[/"dhatFileVersion"\s*:/], "a DHAT heap profile (valgrind --tool=dhat, dhat-rs), which flameox does not read"],
+];
+
+function knownUnreadable(trimmed: string): string | null {
+  return unreadableJson.find(([patterns]) => patterns.every((pattern) => pattern.test(trimmed)))?.[1] ?? null;
+}
+
 /** JSON flameox does not read, named when it can be. */
 export function adviseJson(trimmed: string): FormatAdvice {
-  if (/"head"\s*:/.test(trimmed) && /"selfSize"\s*:/.test(trimmed)) {
-    return unrecognizedAdvice(
-      "a V8 sampling heap profile (.heapprofile), which flameox does not read; record a CPU profile (.cpuprofile) or use memray for Python memory",
-    );
-  }
-  if (/"snapshot"\s*:\s*\{\s*"meta"/.test(trimmed)) return unrecognizedAdvice("a V8 heap snapshot, which flameox does not read");
-  if (/"dhatFileVersion"\s*:/.test(trimmed))
-    return unrecognizedAdvice("a DHAT heap profile (valgrind --tool=dhat, dhat-rs), which flameox does not read");
+  const known = knownUnreadable(trimmed);
+  if (known) return unrecognizedAdvice(known);
   return unrecognizedAdvice(trimmed.startsWith("[") ? "a JSON array without trace events" : "a JSON object of no known profile shape");
 }

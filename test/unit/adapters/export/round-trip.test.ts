@@ -13,6 +13,9 @@ import { toPprof, writePprof } from "../../../../src/adapters/export/pprof.ts";
 import { toSpeedscope, writeSpeedscope } from "../../../../src/adapters/export/speedscope.ts";
 import { extractChromeTrace } from "../../../../src/adapters/formats/chrome-trace.ts";
 import { extractCollapsed } from "../../../../src/adapters/formats/collapsed.ts";
+import { frameRow } from "../../../../src/adapters/formats/common.ts";
+import { detectProfileFormat } from "../../../../src/adapters/formats/detect.ts";
+import { extractProfile } from "../../../../src/adapters/formats/extract-profile.ts";
 import { extractPprof } from "../../../../src/adapters/formats/pprof.ts";
 import { extractSpeedscope } from "../../../../src/adapters/formats/speedscope.ts";
 import { rankFrames } from "../../../../src/analysis/flamegraph/tree.ts";
@@ -102,6 +105,51 @@ describe("collapsed", () => {
     const sink = new MemoryEvidenceSink();
     await extractCollapsed(path, sink, { ...options, unit: summary.unit });
     expectSameHotspots(hotspots(sink.frames, sink.stacks), expectedCpu);
+  });
+});
+
+describe("collapsed re-imports whatever the names hold", () => {
+  test("a first frame starting with '[', a NUL, a name that reads as decorated, one symbol in two modules, a line over 64 KiB", async () => {
+    const native = (name: string, module: string | null) =>
+      frameRow({ function: name, file: null, line: null, module, language: "native" });
+    const unknown = native("[unknown]", null);
+    const main = native("main", "app");
+    const nul = native("read\u0000buffer", null);
+    const decorated = native("operator[] [x]", null);
+    const placed = native("looks (like.py:3)", null);
+    const libc = native("memcpy", "libc.so.6");
+    const libfoo = native("memcpy", "libfoo.so");
+    const long = native(`template<${"T".repeat(70_000)}>`, null);
+    const all = [unknown, main, nul, decorated, placed, libc, libfoo, long];
+    const stack = (leaf: FrameRow, weight: number): StackRow => ({
+      thread: null,
+      process: null,
+      frame_keys: [unknown.frame_key, main.frame_key, leaf.frame_key],
+      weight,
+      unit: "samples",
+      sample_count: weight,
+    });
+    const stacks = [stack(long, 60), stack(nul, 50), stack(libc, 40), stack(decorated, 30), stack(libfoo, 20), stack(placed, 10)];
+    const path = join(directory, "names.collapsed.txt");
+    await writeCollapsed(path, all, stacks);
+    expect(readFileSync(path, "utf8").startsWith("[unknown];main [app];template<")).toBe(true);
+    expect((await detectProfileFormat(path)).format).toBe("collapsed");
+    const sink = new MemoryEvidenceSink();
+    await extractProfile(path, sink, { projectRoot: null });
+    const read = sink.stacks
+      .map((row) => {
+        const leaf = sink.frames.get(row.frame_keys[row.frame_keys.length - 1] as string) as FrameRow;
+        return [leaf.function, leaf.module, row.weight];
+      })
+      .sort((left, right) => (right[2] as number) - (left[2] as number));
+    expect(read).toEqual([
+      [long.function, null, 60],
+      ["read\u0000buffer", null, 50],
+      ["memcpy", "libc.so.6", 40],
+      ["operator[] [x]", null, 30],
+      ["memcpy", "libfoo.so", 20],
+      ["looks (like.py:3)", null, 10],
+    ]);
   });
 });
 

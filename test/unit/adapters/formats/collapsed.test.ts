@@ -27,6 +27,12 @@ describe("parseCollapsedFrame", () => {
       module: null,
     });
   });
+
+  test("a module after the place, and the empty ` []` that keeps a decorated-looking name literal", () => {
+    expect(parseCollapsedFrame("run (src/app.go:12) [app]")).toEqual({ function: "run", file: "src/app.go", line: 12, module: "app" });
+    expect(parseCollapsedFrame("operator[] [x] []")).toEqual({ function: "operator[] [x]", file: null, line: null, module: null });
+    expect(parseCollapsedFrame("looks (like.py:3) []")).toEqual({ function: "looks (like.py:3)", file: null, line: null, module: null });
+  });
 });
 
 describe("extractCollapsed", () => {

@@ -143,3 +143,97 @@ describe("detectProfileFormatFromHead", () => {
     }
   });
 });
+
+describe("no silent acceptance: every format flameox reads is detected by content, gzip or not", () => {
+  const nsight = join(fixtures, "..", "nsight-systems", "nsight-2025.5.2.sqlite");
+  const kineto = join(fixtures, "kineto", "benchmark_result_2869224_1695835535_trace.json.gz");
+  const corpus = join(fixtures, "corpus");
+
+  test("capture files read by an extract tool: pyperf JSON (also gzip), Nsight SQLite, memray, flameox schemas", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      expect((await detectProfileFormat(join(corpus, "pyperf", "telco.json"))).format).toBe("pyperf_json");
+      expect((await detectProfileFormat(join(corpus, "pyperf", "py3.json.gz"))).format).toBe("pyperf_json");
+      expect(await detectProfileFormat(nsight)).toMatchObject({ format: "nsight_sqlite", producer: "nsight-systems" });
+      const gzipped = join(dir, "bench.json.gz");
+      writeFileSync(gzipped, gzipSync(readFileSync(join(corpus, "pyperf", "telco.json"))));
+      expect((await detectProfileFormat(gzipped)).format).toBe("pyperf_json");
+      const samples = join(dir, "samples.json");
+      writeFileSync(samples, '{"schema": "flameox.benchmark-samples.v1", "benchmarks": []}');
+      expect((await detectProfileFormat(samples)).format).toBe("benchmark_samples");
+      const sqlite = join(dir, "other.sqlite");
+      writeFileSync(
+        sqlite,
+        Buffer.concat([Buffer.from("SQLite format 3\u0000"), Buffer.alloc(100), Buffer.from("CREATE TABLE people(name)")]),
+      );
+      expect(await detectProfileFormat(sqlite)).toMatchObject({ format: "unknown", advice: { code: "format_not_recognized" } });
+    } finally {
+      cleanup();
+    }
+  });
+
+  test("pprof uncompressed and gzip, whatever the file name; Chrome/kineto and V8 profiles under gzip", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const plain = join(dir, "profile.data");
+      writeFileSync(plain, readFileSync(join(corpus, "google-pprof", "sample.cpu.pb")));
+      expect((await detectProfileFormat(plain)).format).toBe("pprof");
+      const gzipped = join(dir, "profile");
+      writeFileSync(gzipped, readFileSync(join(corpus, "google-pprof", "sample.cpu")));
+      expect((await detectProfileFormat(gzipped)).format).toBe("pprof");
+      expect(await detectProfileFormat(kineto)).toMatchObject({ format: "chrome_trace", producer: "torch.profiler" });
+      const cpuprofile = join(dir, "node.cpuprofile.gz");
+      writeFileSync(cpuprofile, gzipSync(readFileSync(join(fixtures, "node-busy.cpuprofile"))));
+      expect((await detectProfileFormat(cpuprofile)).format).toBe("v8_cpuprofile");
+      const sink = new MemoryEvidenceSink();
+      await extractProfile(cpuprofile, sink, { projectRoot });
+      expect(hottest(sink)).toBe("hotLoop");
+      const raw = join(dir, "py-spy.txt.gz");
+      writeFileSync(raw, gzipSync(readFileSync(join(fixtures, "py-spy.raw.txt"))));
+      expect((await detectProfileFormat(raw)).format).toBe("py_spy_raw");
+    } finally {
+      cleanup();
+    }
+  });
+
+  test("folded stacks with a bad line, a first frame starting with '[', a NUL, or a first line over 64 KiB", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const cases: [string, string, string][] = [
+        ["bad-line.txt", "main;work 7\nmain;idle 3\nthis line is broken\nmain;work;inner 2\n", "work"],
+        ["bracket.txt", "[unknown];main;work 7\n[unknown];main 1\n", "work"],
+        ["nul.txt", "main;wo\u0000rk 7\nmain 1\n", "wo\u0000rk"],
+        ["long.txt", `${Array.from({ length: 9_000 }, (_, index) => `frame_${index}`).join(";")};deep 5\nmain 1\n`, "deep"],
+      ];
+      for (const [name, text, hot] of cases) {
+        const path = join(dir, name);
+        writeFileSync(path, text);
+        expect([name, (await detectProfileFormat(path)).format]).toEqual([name, "collapsed"]);
+        const sink = new MemoryEvidenceSink();
+        const result = await extractProfile(path, sink, { projectRoot: null });
+        expect(hottest(sink)).toBe(hot);
+        if (name === "bad-line.txt") expect(result.limitations[0]).toContain("1 lines did not end with a numeric weight");
+      }
+    } finally {
+      cleanup();
+    }
+  });
+
+  test("what is still unknown says what it is and what to run, and extractProfile says the same", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const perfData = join(dir, "perf.data");
+      writeFileSync(perfData, Buffer.concat([Buffer.from("PERFILE2"), Buffer.alloc(200, 1)]));
+      const detected = await detectProfileFormat(perfData);
+      expect(detected).toMatchObject({ format: "unknown", advice: { code: "format_needs_conversion", next_tool: "import_artifact" } });
+      expect(detected.advice?.message).toContain("perf script -i <file>");
+      const error = await parseFailure(() => extractProfile(perfData, new MemoryEvidenceSink(), { projectRoot: null }));
+      expect(error.remediation[0]).toContain("perf script -i <file>");
+      const prose = join(dir, "notes.txt");
+      writeFileSync(prose, "Meeting notes\nnothing to see here\n");
+      expect((await detectProfileFormat(prose)).advice?.message).toContain("kind=sample_profile");
+    } finally {
+      cleanup();
+    }
+  });
+});
