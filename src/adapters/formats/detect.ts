@@ -18,7 +18,7 @@ import {
 } from "./detect-binary.ts";
 import { type JsonDetection, adviseJson, detectJson, torchMarkers } from "./detect-json.ts";
 import { type TextDetection, adviseText, detectText } from "./detect-text.ts";
-import type { DetectedFormat, FormatAdvice } from "./format-catalog.ts";
+import { type DetectedFormat, type FormatAdvice, conversionAdvice } from "./format-catalog.ts";
 
 export type { DetectedFormat, ProfileFormat } from "./format-catalog.ts";
 
@@ -185,6 +185,14 @@ export async function detectProfileFormat(path: string): Promise<DetectedProfile
   const innerName = gzip ? name.replace(/\.gz$/i, "") : name;
   if (startsWithText(head, sqliteHeader) && !gzip) head = await readHead(path, sqliteSniffBytes);
   const complete = gzip ? head.length < sniffBytes : size <= sniffBytes;
+  if (gzip && startsWithText(head, sqliteHeader)) {
+    // SQLite reads files, not streams: the database has to be inflated to a file first.
+    const advice = conversionAdvice(
+      "a gzip-compressed SQLite database (an Nsight Systems or coverage.py file?)",
+      "decompress it with `gunzip`",
+    );
+    return unknown(advice, ["gzip", "SQLite"]);
+  }
   let result = detectProfileFormatFromHead(head, innerName, complete);
   if (
     result.format === "unknown" &&

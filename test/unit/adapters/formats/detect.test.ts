@@ -161,6 +161,9 @@ describe("no silent acceptance: every format flameox reads is detected by conten
       const samples = join(dir, "samples.json");
       writeFileSync(samples, '{"schema": "flameox.benchmark-samples.v1", "benchmarks": []}');
       expect((await detectProfileFormat(samples)).format).toBe("benchmark_samples");
+      const compressed = join(dir, "report.sqlite.gz");
+      writeFileSync(compressed, gzipSync(readFileSync(nsight)));
+      expect(await detectProfileFormat(compressed)).toMatchObject({ format: "unknown", advice: { code: "format_needs_conversion" } });
       const sqlite = join(dir, "other.sqlite");
       writeFileSync(
         sqlite,
