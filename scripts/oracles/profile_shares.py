@@ -157,7 +157,7 @@ def perf_script(path):
             continue
         if line.startswith("#"):
             continue
-        header = None if line[:1].isspace() else PERF_HEADER.match(line)
+        header = None if line[:1].isspace() or len(line) > 4096 else PERF_HEADER.match(line)
         if header:
             finish()
             chain, in_sample = [], True
@@ -287,9 +287,7 @@ def gecko_table(value):
             return values[index] if isinstance(index, int) and isinstance(values, list) and index < len(values) else None
 
         return len(rows), get
-    length = value.get("length")
-    if not isinstance(length, int):
-        length = max([len(column) for column in value.values() if isinstance(column, list)] or [0])
+    length = max([len(column) for column in value.values() if isinstance(column, list)] or [0])
 
     def get(row, column):
         values = value.get(column)
@@ -299,6 +297,8 @@ def gecko_table(value):
 
 
 def gecko_location(location):
+    if len(location) > 4096:
+        return location
     match = re.match(r"^(.*) \((.+?):(\d+)(?::\d+)?\)$", location)
     if match:
         return match.group(1)

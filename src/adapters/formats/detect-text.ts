@@ -6,7 +6,7 @@
 import { dtraceCountLine, dtraceFrameLine, dtraceHeader } from "./dtrace-stacks.ts";
 import { type FormatAdvice, conversionAdvice, unrecognizedAdvice } from "./format-catalog.ts";
 import { ghcReportTitle } from "./ghc-prof.ts";
-import { perfFrameLine, perfSampleHeader } from "./perf-script.ts";
+import { perfFrameLine, perfHeaderOf } from "./perf-script.ts";
 
 export type TextDetection = {
   format: "ghc_prof" | "dtrace_stacks" | "perf_script" | "collapsed" | "py_spy_raw";
@@ -44,10 +44,10 @@ export function detectText(lines: readonly string[]): TextDetection | null {
   }
   if (first !== undefined && dtraceHeader.test(first))
     return { format: "dtrace_stacks", hints: ["CPU ID FUNCTION:NAME header"], producer: "dtrace" };
-  if (first !== undefined && perfSampleHeader.test(first) && content.some((line) => perfFrameLine.test(line))) {
+  if (first !== undefined && perfHeaderOf(first) && content.some((line) => perfFrameLine.test(line))) {
     return { format: "perf_script", hints: ["perf script sample header and call chain"], producer: "perf" };
   }
-  if (first !== undefined && perfSampleHeader.test(first) && content.every((line) => line.startsWith("#") || perfSampleHeader.test(line))) {
+  if (first !== undefined && perfHeaderOf(first) && content.every((line) => line.startsWith("#") || perfHeaderOf(line))) {
     return { format: "perf_script", hints: ["perf script sample headers (no call chains)"], producer: "perf" };
   }
   if (

@@ -196,7 +196,8 @@ function foldThread(
       chain.push(at);
       at = indexOf(stackTable.get(at, "prefix"));
     }
-    let node = at === null ? 0 : (nodeOf.get(at) as number);
+    // A prefix chain longer than the table loops: what was walked hangs off the root.
+    let node = at === null ? 0 : (nodeOf.get(at) ?? 0);
     for (let index = chain.length - 1; index >= 0; index--) {
       const stackIndex = chain[index] as number;
       const frameIndex = indexOf(stackTable.get(stackIndex, "frame"));

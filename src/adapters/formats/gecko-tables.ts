@@ -23,10 +23,11 @@ export function geckoTable(value: unknown): GeckoTable {
       },
     };
   }
-  let length = typeof record.length === "number" ? record.length : -1;
-  if (length < 0) for (const column of Object.values(record)) if (Array.isArray(column)) length = Math.max(length, column.length);
+  // The rows are what the columns hold: a `length` field claiming more is not believed.
+  let length = 0;
+  for (const column of Object.values(record)) if (Array.isArray(column)) length = Math.max(length, column.length);
   return {
-    length: Math.max(0, length),
+    length,
     get(row, column) {
       const values = record[column];
       return Array.isArray(values) ? values[row] : undefined;
@@ -36,6 +37,7 @@ export function geckoTable(value: unknown): GeckoTable {
 
 export type GeckoFrame = { function: string; file: string | null; line: number | null; module: string | null };
 
+const maxLocationLength = 4096;
 const withPlace = /^(.*) \((.+?):(\d+)(?::\d+)?\)$/;
 const withLibrary = /^(.*) \(in (.+)\)$/;
 
@@ -44,6 +46,8 @@ const withLibrary = /^(.*) \(in (.+)\)$/;
  * for symbolicated native code, else the label or address itself.
  */
 export function parseGeckoLocation(location: string): GeckoFrame {
+  // Real locations are short; a longer one is kept as it is rather than searched.
+  if (location.length > maxLocationLength) return { function: location, file: null, line: null, module: null };
   const place = withPlace.exec(location);
   if (place) return { function: place[1] as string, file: place[2] as string, line: Number(place[3]), module: null };
   const library = withLibrary.exec(location);

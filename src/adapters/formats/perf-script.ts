@@ -30,6 +30,13 @@ import { type LabelledGroup, disambiguateThreadLabels } from "./thread-labels.ts
  */
 export const perfSampleHeader =
   /^(\S.*?)\s+(-?\d+)(?:\/(-?\d+))?\s+(?:\[\d+\]\s+)?(?:\d+\.\d+:|(?:\d+\s+)?[A-Za-z][\w.\-/]*(?::[\w.\-/]*)*:\s*$)/;
+/** Sample headers are short; a longer line is never taken for one (and never costs a regex pass over megabytes). */
+export const maxPerfHeaderLength = 4096;
+
+export function perfHeaderOf(line: string): RegExpExecArray | null {
+  return line.length > maxPerfHeaderLength || /^\s/.test(line) ? null : perfSampleHeader.exec(line);
+}
+
 /** `<address> <symbol> (<dso>)`, indented (old perf wrote it at the start of the line). */
 export const perfFrameLine = /^\s*([0-9a-fA-F]+)\s+(\S.*)$/;
 const pythonTrampoline = /^py::(.+?):(\/.*|<[^>]*>)$/;
@@ -119,7 +126,7 @@ export async function extractPerfScript(path: string, sink: EvidenceSink, option
       if (line.trim() === "") read.finish();
       else if (line.startsWith("#")) continue;
       else {
-        const header = /^\s/.test(line) ? null : perfSampleHeader.exec(line);
+        const header = perfHeaderOf(line);
         if (!header) {
           read.body(line);
           continue;

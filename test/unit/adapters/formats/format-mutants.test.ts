@@ -63,7 +63,18 @@ const originals = [
   "devtools/chrome-141-no-arg-data.json",
   "devtools/multi-thread-with-samples.json",
   "kineto/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+  "perf/hot.perf.txt",
+  "pstats/busy.pstats",
+  "corpus/speedscope/Firefox-63-simple-firefox.json",
+  "corpus/firefox-profiler/processed-3.json",
+  "corpus/speedscope/stackprof-simple-cpu-stackprof.json",
+  "corpus/speedscope/haskell-simple.prof",
+  "corpus/flamegraph/perf-dd-stacks-01.txt",
+  "corpus/google-pprof/sample.cpu.pb",
 ];
+
+/** Formats whose every prefix is itself a valid file of fewer samples. */
+const readsWhatIsThere = new Set(["perf/hot.perf.txt", "corpus/flamegraph/perf-dd-stacks-01.txt"]);
 
 describe("mutants of every format end in evidence or a typed error, never anything else", () => {
   for (const name of originals) {
@@ -90,7 +101,8 @@ describe("mutants of every format end in evidence or a typed error, never anythi
           typed++;
         }
         // The truncations alone guarantee refusals; a test that only ever succeeded would prove nothing.
-        expect(typed).toBeGreaterThan(0);
+        // `perf script` text is read sample by sample: a cut file is the samples before the cut.
+        if (!readsWhatIsThere.has(name)) expect(typed).toBeGreaterThan(0);
       } finally {
         cleanup();
       }
