@@ -216,3 +216,40 @@ describe("extractPprof", () => {
     }
   });
 });
+
+describe("heap profiles", () => {
+  test("inuse_space is counted by inuse_objects, not by the first count type (alloc_objects)", async () => {
+    const { ProtoWriter } = await import("../../../../src/adapters/export/protobuf-writer.ts");
+    const strings = ["", "alloc_objects", "count", "alloc_space", "bytes", "inuse_objects", "inuse_space", "leaky", "churn"];
+    const out = new ProtoWriter();
+    for (const [type, unit] of [
+      [1, 2],
+      [3, 4],
+      [5, 2],
+      [6, 4],
+    ])
+      out.message(1, new ProtoWriter().uint(1, type as number).uint(2, unit as number));
+    // [alloc_objects, alloc_space, inuse_objects, inuse_space] per stack: leaky keeps what it allocates, churn frees it.
+    out.message(2, new ProtoWriter().packed(1, [1]).packed(2, [3, 3072, 3, 3072]));
+    out.message(2, new ProtoWriter().packed(1, [2]).packed(2, [900, 921600, 2, 2048]));
+    out.message(4, new ProtoWriter().uint(1, 1).message(4, new ProtoWriter().uint(1, 1)));
+    out.message(4, new ProtoWriter().uint(1, 2).message(4, new ProtoWriter().uint(1, 2)));
+    out.message(5, new ProtoWriter().uint(1, 1).uint(2, 7));
+    out.message(5, new ProtoWriter().uint(1, 2).uint(2, 8));
+    for (const text of strings) out.string(6, text);
+    const { dir, cleanup } = tempDir();
+    try {
+      const path = join(dir, "heap.pb.gz");
+      writeFileSync(path, gzipSync(out.take()));
+      const sink = new MemoryEvidenceSink();
+      await extractPprof(path, sink, { projectRoot: null });
+      const rows = sink.stacks.map((stack) => [leaf(sink, stack).function, stack.weight, stack.sample_count, stack.unit]).sort();
+      expect(rows).toEqual([
+        ["churn", 2048, 2, "bytes"],
+        ["leaky", 3072, 3, "bytes"],
+      ]);
+    } finally {
+      cleanup();
+    }
+  });
+});
