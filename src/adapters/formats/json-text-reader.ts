@@ -6,7 +6,17 @@
  * ends the read (ValueTooLarge) instead of growing without bound.
  */
 import type { ByteSource } from "./byte-source.ts";
-import { JsonTextScanner, NEED_MORE } from "./json-grammar.ts";
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COMMA,
+  JsonTextScanner,
+  NEED_MORE,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from "./json-grammar.ts";
 
 /** A structural error the fast reader found; the caller reports it through the generic scanner. */
 export class FastScanError extends Error {}
@@ -91,11 +101,29 @@ export class JsonTextReader {
     return this.text.charCodeAt(this.at);
   }
 
-  /** Skips one whole value at `at`. */
+  /**
+   * Skips one whole value at `at`, following its brackets and strings across chunks without keeping
+   * its text: a skipped value of any size (512 MiB of whitespace inside an unread array, say) costs
+   * one chunk of memory. Like the structural scan it replaces, it checks brackets and strings, not
+   * the grammar inside. Inside containers and strings it jumps between the characters that matter.
+   */
   protected async skipValue(): Promise<void> {
-    const end = await this.run((start) => this.grammar.skipStructural(this.text, start));
-    if (end < 0) this.fail("truncated JSON");
-    this.at = end;
+    const state: SkipState = { depth: 0, inString: false, escaped: false, scalar: false };
+    for (;;) {
+      const end = skipIn(this.text, this.at, state);
+      if (end === "separator") this.fail("unexpected separator");
+      if (end === "close") this.fail("unexpected close bracket");
+      if (end >= 0) {
+        this.at = end;
+        return;
+      }
+      const length = this.text.length;
+      this.at = length;
+      if (!(await this.more(length))) {
+        if (state.scalar && state.depth === 0 && !state.inString) return;
+        this.fail("truncated JSON");
+      }
+    }
   }
 
   /** Parses one whole value at `at` with JSON.parse. */
@@ -130,4 +158,57 @@ export class JsonTextReader {
   protected get exhausted(): boolean {
     return this.eof && this.at >= this.text.length;
   }
+}
+
+type SkipState = { depth: number; inString: boolean; escaped: boolean; scalar: boolean };
+
+const structural = /["{}[\]]/g;
+const stringEnd = /["\\]/g;
+
+/**
+ * Scans a skipped value from `from` with the state carried from the previous chunk: the index after
+ * the value, -1 when the text ends first, or what made it malformed.
+ */
+function skipIn(text: string, from: number, state: SkipState): number | "separator" | "close" {
+  let index = from;
+  while (index < text.length) {
+    if (state.inString) {
+      if (state.escaped) {
+        state.escaped = false;
+        index++;
+        continue;
+      }
+      stringEnd.lastIndex = index;
+      const found = stringEnd.exec(text);
+      if (!found) return -1;
+      index = found.index + 1;
+      if (text.charCodeAt(found.index) === BACKSLASH) state.escaped = true;
+      else {
+        state.inString = false;
+        if (state.depth === 0) return index;
+      }
+      continue;
+    }
+    if (state.depth > 0) {
+      structural.lastIndex = index;
+      const found = structural.exec(text);
+      if (!found) return -1;
+      index = found.index + 1;
+      const code = text.charCodeAt(found.index);
+      if (code === QUOTE) state.inString = true;
+      else if (code === OPEN_BRACE || code === OPEN_BRACKET) state.depth++;
+      else if (--state.depth === 0) return index;
+      continue;
+    }
+    const code = text.charCodeAt(index);
+    if (code === QUOTE) state.inString = true;
+    else if (code === OPEN_BRACE || code === OPEN_BRACKET) state.depth++;
+    else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) return state.scalar ? index : "close";
+    else if (code === COMMA || code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09) {
+      // A number, true, false or null ends at the first separator or white space.
+      return state.scalar ? index : "separator";
+    } else state.scalar = true;
+    index++;
+  }
+  return -1;
 }

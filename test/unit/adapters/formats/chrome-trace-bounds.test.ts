@@ -223,3 +223,19 @@ describe("what trace viewers accept, and where flameox says what it did", () => 
     }
   });
 });
+
+describe("skipped top-level values", () => {
+  test("a skipped value larger than a read chunk, with brackets and escaped quotes inside its strings, is passed over", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const filler = Array.from({ length: 200_000 }, (_, index) => ({ name: `gpu ${index} ]}\\"[{`, sizes: [index, [index + 1]] }));
+      const text = `{"deviceProperties": ${JSON.stringify(filler)}, "schemaVersion": 1, "traceEvents": [{"ph": "X", "name": "aten::mm", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 0, "dur": 5}]}`;
+      expect(text.length).toBeGreaterThan(9 << 20);
+      const sink = new MemoryEvidenceSink();
+      await extractChromeTrace(write(dir, "metadata.json", text), sink, { projectRoot: null, parseMode: "stream" });
+      expect(sink.traceEvents.map((row) => [row.name, row.dur_ns])).toEqual([["aten::mm", 5_000]]);
+    } finally {
+      cleanup();
+    }
+  });
+});
