@@ -133,6 +133,8 @@ export async function extractFolded(
     throw artifactParseFailed(path, `line ${firstBad.line} (byte ${firstBad.byte_offset}) does not end with a numeric weight`, firstBad);
   }
   if (lines === 0) throw artifactParseFailed(path, "no folded stack lines (`frame;frame weight`) were found");
+  if (absurd === lines)
+    throw artifactParseFailed(path, `every one of its ${lines} lines has a negative, infinite or absurd weight (past 2^53)`);
   disambiguateThreadLabels([...labelled.values()]);
   const emitter = new RowEmitter(sink, options.maxRows);
   aggregator.emit(emitter, (frameId) => frames.rows[frameId] as (typeof frames.rows)[number]);

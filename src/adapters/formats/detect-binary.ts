@@ -55,7 +55,8 @@ function protobufFields(bytes: Uint8Array, limit = 64): { field: number; wire: n
       continue;
     } else if (wire === 1) end = tag.next + 8;
     else if (wire === 5) end = tag.next + 4;
-    else return null;
+    // A wire type protobuf does not have: the message is damaged here; what came before still counts.
+    else return fields.length > 0 ? fields : null;
     fields.push({ field, wire, start: tag.next, end });
     at = end;
   }
@@ -103,8 +104,9 @@ export function detectProtobuf(head: Uint8Array): BinaryDetection | null {
   if (fields.every((field) => field.field === 1 && field.wire === 2) && !opensWithValueType) {
     return { format: "perfetto_protobuf", hints: ["protobuf", "trace packets"], producer: "perfetto" };
   }
+  // A profile that opens with its sample types is one even if a later field is damaged: its reader says where.
   const pprofLike = fields.every((field) => pprofWireTypes[field.field]?.includes(field.wire));
-  if (pprofLike && (opensWithValueType || (fields.length >= 2 && fields.some((field) => field.field === 2 || field.field === 6)))) {
+  if (opensWithValueType || (pprofLike && fields.length >= 2 && fields.some((field) => field.field === 2 || field.field === 6))) {
     return {
       format: "pprof",
       hints: ["protobuf", opensWithValueType ? "profile.proto sample types" : "profile.proto fields"],

@@ -61,9 +61,15 @@ export function detectJson(trimmed: string, lowerName: string): JsonDetection | 
       parts ? (parts[2] as string) : null,
     );
   }
-  if (/"traceEvents"\s*:/.test(trimmed)) {
+  // kineto writes its metadata before `traceEvents`: two of its top-level keys name the trace already.
+  const torchKeys = ['"schemaVersion"', '"deviceProperties"', '"distributedInfo"', '"baseTimeNanoseconds"', '"trace_id"'].filter((key) =>
+    trimmed.includes(key),
+  );
+  const traceEvents = /"traceEvents"\s*:/.test(trimmed);
+  if (traceEvents || torchKeys.length >= 2) {
     const hints = torchMarkers.filter((marker) => trimmed.includes(marker));
-    return hints.length > 0 ? json("chrome_trace", ["traceEvents", ...hints], "torch.profiler") : json("chrome_trace", ["traceEvents"]);
+    const first = traceEvents ? "traceEvents" : "kineto metadata before traceEvents";
+    return hints.length > 0 ? json("chrome_trace", [first, ...hints], "torch.profiler") : json("chrome_trace", [first]);
   }
   if (/"nodes"\s*:/.test(trimmed) && (/"callFrame"\s*:/.test(trimmed) || /"timeDeltas"\s*:/.test(trimmed)))
     return json("v8_cpuprofile", ["nodes/callFrame"], "v8");

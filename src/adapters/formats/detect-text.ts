@@ -14,7 +14,8 @@ export type TextDetection = {
   producer: string | null;
 };
 
-const foldedLine = /\S\s+\d+(\.\d+)?$/;
+/** A weight ends the line: digits, maybe a fraction, an exponent or a sign (the reader judges the value). */
+const foldedLine = /\S\s+[-+]?\d+(\.\d+)?([eE][-+]?\d+)?$/;
 const bareWeight = /^\s*\d+$/;
 
 /** Which folded-stack lines parse (`frames weight`) and which do not, comments and blank lines aside. */

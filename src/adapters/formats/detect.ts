@@ -5,7 +5,9 @@
  * readable (format-catalog.ts).
  */
 import { basename } from "node:path";
-import { isGzip, openByteSource } from "./byte-source.ts";
+import { createReadStream } from "node:fs";
+import { createGunzip, constants as zlibConstants } from "node:zlib";
+import { isGzip } from "./byte-source.ts";
 import { readLines } from "./common.ts";
 import {
   type BinaryDetection,
@@ -18,7 +20,7 @@ import {
 } from "./detect-binary.ts";
 import { type JsonDetection, adviseJson, detectJson, torchMarkers } from "./detect-json.ts";
 import { type TextDetection, adviseText, detectText } from "./detect-text.ts";
-import { type DetectedFormat, type FormatAdvice, conversionAdvice } from "./format-catalog.ts";
+import { type DetectedFormat, type FormatAdvice, conversionAdvice, unrecognizedAdvice } from "./format-catalog.ts";
 
 export type { DetectedFormat, ProfileFormat } from "./format-catalog.ts";
 
@@ -44,23 +46,30 @@ async function readHead(path: string, bytes = sniffBytes): Promise<Uint8Array> {
   return new Uint8Array(await Bun.file(path).slice(0, bytes).arrayBuffer());
 }
 
-/** The first `bytes` of a gzip file's inflated content (an empty array when it is damaged). */
+/**
+ * The first `bytes` of a gzip file's inflated content, read in small chunks with a sync flush at the
+ * end, so a file cut short or damaged still shows what inflated before the damage (an empty array
+ * when nothing did).
+ */
 async function inflatedHead(path: string, bytes = sniffBytes): Promise<Uint8Array> {
-  const source = await openByteSource(path, { maxInflatedBytes: bytes * 2 });
-  const head = Buffer.allocUnsafe(bytes);
+  const gunzip = createGunzip({ chunkSize: 16 * 1024, finishFlush: zlibConstants.Z_SYNC_FLUSH });
+  const input = createReadStream(path, { highWaterMark: 64 * 1024 });
+  input.on("error", (error) => gunzip.destroy(error));
+  const parts: Buffer[] = [];
   let filled = 0;
   try {
-    while (filled < bytes) {
-      const read = await source.read(head, filled, bytes - filled);
-      if (read === 0) break;
-      filled += read;
+    for await (const chunk of input.pipe(gunzip) as AsyncIterable<Buffer>) {
+      parts.push(chunk);
+      filled += chunk.length;
+      if (filled >= bytes) break;
     }
   } catch {
     // Damaged or cut: detection goes by what inflated before the damage.
   } finally {
-    await source.close();
+    input.destroy();
+    gunzip.destroy();
   }
-  return new Uint8Array(head.subarray(0, filled));
+  return new Uint8Array(Buffer.concat(parts).subarray(0, bytes));
 }
 
 /** Text a UTF-16 file (with its byte-order mark) holds, else null. */
@@ -125,7 +134,7 @@ export function detectProfileFormatFromHead(head: Uint8Array, name: string, comp
   }
   const text = new TextDecoder(utf16 ?? "utf-8", { fatal: false }).decode(head).replace(/^\uFEFF/, "");
   const trimmed = text.trimStart();
-  if (trimmed.startsWith("{") || /^\[\s*(\{|\]|"|$)/.test(trimmed)) {
+  if (trimmed.startsWith("{") || /^\[\s*(\{|\[|\]|"|$)/.test(trimmed)) {
     const found = detectJson(trimmed, lowerName);
     return found ? fromJson(found) : unknown(adviseJson(trimmed), ["JSON of no known profile shape"]);
   }
@@ -185,6 +194,8 @@ export async function detectProfileFormat(path: string): Promise<DetectedProfile
   const innerName = gzip ? name.replace(/\.gz$/i, "") : name;
   if (startsWithText(head, sqliteHeader) && !gzip) head = await readHead(path, sqliteSniffBytes);
   const complete = gzip ? head.length < sniffBytes : size <= sniffBytes;
+  if (gzip && head.length === 0)
+    return unknown(unrecognizedAdvice("a gzip file whose data is damaged or cut off before anything inflates"), ["gzip"]);
   if (gzip && startsWithText(head, sqliteHeader)) {
     // SQLite reads files, not streams: the database has to be inflated to a file first.
     const advice = conversionAdvice(
