@@ -81,7 +81,8 @@ export const captureTools = [
   }),
   defineTool({
     name: "import_artifact",
-    description: "Import a profile, trace, failure log or other file as a run (most become evidence). Next: evidence.next_tool.",
+    description:
+      "Import a profile, trace, failure log or other file as a run (most become evidence). Next: evidence.next_tool; evidence.limitation_details says why none.",
     input: ImportArtifactRequest,
     annotations: additive,
     async handler(input, { services }) {
