@@ -7,6 +7,7 @@ import { type Experiment, type ExperimentProtocol, type ExperimentStore, protoco
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import type { ComparisonService } from "./comparison-service.ts";
 import { bestEffortProgress, type ProgressReporter } from "./progress.ts";
+import { numericLevels } from "./scaling-service.ts";
 import type { RunSetService } from "./run-set-service.ts";
 import type { TrialProtocol, TrialRunner } from "./trial-runner.ts";
 
@@ -30,6 +31,8 @@ export type ExperimentReceipt = {
   run_sets: Experiment["run_sets"];
   comparison_id: string | null;
   comparison: {
+    /** The measurement compared (the experiment's primary metric), so the ratio can be read. */
+    metric: string;
     decision: string;
     validity: string;
     estimate: number | null;
@@ -42,6 +45,8 @@ export type ExperimentReceipt = {
   resource_uri: string;
   trial_collection_resource_uri: string;
   next_tool: string;
+  /** next_tool's complete arguments for this experiment. */
+  next_arguments: Record<string, unknown>;
 };
 
 function emptyCounts(): Experiment["counts"] {
@@ -235,6 +240,7 @@ export class ExperimentExecution {
       });
       experiment.comparison_id = receipt.ref_id;
       return {
+        metric: intent.statistics.primary_metric,
         decision: receipt.decision ?? "inconclusive",
         validity: receipt.validity ?? "invalid",
         estimate: receipt.estimate ?? null,
@@ -266,11 +272,30 @@ export class ExperimentExecution {
       limitations: experiment.limitations,
       resource_uri: experiment.resource_uri,
       trial_collection_resource_uri: experiment.trial_collection_resource_uri,
-      next_tool: experiment.comparison_id
-        ? "get_evidence"
-        : Object.keys(intent.factors).length === 1 && intent.treatments.length > 2
-          ? "analyze_scaling"
-          : "compare_run_sets",
+      ...nextStep(experiment, intent),
     };
   }
+}
+
+/**
+ * Where the receipt sends an agent, with complete arguments: the recorded comparison; the growth fit of a
+ * sweep over more than two numeric sizes (whatever the other factors: each of their combinations is a
+ * series); the first two treatments' run sets; or, with fewer than two run sets, the trials that say why.
+ */
+function nextStep(experiment: Experiment, intent: ExperimentIntent): Pick<ExperimentReceipt, "next_tool" | "next_arguments"> {
+  if (experiment.comparison_id)
+    return { next_tool: "get_evidence", next_arguments: { ref_type: "comparison", ref_id: experiment.comparison_id } };
+  const levels = intent.factors[intent.treatment_factor];
+  if (levels && levels.length > 2 && numericLevels(levels))
+    return {
+      next_tool: "analyze_scaling",
+      next_arguments: { experiment_id: experiment.experiment_id, size_parameter: intent.treatment_factor },
+    };
+  const [baseline, candidate] = experiment.run_sets;
+  if (baseline && candidate)
+    return {
+      next_tool: "compare_run_sets",
+      next_arguments: { baseline_run_set_id: baseline.run_set_id, candidate_run_set_id: candidate.run_set_id },
+    };
+  return { next_tool: "list_experiment_trials", next_arguments: { experiment_id: experiment.experiment_id } };
 }

@@ -60,19 +60,30 @@ export type TrialCollection = {
 };
 
 /**
- * The performance statistics an experiment declares; the categorical default compares wall time instead, and
- * an undeclared polarity is the metric's own (lower is better for times and bytes), else neutral.
+ * The performance statistics an experiment declares; the categorical default compares the adapter's own
+ * time instead (lower is better), and an undeclared polarity is the metric's own (lower is better for
+ * times and bytes), else neutral.
  */
-function statisticsOf(experiment: ExperimentConfig, seed: number): ExperimentStatistics {
+function statisticsOf(experiment: ExperimentConfig, seed: number, performanceMetric: string): ExperimentStatistics {
   const categorical = experiment.primary_metric === "categorical_outcome";
   return {
-    primary_metric: categorical ? "runtime.wall_time_ns" : experiment.primary_metric,
+    primary_metric: categorical ? performanceMetric : experiment.primary_metric,
     polarity: experiment.polarity ?? polarityOfMetric(experiment.primary_metric) ?? "neutral",
     practical_threshold: experiment.practical_threshold,
     confidence_level: experiment.confidence_level,
     estimand: experiment.estimand,
     random_seed: seed,
   };
+}
+
+/**
+ * What an experiment that names no metric compares: under pyperf, the benchmark's own timings
+ * (`pyperf.<name>`), since pyperf calibrates its loops to a fixed duration and the process's wall time
+ * then barely moves with the work; under any other adapter, the process's wall time.
+ */
+function defaultPerformanceMetric(adapter: string, options: Record<string, unknown>): string {
+  if (adapter === "pyperf") return `pyperf.${typeof options.name === "string" ? options.name : "workload"}`;
+  return "runtime.wall_time_ns";
 }
 
 /**
@@ -181,12 +192,13 @@ export class ExperimentService {
       capture_mode: "auto",
     });
     const warnings = [probe.warnings[0]!];
+    const performanceMetric = defaultPerformanceMetric(probe.adapter, probe.adapter_options);
     if (experiment.primary_metric === "categorical_outcome") {
       warnings.push(
-        "primary_metric is the default categorical_outcome; performance comparisons use runtime.wall_time_ns (lower is better) instead.",
+        `primary_metric is the default categorical_outcome; performance comparisons use ${performanceMetric} (lower is better) instead.`,
       );
     }
-    const statistics = statisticsOf(experiment, experiment.random_seed);
+    const statistics = statisticsOf(experiment, experiment.random_seed, performanceMetric);
     const sensitivity = experiment.analysis === "performance" ? designSensitivity(experiment.blocks, statistics) : null;
     // The warnings speak of a verdict between two treatments; a size sweep is read by analyze_scaling instead.
     if (factors[treatment]!.length === 2) warnings.push(...(sensitivity?.warnings ?? []));

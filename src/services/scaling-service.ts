@@ -65,7 +65,7 @@ function positiveNumber(value: unknown): number | null {
   return Number.isFinite(number) && number > 0 ? number : null;
 }
 
-function numericLevels(levels: readonly unknown[] | undefined): boolean {
+export function numericLevels(levels: readonly unknown[] | undefined): boolean {
   return levels !== undefined && levels.length >= 2 && levels.every((level) => positiveNumber(level) !== null);
 }
 

@@ -39,7 +39,7 @@ export const experimentTools = [
   }),
   defineTool({
     name: "run_experiment",
-    description: "Run a plan's trials, freeze a run set per treatment, compare two treatments. Next: get_experiment.",
+    description: "Run a plan's trials, freeze a run set per treatment, compare two treatments. Next: next_tool.",
     input: RunExperimentRequest,
     annotations: execute,
     async handler(input, { services, signal, progress }) {

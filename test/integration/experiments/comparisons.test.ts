@@ -107,6 +107,12 @@ describe("experiment execution", () => {
     expect(progress.map((entry) => entry.step)).toEqual([...Array(95).keys()]);
     expect(new Set(progress.map((entry) => entry.total))).toEqual(new Set([94]));
     expect(work.run_sets.map((entry) => entry.treatment)).toEqual(["base", "same", "more"]);
+    // Three named treatments: no automatic comparison, so the receipt names the first two run sets to compare.
+    expect(work.next_tool).toBe("compare_run_sets");
+    expect(work.next_arguments).toEqual({
+      baseline_run_set_id: work.run_sets[0]!.run_set_id,
+      candidate_run_set_id: work.run_sets[1]!.run_set_id,
+    });
     const experiment = services.experiments.getExperiment(work.experiment_id);
     expect(experiment.order_digest).toMatch(/^sha256:/);
     expect(experiment.random_seed).toBe(11);

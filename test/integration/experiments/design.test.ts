@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { minimumDetectableRatio } from "../../../src/analysis/statistics/design-power.ts";
 import type { Services } from "../../../src/services/services.ts";
-import { experimentProject } from "./project.ts";
+import { join } from "node:path";
+import { experimentProject, repositoryRoot } from "./project.ts";
 
 // Real trials (14 short ones). The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
 setDefaultTimeout(120_000);
@@ -16,6 +17,16 @@ const toml = `
 [workloads.busy]
 argv = ["$PYTHON", "-S", "busy.py", "{variant}"]
 parameters = { variant = ["base", "same", "more"] }
+
+# The venv's own interpreter (not its realpath, which is the bare base Python): pyperf is installed there.
+[workloads.timed]
+argv = ["${join(repositoryRoot, ".tools", "venv", "bin", "python")}", "busy.py", "{variant}"]
+parameters = { variant = ["base", "more"] }
+
+[experiments.timed]
+workload = "timed"
+factors = { variant = ["base", "more"] }
+blocks = 3
 
 [experiments.defaults]
 workload = "busy"
@@ -87,6 +98,24 @@ describe("plan_experiment says what a design can detect", () => {
     expect(planned.warnings.some((warning) => warning.startsWith("polarity is neutral for metric bench_throughput"))).toBe(true);
   });
 
+  test("under pyperf, an experiment that names no metric compares the benchmark's own timings, lower is better", async () => {
+    // pyperf calibrates its loops to a fixed duration, so the process's wall time would hardly move with the work.
+    const planned = await services.experiments.plan({ experiment_name: "timed", adapter: "pyperf", parameters: {} });
+    expect(planned.statistics).toMatchObject({ primary_metric: "pyperf.workload", polarity: "lower_is_better" });
+    expect(planned.warnings).toContain(
+      "primary_metric is the default categorical_outcome; performance comparisons use pyperf.workload (lower is better) instead.",
+    );
+    const named = await services.experiments.plan({
+      experiment_name: "timed",
+      adapter: "pyperf",
+      adapter_options: { name: "sorting" },
+      parameters: {},
+    });
+    expect(named.statistics.primary_metric).toBe("pyperf.sorting");
+    // A declared metric stays what it is, and other adapters keep the process's wall time.
+    expect((await plan("small")).statistics.primary_metric).toBe("runtime.wall_time_ns");
+  });
+
   test("a sweep of more than two treatments reports the detectable change but no verdict warnings", async () => {
     const planned = await plan("sweep");
     expect(planned.detectable_change!.ratio).toBeNull();
@@ -111,7 +140,28 @@ describe("warm-up rounds", () => {
     }
     const comparison = services.comparisons.getEvidence("comparison", receipt.comparison_id!).result as Record<string, any>;
     expect(comparison.counts.pairs).toBe(5);
+    // The receipt names what it compared and sends the agent to the recorded comparison, arguments complete.
+    expect(receipt.comparison?.metric).toBe("runtime.cpu_user_ns");
+    expect(receipt.next_tool).toBe("get_evidence");
+    expect(receipt.next_arguments).toEqual({ ref_type: "comparison", ref_id: receipt.comparison_id });
     expect(comparison.counts.excluded).toEqual({ baseline: 2, candidate: 2 });
     expect(comparison.counts.failed).toEqual({ baseline: 0, candidate: 0 });
+  });
+});
+
+describe("an experiment under pyperf", () => {
+  test("is compared on the benchmark's own timings, which every trial recorded", async () => {
+    const planned = await services.experiments.plan({
+      experiment_name: "timed",
+      adapter: "pyperf",
+      adapter_options: { processes: 1, values: 2, warmups: 0 },
+      parameters: {},
+    });
+    const receipt = await services.experiments.run(planned.plan_id);
+    expect(receipt.counts.succeeded).toBe(6);
+    expect(receipt.comparison?.metric).toBe("pyperf.workload");
+    const comparison = services.comparisons.getEvidence("comparison", receipt.comparison_id!).result as Record<string, any>;
+    expect(comparison.metric).toBe("pyperf.workload");
+    expect(comparison.counts.pairs).toBe(3);
   });
 });

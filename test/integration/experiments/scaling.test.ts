@@ -70,6 +70,15 @@ describe("analyze_scaling", () => {
     expect(result.limitations.join(" ")).toContain("extrapolate");
   });
 
+  test("run_experiment's receipt for a sweep of numeric sizes sends the agent to analyze_scaling with complete arguments", async () => {
+    // Two factors (shape and n): each shape is a series, so the sweep over n is still a scaling question.
+    expect(growth.comparison).toBeNull();
+    expect(growth.next_tool).toBe("analyze_scaling");
+    expect(growth.next_arguments).toEqual({ experiment_id: growth.experiment_id, size_parameter: "n" });
+    const result = await services.scaling.analyze(growth.next_arguments);
+    expect(result.counts.sizes).toBe(scalingGrowthDesign.sizes.length);
+  });
+
   test("reads only existing runs: a run set missing sizes reports what is missing and runs nothing", async () => {
     const trials = services.experiments.listTrials({ experiment_id: growth.experiment_id, limit: 1000, cursor: null }).trials;
     const linearSmall = trials.filter((trial) => trial.factors.shape === "linear" && Number(trial.factors.n) <= 1000);
