@@ -51,8 +51,8 @@ type JobFigures = {
   chars: number;
   structured_chars: number;
   answered: boolean;
-  /** The expected fact appears verbatim in the text the agent read (not only in structuredContent). */
-  fact_in_text: boolean;
+  /** The expected name appears verbatim in the text the agent read (not only in structuredContent); null for a number. */
+  fact_in_text: boolean | null;
   fact: string | number | null;
   note: string;
   tools: string[];
@@ -76,7 +76,7 @@ function figuresOf(calls: CallRecord[], texts: string[], answer: JobAnswer, id: 
     chars: calls.reduce((sum, call) => sum + call.text_chars, 0),
     structured_chars: calls.reduce((sum, call) => sum + call.structured_chars, 0),
     answered: matchesFact(id, answer.fact),
-    fact_in_text: texts.some((text) => text.includes(String(expected))),
+    fact_in_text: typeof expected === "number" ? null : texts.some((text) => text.includes(expected)),
     fact: answer.fact,
     note: answer.note,
     tools: calls.map((call) => (call.is_error ? `${call.tool}!` : call.tool)),
@@ -170,17 +170,20 @@ async function measureOriginal(executable: string): Promise<SideFigures> {
 
 function cell(job: JobFigures | undefined): string {
   if (!job) return "—";
-  return `${job.calls} / ${job.errors} / ${job.chars}${job.answered ? "" : " ✗"}`;
+  return `${job.calls} / ${job.errors} / ${job.chars} (${job.structured_chars})${job.answered ? "" : " ✗"}`;
 }
 
 function table(ours: SideFigures, theirs: SideFigures | null): string {
-  const rows = [`| job | ours calls / errors / chars | original 0.2.9 calls / errors / chars |`, `| --- | --- | --- |`];
+  const rows = [
+    "| job | ours: calls / errors / text chars (structured chars) | original 0.2.9: calls / errors / text chars (structured chars) |",
+    "| --- | --- | --- |",
+  ];
   for (const id of jobIds) {
     if (!ours.jobs[id] && !theirs?.jobs[id]) continue;
     rows.push(`| ${jobQuestions[id]} | ${cell(ours.jobs[id])} | ${theirs ? cell(theirs.jobs[id]) : "not run"} |`);
   }
   const total = (side: SideFigures) =>
-    `${side.totals.calls} / ${side.totals.errors} / ${side.totals.chars} (${side.totals.answered} of ${side.totals.jobs} answered)`;
+    `${side.totals.calls} / ${side.totals.errors} / ${side.totals.chars} (${side.totals.structured_chars}); ${side.totals.answered} of ${side.totals.jobs} answered`;
   rows.push(`| **total** | ${total(ours)} | ${theirs ? total(theirs) : "not run"} |`);
   return `${rows.join("\n")}\n✗: the answer does not state the expected fact.`;
 }
