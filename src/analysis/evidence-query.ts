@@ -1,8 +1,20 @@
 import type { TraceEventRow } from "../domain/evidence.ts";
 
+export type QueryValue = string | number | boolean | null;
+
 /** What analyses need from the evidence store: SQL over the pinned tables, nothing else. */
 export interface EvidenceQuery {
-  rows<Row = Record<string, unknown>>(sql: string, values?: (string | number | boolean | null)[]): Promise<Row[]>;
+  rows<Row = Record<string, unknown>>(sql: string, values?: QueryValue[]): Promise<Row[]>;
+  /**
+   * Runs `select(name)` where `name` stands for `relation`: the store computes a deterministic
+   * relation once per pinned bundle set and keeps it, so repeated and paged questions read it back.
+   */
+  rowsFrom<Row = Record<string, unknown>>(relation: string, select: (name: string) => string, values?: QueryValue[]): Promise<Row[]>;
+}
+
+/** An EvidenceQuery that keeps nothing: `rowsFrom` inlines the relation as a subquery (tests, one-shot connections). */
+export function uncachedEvidence(rows: EvidenceQuery["rows"]): EvidenceQuery {
+  return { rows, rowsFrom: (relation, select, values) => rows(select(`(${relation})`), values) };
 }
 
 /** DuckDB hands BIGINT and HUGEINT back as bigint; results here are plain JSON numbers. */

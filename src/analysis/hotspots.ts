@@ -15,8 +15,6 @@ export type HotspotQuery = {
   thread: string | null;
   perThread: boolean;
   orderBy: "self" | "total";
-  /** Forces how totals are computed; by default the stack count decides (see joinStrategyMaximumRows). */
-  strategy?: "join" | "lookup_map";
 };
 
 export type Hotspot = {
@@ -45,9 +43,12 @@ export type TimeDomain = "cpu" | "accelerator";
 
 export type UnitSummary = { unit: StackUnit; total_weight: number; stack_rows: number };
 
+const unitsSql = "SELECT unit, sum(weight) AS total_weight, count(*) AS stack_rows FROM stacks GROUP BY unit";
+
 export async function stackUnits(evidence: EvidenceQuery): Promise<UnitSummary[]> {
-  const rows = await evidence.rows<{ unit: StackUnit; total_weight: unknown; stack_rows: unknown }>(
-    "SELECT unit, sum(weight) AS total_weight, count(*) AS stack_rows FROM stacks GROUP BY unit ORDER BY unit",
+  const rows = await evidence.rowsFrom<{ unit: StackUnit; total_weight: unknown; stack_rows: unknown }>(
+    unitsSql,
+    (units) => `SELECT unit, total_weight, stack_rows FROM ${units} ORDER BY unit`,
   );
   return rows.map((row) => ({ unit: row.unit, total_weight: toNumber(row.total_weight), stack_rows: toNumber(row.stack_rows) }));
 }
@@ -76,47 +77,16 @@ function frameMapSql(groupBy: HotspotGrouping): string {
           FROM frames GROUP BY frame_key, ${identity}`;
 }
 
-function stacksSql(query: { unit: StackUnit; thread: string | null }, extraColumns: string[] = []): string {
+function stacksFilter(query: { unit: StackUnit; thread: string | null }): string {
   const clauses = [`unit = ${sqlString(query.unit)}`];
   if (query.thread !== null) clauses.push(`coalesce(thread, '') = ${sqlString(query.thread)}`);
+  return `${clauses.join(" AND ")} AND len(frame_keys) > 0`;
+}
+
+/** The stacks of one unit (and thread), each with `stack_id`, a number of its own (two equal rows count apart). */
+function stacksSql(query: { unit: StackUnit; thread: string | null }, extraColumns: string[] = []): string {
   const columns = ["frame_keys", "weight", "thread", ...extraColumns].join(", ");
-  return `SELECT row_number() OVER () AS stack_id, ${columns} FROM stacks WHERE ${clauses.join(" AND ")} AND len(frame_keys) > 0`;
-}
-
-/**
- * Totals count each stack once per frame even under recursion. Up to this many stack rows a hash
- * join and DISTINCT is fastest; beyond it that DISTINCT over every (stack, frame) pair needs memory
- * in proportion to all frames of all stacks, so a lookup map with list_distinct per stack is used
- * instead: slower per row, but bounded (10M one-sample rows finish in ~4 GB instead of exhausting RAM).
- */
-const joinStrategyMaximumRows = 1_000_000;
-
-function totalsByJoin(threadColumn: string): string {
-  return `self AS (
-      SELECT m.frame_id, ${threadColumn} AS thread, s.domain, sum(s.weight) AS self_weight
-      FROM s JOIN fmap m ON m.frame_key = s.frame_keys[len(s.frame_keys)]
-      GROUP BY ALL
-    ),
-    members AS (
-      SELECT DISTINCT s.stack_id, s.weight, ${threadColumn === "NULL" ? "NULL" : "s.thread"} AS thread, s.domain, m.frame_id
-      FROM s, unnest(s.frame_keys) AS u(key) JOIN fmap m ON m.frame_key = u.key
-    ),
-    total AS (SELECT frame_id, thread, domain, sum(weight) AS total_weight FROM members GROUP BY ALL)`;
-}
-
-function totalsByLookupMap(threadColumn: string): string {
-  return `lookup_table AS (SELECT map(list(frame_key), list(frame_id)) AS lookup FROM fmap),
-    per_stack AS (
-      SELECT list_distinct(list_transform(s.frame_keys, key -> lookup[key])) AS ids, lookup[s.frame_keys[len(s.frame_keys)]] AS leaf,
-             s.weight, ${threadColumn} AS thread, s.domain
-      FROM s, lookup_table
-    ),
-    self AS (SELECT leaf AS frame_id, thread, domain, sum(weight) AS self_weight FROM per_stack WHERE leaf IS NOT NULL GROUP BY ALL),
-    total AS (
-      SELECT frame_id, thread, domain, sum(weight) AS total_weight
-      FROM (SELECT unnest(ids) AS frame_id, weight, thread, domain FROM per_stack)
-      WHERE frame_id IS NOT NULL GROUP BY ALL
-    )`;
+  return `SELECT stack_row AS stack_id, ${columns} FROM stack_rows WHERE ${stacksFilter(query)}`;
 }
 
 /**
@@ -136,6 +106,63 @@ function stacksWithDomainSql(query: { unit: StackUnit; thread: string | null }):
     FROM rooted r LEFT JOIN tracks t ON t.run_id = r.run_id AND t.artifact_id = r.artifact_id AND t.process = r.process`;
 }
 
+/**
+ * Self and total weight per frame, thread and time domain in one pass over the stacks, in memory
+ * bounded by the frames, not the stacks. Total weight counts a frame once per stack even under recursion:
+ *   - each stack's distinct frame keys are unnested (a key is kept where it first occurs, which costs
+ *     half what list_distinct's per-list hash set does), so a repeated key counts once;
+ *   - a frame id reached by only one key is then counted at most once per stack with no further
+ *     work, which is every frame when grouping by line and most when grouping by function;
+ *   - a function reached by several keys (several lines of it) may still occur twice in one stack,
+ *     so its rows keep their stack id and are reduced to one per stack before summing;
+ *   - a NULL key put first in every stack carries the stack's weight once into its domain's grand
+ *     total, which also counts stacks whose frames are missing from the frames table.
+ * A join followed by DISTINCT over every (stack, frame) pair, or a map lookup per frame, gives the
+ * same numbers but needs memory in proportion to all frames of all stacks, or minutes at 10M stacks.
+ */
+function totalsSql(query: HotspotQuery & { unit: StackUnit }): string {
+  const threadColumn = query.perThread ? "thread" : "NULL::VARCHAR";
+  return `keys AS MATERIALIZED (SELECT frame_key, frame_id, count(*) OVER (PARTITION BY frame_id) > 1 AS shared FROM fmap),
+    s AS (
+      SELECT stack_id, list_prepend(NULL, list_filter(frame_keys, (key, position) -> key IS NOT NULL AND list_position(frame_keys, key) = position)) AS members,
+             frame_keys[-1] AS leaf, weight, ${threadColumn} AS thread, domain
+      FROM (${stacksWithDomainSql(query)})
+    ),
+    exploded AS (SELECT stack_id, leaf, weight, thread, domain, unnest(members) AS key FROM s),
+    pairs AS (
+      SELECT CASE WHEN k.shared THEN e.stack_id END AS stack_id, k.frame_id, e.thread, e.domain, e.weight, e.key = e.leaf AS is_leaf
+      FROM exploded e LEFT JOIN keys k ON k.frame_key = e.key
+      WHERE e.key IS NULL OR k.frame_id IS NOT NULL
+    ),
+    per_stack AS (
+      SELECT frame_id, thread, domain, CASE WHEN stack_id IS NULL THEN sum(weight) ELSE any_value(weight) END AS total_weight,
+             coalesce(sum(weight) FILTER (WHERE is_leaf), 0) AS self_weight
+      FROM pairs GROUP BY frame_id, thread, domain, stack_id
+    ),
+    totals AS (SELECT frame_id, thread, domain, sum(total_weight) AS total_weight, sum(self_weight) AS self_weight FROM per_stack GROUP BY ALL),
+    grand AS (SELECT domain, coalesce(sum(total_weight), 0) AS total FROM totals WHERE frame_id IS NULL GROUP BY domain)`;
+}
+
+/** The whole ranking, one row per (frame, thread, domain) with its position, the grand totals and the running self weight. */
+function rankingSql(query: HotspotQuery & { unit: StackUnit }): string {
+  const [first, second] = query.orderBy === "self" ? ["self_weight", "total_weight"] : ["total_weight", "self_weight"];
+  return `WITH fmap AS MATERIALIZED (${frameMapSql(query.groupBy)}),
+    ${totalsSql(query)},
+    identity AS (SELECT frame_id, any_value(function) AS function, any_value(file) AS file, min(line) AS line, any_value(module) AS module, any_value(language) AS language FROM fmap GROUP BY frame_id),
+    ranked AS (
+      SELECT t.frame_id, t.thread, t.domain, t.self_weight, t.total_weight, i.function, i.file, i.line, i.module, i.language
+      FROM totals t JOIN identity i ON i.frame_id = t.frame_id
+    )
+    SELECT r.*, (SELECT coalesce(sum(total), 0) FROM grand) AS grand_total,
+           (SELECT coalesce(sum(total), 0) FROM grand WHERE domain = 'cpu') AS cpu_total,
+           (SELECT coalesce(sum(total), 0) FROM grand WHERE domain = 'accelerator') AS accelerator_total,
+           count(*) OVER () AS row_total,
+           row_number() OVER ranking AS position,
+           sum(self_weight) OVER (ranking ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running_self
+    FROM ranked r
+    WINDOW ranking AS (ORDER BY ${first} DESC, ${second} DESC, frame_id, thread, domain)`;
+}
+
 export type HotspotPage = {
   hotspots: Hotspot[];
   total: number;
@@ -145,34 +172,20 @@ export type HotspotPage = {
   domain_totals: Record<TimeDomain, number> | null;
 };
 
+/**
+ * One page of the ranking. The ranking is computed once per pinned bundle set and question, so a
+ * repeated question or the next page reads rows back by position.
+ */
 export async function queryHotspots(
   evidence: EvidenceQuery,
   query: HotspotQuery & { unit: StackUnit },
   page: { offset: number; limit: number },
 ): Promise<HotspotPage> {
-  const threadColumn = query.perThread ? "thread" : "NULL";
-  const stackRows = toNumber((await evidence.rows<{ rows: unknown }>(`SELECT count(*) AS rows FROM (${stacksSql(query)})`))[0]?.rows);
-  const order = `${query.orderBy === "self" ? "self_weight" : "total_weight"} DESC, ${query.orderBy === "self" ? "total_weight" : "self_weight"} DESC, frame_id, thread, domain`;
-  const sql = `
-    WITH fmap AS (${frameMapSql(query.groupBy)}),
-    s AS (${stacksWithDomainSql(query)}),
-    grand AS (SELECT domain, coalesce(sum(weight), 0) AS total FROM s GROUP BY domain),
-    ${(query.strategy ?? (stackRows > joinStrategyMaximumRows ? "lookup_map" : "join")) === "lookup_map" ? totalsByLookupMap(threadColumn) : totalsByJoin(threadColumn)},
-    identity AS (SELECT frame_id, any_value(function) AS function, any_value(file) AS file, min(line) AS line, any_value(module) AS module, any_value(language) AS language FROM fmap GROUP BY frame_id),
-    ranked AS (
-      SELECT t.frame_id, t.thread, t.domain, coalesce(se.self_weight, 0) AS self_weight, t.total_weight, i.function, i.file, i.line, i.module, i.language
-      FROM total t LEFT JOIN self se ON se.frame_id = t.frame_id AND se.thread IS NOT DISTINCT FROM t.thread AND se.domain = t.domain
-      JOIN identity i ON i.frame_id = t.frame_id
-    )
-    SELECT r.*, (SELECT coalesce(sum(total), 0) FROM grand) AS grand_total,
-           (SELECT coalesce(sum(total), 0) FROM grand WHERE domain = 'cpu') AS cpu_total,
-           (SELECT coalesce(sum(total), 0) FROM grand WHERE domain = 'accelerator') AS accelerator_total,
-           count(*) OVER () AS row_total,
-           sum(self_weight) OVER (ORDER BY ${order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running_self
-    FROM ranked r
-    ORDER BY ${order}
-    LIMIT ${page.limit} OFFSET ${page.offset}`;
-  const rows = await evidence.rows<Record<string, unknown>>(sql);
+  const rows = await evidence.rowsFrom<Record<string, unknown>>(
+    rankingSql(query),
+    (ranked) => `SELECT * FROM ${ranked} WHERE position > $1 ORDER BY position LIMIT $2`,
+    [page.offset, page.limit],
+  );
   const totals = rows.length > 0 ? rows[0]! : await domainTotals(evidence, query);
   const grand = toNumber(totals.grand_total);
   const byDomain: Record<TimeDomain, number> = { cpu: toNumber(totals.cpu_total), accelerator: toNumber(totals.accelerator_total) };
@@ -206,10 +219,11 @@ export async function queryHotspots(
 }
 
 async function domainTotals(evidence: EvidenceQuery, query: HotspotQuery & { unit: StackUnit }): Promise<Record<string, unknown>> {
-  const rows = await evidence.rows<Record<string, unknown>>(
+  const rows = await evidence.rowsFrom<Record<string, unknown>>(
     `SELECT coalesce(sum(weight), 0) AS grand_total, coalesce(sum(weight) FILTER (WHERE domain = 'cpu'), 0) AS cpu_total,
             coalesce(sum(weight) FILTER (WHERE domain = 'accelerator'), 0) AS accelerator_total
      FROM (${stacksWithDomainSql(query)})`,
+    (totals) => `SELECT grand_total, cpu_total, accelerator_total FROM ${totals}`,
   );
   return rows[0] ?? {};
 }

@@ -5,8 +5,8 @@ import { metricUnitsOf, type Partition, partitionMembers, samplesOf, sampleMisma
 import { differentialHotspots, type DifferentialHotspots } from "../analysis/differential.ts";
 import { compareSamples, deriveValidity } from "../analysis/statistics/compare.ts";
 import { corpusHead } from "../store/corpus.ts";
-import { EvidenceView } from "../store/evidence-query.ts";
 import { currentBundles } from "../store/evidence-registry.ts";
+import { withBundles } from "./evidence-scope.ts";
 import { readRun, type RunManifest } from "../store/run-store.ts";
 import type { ProgressReporter } from "./progress.ts";
 import type { RunSet } from "../store/run-set-store.ts";
@@ -187,26 +187,24 @@ export class ComparisonService {
     const { eligibleRuns } = partition;
     const allEligible = [...eligibleRuns.baseline, ...eligibleRuns.candidate].map((entry) => entry.run_id);
     const bundles = allEligible.flatMap((runId) => currentBundles(this.database, { runId, maxSequence: sequence }));
-    const view = await EvidenceView.open(
-      this.workspace.open(),
+    return withBundles(
+      this.workspace,
       bundles.map((bundle) => bundle.bundle_id),
+      async (view) => {
+        const metricRows = await view.rows<{ run_id: string; value: unknown; units: string }>(metricPerRunSql(metric, allEligible));
+        const otherMetrics =
+          allEligible.length > 0 && metricRows.length === 0
+            ? (await view.rows<{ name: string }>(metricNamesSql(allEligible, 20))).map((row) => row.name)
+            : null;
+        const differential = await differentialHotspots(
+          view,
+          eligibleRuns.baseline.map((entry) => entry.run_id),
+          eligibleRuns.candidate.map((entry) => entry.run_id),
+          hotspotLimit,
+        );
+        return { metricRows, differential, otherMetrics };
+      },
     );
-    try {
-      const metricRows = await view.rows<{ run_id: string; value: unknown; units: string }>(metricPerRunSql(metric, allEligible));
-      const otherMetrics =
-        allEligible.length > 0 && metricRows.length === 0
-          ? (await view.rows<{ name: string }>(metricNamesSql(allEligible, 20))).map((row) => row.name)
-          : null;
-      const differential = await differentialHotspots(
-        view,
-        eligibleRuns.baseline.map((entry) => entry.run_id),
-        eligibleRuns.candidate.map((entry) => entry.run_id),
-        hotspotLimit,
-      );
-      return { metricRows, differential, otherMetrics };
-    } finally {
-      view.close();
-    }
   }
 
   /** Same recipe as compare; persisted with its exact inputs, pinned commit and result digest. Deterministic ids make it idempotent. */

@@ -1,7 +1,7 @@
 import { digestOf } from "../domain/canonical-json.ts";
 import { artifactNotFound, queryBudgetExceeded, runNotFound } from "../domain/errors.ts";
 import { corpusHead } from "../store/corpus.ts";
-import { EvidenceView } from "../store/evidence-query.ts";
+import { evidenceEngine, type EvidenceView } from "../store/evidence-query.ts";
 import { currentBundles, type BundleRecord } from "../store/evidence-registry.ts";
 import { readRun } from "../store/run-store.ts";
 import { artifactExists } from "../store/artifact-registry.ts";
@@ -53,15 +53,20 @@ export async function withEvidence<T>(
   scope: EvidenceScope,
   body: (view: EvidenceView) => Promise<T>,
 ): Promise<T> {
-  const view = await EvidenceView.open(
-    workspace.open(),
+  return withBundles(
+    workspace,
     scope.bundles.map((bundle) => bundle.bundle_id),
+    body,
   );
-  try {
-    return await body(view);
-  } finally {
-    view.close();
-  }
+}
+
+/** Queries exactly these bundles through the workspace's long-lived engine (a warm view when one is open). */
+export async function withBundles<T>(
+  workspace: WorkspaceHandle,
+  bundleIds: string[],
+  body: (view: EvidenceView) => Promise<T>,
+): Promise<T> {
+  return evidenceEngine(workspace.open()).use(bundleIds, body);
 }
 
 export function limitWithin(limit: number, maximum: number): number {

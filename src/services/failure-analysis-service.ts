@@ -12,7 +12,7 @@ import {
 import { type SlowTest, slowestTests, testOutcomeCounts } from "../analysis/recipes/test-outcomes.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import { available, type EvidenceStatus, maximumRows } from "./evidence-needs.ts";
-import { limitWithin, pinEvidenceScope, withEvidence } from "./evidence-scope.ts";
+import { limitWithin, pinEvidenceScope, withBundles, withEvidence } from "./evidence-scope.ts";
 import type { RunService } from "./run-service.ts";
 
 export type FailureCluster = {
@@ -261,23 +261,20 @@ export class FailureAnalysisService {
       (bundle) => createdAt.has(bundle.run_id) && (bundle.tables.observations ?? 0) > 0,
     );
     if (bundles.length === 0) return;
-    const { EvidenceView } = await import("../store/evidence-query.ts");
-    const view = await EvidenceView.open(
-      this.workspace.open(),
+    await withBundles(
+      this.workspace,
       bundles.map((bundle) => bundle.bundle_id),
+      async (view) => {
+        for (const failure of await failedTests(view)) {
+          const signature = `${failure.outcome}: ${errorSignature(failure.message)}`;
+          clusters.add(
+            `test\u0000${signature}`,
+            { source: "test", signature },
+            { runId: failure.run_id, subject: failure.nodeid, message: failure.message, at: createdAt.get(failure.run_id) ?? null },
+          );
+        }
+        for (const report of await failureReports(view)) addReport(clusters, report, createdAt.get(report.run_id) ?? null);
+      },
     );
-    try {
-      for (const failure of await failedTests(view)) {
-        const signature = `${failure.outcome}: ${errorSignature(failure.message)}`;
-        clusters.add(
-          `test\u0000${signature}`,
-          { source: "test", signature },
-          { runId: failure.run_id, subject: failure.nodeid, message: failure.message, at: createdAt.get(failure.run_id) ?? null },
-        );
-      }
-      for (const report of await failureReports(view)) addReport(clusters, report, createdAt.get(report.run_id) ?? null);
-    } finally {
-      view.close();
-    }
   }
 }

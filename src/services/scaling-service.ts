@@ -6,8 +6,8 @@ import { type HotspotGrowth, hotspotGrowth, type ScalingSeries, scalingSeries } 
 import { canonicalJson } from "../domain/canonical-json.ts";
 import { type FlameoxError, invalidInput, notFound } from "../domain/errors.ts";
 import { corpusHead } from "../store/corpus.ts";
-import { EvidenceView } from "../store/evidence-query.ts";
 import { currentBundles } from "../store/evidence-registry.ts";
+import { withBundles } from "./evidence-scope.ts";
 import type { Experiment, ExperimentStore } from "../store/experiment-store.ts";
 import { readRun } from "../store/run-store.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
@@ -222,18 +222,16 @@ export class ScalingService {
   /** The runs' metric values and, when they hold stack samples of one unit, each function's self weight per run. */
   private async queryEvidence(sequence: number, metric: string, runIds: string[]) {
     const bundles = runIds.flatMap((runId) => currentBundles(this.workspace.state().database, { runId, maxSequence: sequence }));
-    const view = await EvidenceView.open(
-      this.workspace.open(),
+    return withBundles(
+      this.workspace,
       bundles.map((bundle) => bundle.bundle_id),
+      async (view) => {
+        const rows = await view.rows<{ run_id: string; value: unknown; units: string }>(metricPerRunSql(metric, runIds));
+        const stackUnit = await stackUnitOf(view, runIds);
+        const weights = stackUnit ? await selfWeightsPerRun(view, runIds, stackUnit) : [];
+        return { rows, stackUnit, weights };
+      },
     );
-    try {
-      const rows = await view.rows<{ run_id: string; value: unknown; units: string }>(metricPerRunSql(metric, runIds));
-      const stackUnit = await stackUnitOf(view, runIds);
-      const weights = stackUnit ? await selfWeightsPerRun(view, runIds, stackUnit) : [];
-      return { rows, stackUnit, weights };
-    } finally {
-      view.close();
-    }
   }
 
   /** An experiment's attempted trials; its statistics supply the metric and confidence the request leaves out. */

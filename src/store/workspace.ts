@@ -26,6 +26,7 @@ export class Workspace {
   readonly projectRoot: string;
   readonly root: string;
   private stateDatabase: StateDatabase | undefined;
+  private readonly attachments = new Map<string, { close(): void }>();
 
   constructor(location: WorkspaceLocation, identity: WorkspaceIdentity) {
     this.projectRoot = location.projectRoot;
@@ -56,7 +57,22 @@ export class Workspace {
     return join(this.root, ...parts);
   }
 
+  /**
+   * A resource that lives as long as the workspace stays open (the evidence engine), made on first
+   * use and closed with the workspace; the store module that owns it names it.
+   */
+  attachment<T extends { close(): void }>(name: string, create: () => T): T {
+    let attached = this.attachments.get(name);
+    if (!attached) {
+      attached = create();
+      this.attachments.set(name, attached);
+    }
+    return attached as T;
+  }
+
   close(): void {
+    for (const attached of this.attachments.values()) attached.close();
+    this.attachments.clear();
     this.stateDatabase?.close();
     this.stateDatabase = undefined;
   }
