@@ -9,19 +9,13 @@
  * transaction, as the import service does. Then analyze_hotspots (top 20 functions by self) is timed
  *   - through the CLI, `flameox analyze hotspots <run> --json` (process start + DuckDB load + query), and
  *   - in-process through `Services` in a child Bun process (pure service + query time; first call and the rest).
+ * The reference is the previous flameox (lib/previous-flameox.ts) answering the same question through its CLI,
+ * BENCH_HOTSPOT_PREVIOUS_RUNS (1) times per shape; its answer is compared with this build's (`identical_to_previous`).
  * Children are killed past BENCH_RSS_GUARD_MB (12288) of RSS; a failed query is recorded, not retried.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Services } from "../../src/services/services.ts";
-import { publishArtifact } from "../../src/store/artifact-placement.ts";
-import { artifactReference } from "../../src/store/artifact-registry.ts";
-import { stageArtifactFile } from "../../src/store/artifact-store.ts";
-import { advanceCorpus } from "../../src/store/corpus.ts";
-import { loadDuckdb } from "../../src/store/duckdb.ts";
-import { escapeSql } from "../../src/store/evidence-bundle.ts";
-import { registerBundle } from "../../src/store/evidence-registry.ts";
-import { blankManifest, insertRun } from "../../src/store/run-store.ts";
+import { previousFlameox } from "./lib/previous-flameox.ts";
+import { frameCount, registerStackBundle } from "./lib/stack-bundle.ts";
 import {
   binary,
   initProject,
@@ -40,99 +34,50 @@ const distinctStacks = Math.min(samples, Number(process.env.BENCH_HOTSPOT_STACKS
 const runs = Number(process.env.BENCH_HOTSPOT_RUNS ?? 5);
 const worstRuns = Number(process.env.BENCH_HOTSPOT_WORST_RUNS ?? 1);
 const rssGuardBytes = Number(process.env.BENCH_RSS_GUARD_MB ?? 12288) * (1 << 20);
-const frameCount = 5000;
+const previousRuns = Number(process.env.BENCH_HOTSPOT_PREVIOUS_RUNS ?? 1);
 
-/** Writes frames.parquet and stacks.parquet of `rows` rows whose weights sum to `samples` into `folder` with DuckDB. */
-async function writeBundle(folder: string, runId: string, artifactId: string, rows: number): Promise<void> {
-  // Weights q or q+1 so they sum to exactly `samples`.
-  const quotient = Math.floor(samples / rows);
-  const remainder = samples % rows;
-  const duckdb = await loadDuckdb();
-  const instance = await duckdb.DuckDBInstance.create(":memory:", { threads: "2", memory_limit: "4GB" });
-  const connection = await instance.connect();
-  try {
-    await connection.run(`CREATE TABLE frames AS
-      SELECT 'f_' || substr(md5('bench-frame-' || i), 1, 24) AS frame_key, 'function_' || i AS function,
-             'package_' || (i % 97) || '/module_' || (i % 389) || '.py' AS file, CAST(10 + i % 700 AS BIGINT) AS line,
-             CAST(NULL AS VARCHAR) AS module, 'python' AS language
-      FROM range(${frameCount}) t(i)`);
-    await connection.run(
-      `COPY (SELECT * FROM frames ORDER BY frame_key) TO '${escapeSql(join(folder, "frames.parquet"))}' (FORMAT parquet, COMPRESSION zstd)`,
-    );
-    // Level d picks among 1 + 8d frames of its own range, so roots are shared and leaves spread out.
-    await connection.run(`COPY (
-        WITH k AS (SELECT list(frame_key ORDER BY rowid) AS keys FROM frames)
-        SELECT '${runId}' AS run_id, '${artifactId}' AS artifact_id,
-               CASE WHEN i % 10 < 6 THEN 'MainThread' ELSE 'worker-' || (i % 10 - 5) END AS thread,
-               'pid 100' AS process,
-               list_transform(range(CAST(4 + hash(i) % 21 AS BIGINT)), d -> k.keys[1 + ((d * 211 + CAST(hash(i, d) % 1000003 AS BIGINT) % (1 + d * 8)) % ${frameCount})]) AS frame_keys,
-               CAST(${quotient} + (i < ${remainder})::INTEGER AS DOUBLE) AS weight, 'samples' AS unit,
-               CAST(${quotient} + (i < ${remainder})::INTEGER AS BIGINT) AS sample_count
-        FROM range(${rows}) t(i), k
-      ) TO '${escapeSql(join(folder, "stacks.parquet"))}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
-}
-
-/** Registers an import run with one artifact (the generator's parameters) and the bundle, in one transaction. */
-async function registerRun(project: string, rows: number): Promise<{ runId: string; generationMs: number }> {
-  const services = new Services({ projectRoot: project });
-  try {
-    const workspace = services.workspace();
-    const runId = crypto.randomUUID();
-    const spec = join(project, `hotspots-bench-input-${rows}.json`);
-    writeFileSync(spec, JSON.stringify({ generator: "scripts/bench/hotspots.bench.ts", samples, rows, frames: frameCount }));
-    const stored = stageArtifactFile(workspace, spec, { maxBytes: 1 << 20 });
-    const bundleId = `bundle-${crypto.randomUUID()}`;
-    const folder = workspace.path("evidence", bundleId);
-    mkdirSync(folder, { recursive: true });
-    const started = performance.now();
-    await writeBundle(folder, runId, stored.artifact_id, rows);
-    const generationMs = performance.now() - started;
-    workspace.state.write(() => {
-      const database = workspace.state.database;
-      const manifest = blankManifest(runId, "import", new Date().toISOString());
-      manifest.capture_status = "registered";
-      const registration = {
-        runId,
-        artifact: stored,
-        displayName: "hotspots-bench-input.json",
-        kind: "sample_profile",
-        role: "imported",
-        mediaType: "application/json",
-        sensitivity: "internal",
-        producer: "flameox-bench",
-        producerVersion: null,
-        format: null,
-      };
-      const registrationId = `reg-${crypto.randomUUID()}`;
-      manifest.artifacts = [artifactReference({ ...registration, artifact: { ...stored, already_present: false } }, registrationId)];
-      // The run row first: registrations reference it.
-      insertRun(database, manifest, "import");
-      publishArtifact(workspace, registration, registrationId);
-      const head = advanceCorpus(database, workspace.id, `bench ${runId}`);
-      registerBundle(database, {
-        bundle_id: bundleId,
-        run_id: runId,
-        artifact_id: stored.artifact_id,
-        extractor: "profile",
-        extractor_version: "1",
-        tables: { frames: frameCount, stacks: rows },
-        created_at: new Date().toISOString(),
-        corpus_sequence: head.sequence,
-        limitations: [],
-      });
+/** The previous flameox's CLI on the same run, the same question: time, peak RSS and whether its answer equals this build's. */
+async function previousReference(
+  project: string,
+  runId: string,
+  answer: unknown,
+  currentMs: number | null,
+): Promise<Record<string, unknown>> {
+  const previous = previousFlameox();
+  if (!("commit" in previous)) return { previous_error: previous.error };
+  const times: number[] = [];
+  let rss = 0;
+  let identical: boolean | null = null;
+  for (let index = 0; index < previousRuns; index += 1) {
+    const result = await measure([previous.binary, "analyze", "hotspots", runId, "--json", "--project-root", project], {
+      cwd: project,
+      rssGuardBytes,
     });
-    return { runId, generationMs };
-  } finally {
-    services.close();
+    rss = Math.max(rss, result.maxRssBytes);
+    if (result.exitCode !== 0) {
+      return {
+        previous_commit: previous.commit,
+        previous_error: result.killedByGuard
+          ? `killed at the RSS guard after ${round(result.wallMs / 1000, 1)} s`
+          : `exit ${result.exitCode}`,
+        previous_peak_rss_mb: mebibytes(rss),
+      };
+    }
+    times.push(result.wallMs);
+    const parsed = JSON.parse(result.stdout);
+    identical = JSON.stringify(parsed.result ?? parsed) === JSON.stringify(answer);
   }
+  return {
+    previous_commit: previous.commit,
+    previous_cli_median_ms: times.length ? round(median(times)) : null,
+    previous_peak_rss_mb: mebibytes(rss),
+    cli_ratio_previous_over_current: times.length && currentMs ? round(median(times) / currentMs, 2) : null,
+    identical_to_previous: identical,
+  };
 }
 
 async function timeQueries(project: string, rows: number, repeats: number): Promise<Record<string, unknown>> {
-  const { runId, generationMs } = await registerRun(project, rows);
+  const { runId, generationMs } = await registerStackBundle(project, rows, samples);
   const figures: Record<string, unknown> = { stack_rows: rows, samples, bundle_generation_s: round(generationMs / 1000, 1) };
   const cli: number[] = [];
   const cliRss: number[] = [];
@@ -163,6 +108,7 @@ async function timeQueries(project: string, rows: number, repeats: number): Prom
     cli_ms: cli.map((value) => round(value)),
     cli_peak_rss_mb: mebibytes(Math.max(0, ...cliRss)),
   });
+  if (cli.length > 0 && previousRuns > 0) Object.assign(figures, await previousReference(project, runId, answer, median(cli)));
   if (cli.length === repeats) {
     loads.push(load1());
     const child = await measure(
