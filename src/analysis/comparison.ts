@@ -31,7 +31,7 @@
  *     missing_metric                some eligible runs have no value of the metric (they are skipped).
  */
 import type { Mismatch } from "./statistics/compare.ts";
-import { sqlString } from "./evidence-query.ts";
+import { type EvidenceQuery, sqlString } from "./evidence-query.ts";
 
 export const compatibilityRuleVersion = "flameox.compatibility.v1";
 
@@ -239,4 +239,16 @@ export function metricNamesSql(runIds: readonly string[], limit: number): string
   return `SELECT name, count(DISTINCT run_id) AS runs FROM measurements
           WHERE NOT coalesce(is_warmup, false) AND run_id IN (${list})
           GROUP BY name ORDER BY runs DESC, name LIMIT ${limit}`;
+}
+
+/**
+ * The per-run metric values, kept by the store for the pinned bundles: a comparison over hundreds of
+ * small bundles reads their files once, and asking again (another seed, a recorded comparison) reads the kept rows.
+ */
+export async function metricPerRun(
+  evidence: EvidenceQuery,
+  metric: string,
+  runIds: readonly string[],
+): Promise<{ run_id: string; value: unknown; units: string }[]> {
+  return evidence.rowsFrom(metricPerRunSql(metric, runIds), (values) => `SELECT run_id, value, value_count, units FROM ${values}`);
 }

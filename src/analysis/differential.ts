@@ -53,8 +53,9 @@ export async function stackUnitsPerRun(
   baseline: readonly string[],
   candidate: readonly string[],
 ): Promise<{ measure: "time" | "bytes"; units: Map<string, string> } | null> {
-  const rows = await evidence.rows<{ run_id: string; unit: string }>(
+  const rows = await evidence.rowsFrom<{ run_id: string; unit: string }>(
     `SELECT DISTINCT run_id, unit FROM stacks WHERE len(frame_keys) > 0 AND run_id IN (${list([...baseline, ...candidate])})`,
+    (units) => `SELECT run_id, unit FROM ${units}`,
   );
   const unitsByRun = new Map<string, Set<string>>();
   for (const row of rows) {
@@ -160,7 +161,10 @@ export async function differentialHotspots(
     return { unit: null, baseline_runs_with_stacks: 0, candidate_runs_with_stacks: 0, functions_compared: 0, gained: [], lost: [] };
   const distinctUnits = [...new Set(chosen.units.values())].sort();
   const unit = distinctUnits.length === 1 ? distinctUnits[0]! : `time (${distinctUnits.join(", ")})`;
-  const rows = await evidence.rows<Record<string, unknown>>(differentialSql(chosen.units, baseline, candidate));
+  const rows = await evidence.rowsFrom<Record<string, unknown>>(
+    differentialSql(chosen.units, baseline, candidate),
+    (shares) => `SELECT * FROM ${shares}`,
+  );
   const entries = rows.map(differentialEntry);
   const byChange = (left: DifferentialHotspot, right: DifferentialHotspot) =>
     Math.abs(right.self_share_change) - Math.abs(left.self_share_change) ||

@@ -1,6 +1,6 @@
 import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
 import { comparisonInvalid, type FlameoxError, notFound, runNotFound, workspaceInvalid } from "../domain/errors.ts";
-import { compatibilityMismatches, metricNamesSql, metricPerRunSql, type MemberFacts } from "../analysis/comparison.ts";
+import { compatibilityMismatches, metricNamesSql, metricPerRun, type MemberFacts } from "../analysis/comparison.ts";
 import { metricUnitsOf, type Partition, partitionMembers, samplesOf, sampleMismatches } from "../analysis/comparison-sides.ts";
 import { differentialHotspots, type DifferentialHotspots } from "../analysis/differential.ts";
 import { compareSamples, deriveValidity } from "../analysis/statistics/compare.ts";
@@ -191,7 +191,7 @@ export class ComparisonService {
       this.workspace,
       bundles.map((bundle) => bundle.bundle_id),
       async (view) => {
-        const metricRows = await view.rows<{ run_id: string; value: unknown; units: string }>(metricPerRunSql(metric, allEligible));
+        const metricRows = await metricPerRun(view, metric, allEligible);
         const otherMetrics =
           allEligible.length > 0 && metricRows.length === 0
             ? (await view.rows<{ name: string }>(metricNamesSql(allEligible, 20))).map((row) => row.name)

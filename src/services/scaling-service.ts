@@ -1,4 +1,4 @@
-import { isFailedOutcome, metricPerRunSql } from "../analysis/comparison.ts";
+import { isFailedOutcome, metricPerRun } from "../analysis/comparison.ts";
 import { metricUnitsOf } from "../analysis/comparison-sides.ts";
 import { selfWeightsPerRun, stackUnitOf } from "../analysis/differential.ts";
 import { toNumber } from "../analysis/evidence-query.ts";
@@ -226,7 +226,7 @@ export class ScalingService {
       this.workspace,
       bundles.map((bundle) => bundle.bundle_id),
       async (view) => {
-        const rows = await view.rows<{ run_id: string; value: unknown; units: string }>(metricPerRunSql(metric, runIds));
+        const rows = await metricPerRun(view, metric, runIds);
         const stackUnit = await stackUnitOf(view, runIds);
         const weights = stackUnit ? await selfWeightsPerRun(view, runIds, stackUnit) : [];
         return { rows, stackUnit, weights };

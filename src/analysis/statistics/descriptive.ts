@@ -34,13 +34,25 @@ export function selectInPlace(buffer: Float64Array, length: number, k: number): 
     }
     const middle = (left + right) >>> 1;
     // Median of three, placed so that buffer[left] ≤ buffer[middle] ≤ buffer[right].
+    // Plain temporaries: a destructuring swap allocates an array in the hottest loop of the bootstrap.
     let a = buffer[left] as number;
     let b = buffer[middle] as number;
     let c = buffer[right] as number;
-    if (b < a) [a, b] = [b, a];
+    let held: number;
+    if (b < a) {
+      held = a;
+      a = b;
+      b = held;
+    }
     if (c < b) {
-      [b, c] = [c, b];
-      if (b < a) [a, b] = [b, a];
+      held = b;
+      b = c;
+      c = held;
+      if (b < a) {
+        held = a;
+        a = b;
+        b = held;
+      }
     }
     buffer[left] = a;
     buffer[middle] = b;
