@@ -47,26 +47,44 @@ async function bindingDirectory(target: Target): Promise<string> {
   return join(cache, "package");
 }
 
-function duckdbBindingPlugin(directory: string, target: Target, duckdbVersion: string): BunPlugin {
+/** The engine's own version string (e.g. v1.5.6), read once from the installed package at build time. */
+async function duckdbEngineVersion(): Promise<string> {
+  const duckdb = await import("@duckdb/node-api");
+  return duckdb.version();
+}
+
+/**
+ * Two generated modules: `flameox-embedded-duckdb` names the embedded files, their digests and the engine
+ * version (status checks them without loading the 70 MB library), and `@duckdb/node-bindings` loads them.
+ */
+function duckdbBindingPlugin(directory: string, target: Target, duckdbVersion: string, engineVersion: string): BunPlugin {
   const addon = join(directory, "duckdb.node");
   const library = join(directory, target.duckdb_library);
   const loader = join(root, "src/store/duckdb-embedded.ts");
-  const source = `
+  const assets = `
 import addonPath from ${JSON.stringify(addon)} with { type: "file" };
 import libraryPath from ${JSON.stringify(library)} with { type: "file" };
-import { loadEmbeddedDuckdbBinding } from ${JSON.stringify(loader)};
-const binding = loadEmbeddedDuckdbBinding({
+export const embeddedDuckdb = {
   version: ${JSON.stringify(duckdbVersion)},
+  engineVersion: ${JSON.stringify(engineVersion)},
   addon: { embeddedPath: addonPath, sha256: ${JSON.stringify(sha256(addon))} },
   library: { embeddedPath: libraryPath, fileName: ${JSON.stringify(target.duckdb_library)}, sha256: ${JSON.stringify(sha256(library))} },
-});
-module.exports = binding;
+};
+`;
+  const binding = `
+import { embeddedDuckdb } from "flameox-embedded-duckdb";
+import { loadEmbeddedDuckdbBinding } from ${JSON.stringify(loader)};
+module.exports = loadEmbeddedDuckdbBinding(embeddedDuckdb);
 `;
   return {
     name: "flameox-duckdb-binding",
     setup(build) {
-      build.onResolve({ filter: /^@duckdb\/node-bindings$/ }, () => ({ path: "flameox-duckdb-binding", namespace: "flameox" }));
-      build.onLoad({ filter: /.*/, namespace: "flameox" }, () => ({ contents: source, loader: "ts" }));
+      build.onResolve({ filter: /^@duckdb\/node-bindings$/ }, () => ({ path: "binding", namespace: "flameox" }));
+      build.onResolve({ filter: /^flameox-embedded-duckdb$/ }, () => ({ path: "assets", namespace: "flameox" }));
+      build.onLoad({ filter: /.*/, namespace: "flameox" }, (arguments_) => ({
+        contents: arguments_.path === "assets" ? assets : binding,
+        loader: "ts",
+      }));
     },
   };
 }
@@ -88,7 +106,7 @@ async function buildTarget(target: Target, outfile: string): Promise<void> {
     bytecode: true,
     sourcemap: "linked",
     define: { FLAMEOX_VERSION: JSON.stringify(version) },
-    plugins: [duckdbBindingPlugin(directory, target, packageJson.dependencies["@duckdb/node-api"]!)],
+    plugins: [duckdbBindingPlugin(directory, target, packageJson.dependencies["@duckdb/node-api"]!, await duckdbEngineVersion())],
   });
   if (!result.success) {
     for (const log of result.logs) console.error(log);

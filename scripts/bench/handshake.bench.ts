@@ -1,8 +1,11 @@
 /**
  * Cold MCP handshake of the compiled binary: spawn → initialize → tools/list, median of N runs;
  * plus tools/list size (whole answer, and the part a model reads), binary size and first-run DuckDB
- * extraction time.
+ * extraction time; and `flameox status --json`, median wall and CPU time of BENCH_STATUS_RUNS (15) starts
+ * with a warm cache, against two references in the same run: `flameox --version` (the process-start floor
+ * of this binary) and the previous flameox's `status` (lib/previous-flameox.ts) on the same workspace.
  */
+import { previousFlameox } from "./lib/previous-flameox.ts";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -11,6 +14,21 @@ import { modelVisibleBytes, promptVisibleBytes } from "../../src/mcp/model-visib
 const root = resolve(import.meta.dir, "../..");
 const binary = process.env.FLAMEOX_BINARY || join(root, "dist", "flameox");
 const runs = Number(process.env.BENCH_RUNS ?? 25);
+const statusRuns = Number(process.env.BENCH_STATUS_RUNS ?? 15);
+
+/** Median wall and CPU (user + system, from rusage) of `runs` starts of argv. */
+function startMedians(argv: string[], env: Record<string, string | undefined>): { wall_ms: number; cpu_ms: number } {
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  for (let index = 0; index < statusRuns; index += 1) {
+    const started = performance.now();
+    const result = Bun.spawnSync(argv, { env, stdout: "ignore", stderr: "ignore" });
+    wall.push(performance.now() - started);
+    const used = result.resourceUsage?.cpuTime;
+    if (used) cpu.push(Number(used.user + used.system) / 1000);
+  }
+  return { wall_ms: Number(median(wall).toFixed(1)), cpu_ms: Number(median(cpu).toFixed(1)) };
+}
 
 async function handshakeOnce(
   project: string,
@@ -92,7 +110,22 @@ async function measureHandshake(folders: string[]): Promise<Record<string, numbe
   started = performance.now();
   Bun.spawnSync([binary, "status", "--json", "--project-root", project], { env: { ...process.env, FLAMEOX_CACHE_DIR: coldCache } });
   const warmStatus = performance.now() - started;
+  const warmEnv = { ...process.env, FLAMEOX_CACHE_DIR: coldCache };
+  const status = startMedians([binary, "status", "--json", "--project-root", project], warmEnv);
+  const version = startMedians([binary, "--version"], warmEnv);
+  const previous = previousFlameox();
+  const previousStatus =
+    "commit" in previous ? startMedians([previous.binary, "status", "--json", "--project-root", project], warmEnv) : null;
   return {
+    status_median_ms: status.wall_ms,
+    status_median_cpu_ms: status.cpu_ms,
+    status_runs: statusRuns,
+    version_median_ms: version.wall_ms,
+    version_median_cpu_ms: version.cpu_ms,
+    status_over_version_ratio: Number((status.wall_ms / version.wall_ms).toFixed(2)),
+    previous_status_median_ms: previousStatus?.wall_ms ?? Number.NaN,
+    previous_status_median_cpu_ms: previousStatus?.cpu_ms ?? Number.NaN,
+    status_ratio_previous_over_current: previousStatus ? Number((previousStatus.wall_ms / status.wall_ms).toFixed(2)) : Number.NaN,
     handshake_median_ms: Number(median(times).toFixed(1)),
     handshake_min_ms: Number(Math.min(...times).toFixed(1)),
     handshake_runs: runs,

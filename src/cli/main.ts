@@ -4,8 +4,6 @@ import { flameoxVersion } from "../version.ts";
 import { cliOptions } from "./context.ts";
 import { emitFailure } from "./output.ts";
 import { capabilitiesCommand, configCommand, initCommand, NegativeResult, statusCommand, validateCommand } from "./workspace.ts";
-import { workloadCommand } from "./workload.ts";
-import { mcpCommand } from "./mcp.ts";
 import { cliCommandGroups } from "./command-groups.ts";
 import { refuseUnknownOptions } from "./strict-options.ts";
 import { dropOutputAfterBrokenPipe, forTerminal, withoutColour } from "./terminal.ts";
@@ -23,8 +21,6 @@ export const rootCommand = defineCommand({
     capabilities: capabilitiesCommand,
     config: configCommand,
     validate: validateCommand,
-    workload: workloadCommand,
-    mcp: mcpCommand,
     ...cliCommandGroups,
   },
 });

@@ -33,7 +33,7 @@ export type WorkspaceStatus = {
   storage_by_artifact_kind: Record<string, number>;
   extractor_versions: Record<string, string>;
   capability_warnings: string[];
-  /** The embedded DuckDB that evidence queries run on; loading it proves the binary is whole. */
+  /** The embedded DuckDB that evidence queries run on; its files extracted and verified prove the binary is whole. */
   evidence_engine: { name: "duckdb"; version: string | null; error: string | null };
   warnings: string[];
 };
@@ -193,8 +193,8 @@ function folderBytes(root: string): number {
 
 async function evidenceEngine(): Promise<WorkspaceStatus["evidence_engine"]> {
   try {
-    const { duckdbVersion } = await import("../store/duckdb.ts");
-    return { name: "duckdb", version: await duckdbVersion(), error: null };
+    const { duckdbReadiness } = await import("../store/duckdb.ts");
+    return { name: "duckdb", version: await duckdbReadiness(), error: null };
   } catch (error) {
     return { name: "duckdb", version: null, error: error instanceof Error ? error.message : String(error) };
   }

@@ -13,6 +13,8 @@ import { join } from "node:path";
  */
 export type EmbeddedDuckdbAssets = {
   version: string;
+  /** DuckDB's own version string (what `version()` returns), fixed at build time. */
+  engineVersion?: string;
   addon: { embeddedPath: string; sha256: string };
   library: { embeddedPath: string; fileName: string; sha256: string };
 };
@@ -78,12 +80,20 @@ function writeAtomically(path: string, data: string | Uint8Array, mode = 0o644):
   renameSync(temporary, path);
 }
 
-export function loadEmbeddedDuckdbBinding(assets: EmbeddedDuckdbAssets): unknown {
+/**
+ * Writes (first run) or re-verifies (by stamp) both files in the user cache and returns the addon's path,
+ * without loading it: what `status` checks, since opening the library costs more than the rest of a command.
+ */
+export function prepareEmbeddedDuckdb(assets: EmbeddedDuckdbAssets): string {
   const directory = join(duckdbCacheRoot(), `${assets.version}-${assets.addon.sha256.slice(0, 16)}`);
   mkdirSync(directory, { recursive: true, mode: 0o755 });
   // The library first: the addon resolves it through its $ORIGIN runpath as soon as it is opened.
   ensureFile(directory, assets.library.fileName, assets.library.embeddedPath, assets.library.sha256);
-  const addonPath = ensureFile(directory, "duckdb.node", assets.addon.embeddedPath, assets.addon.sha256);
+  return ensureFile(directory, "duckdb.node", assets.addon.embeddedPath, assets.addon.sha256);
+}
+
+export function loadEmbeddedDuckdbBinding(assets: EmbeddedDuckdbAssets): unknown {
+  const addonPath = prepareEmbeddedDuckdb(assets);
   const module = { exports: {} as unknown };
   process.dlopen(module, addonPath);
   return module.exports;

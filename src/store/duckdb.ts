@@ -15,3 +15,21 @@ export async function duckdbVersion(): Promise<string> {
   const duckdb = await loadDuckdb();
   return duckdb.version();
 }
+
+/**
+ * The engine's version, and proof that it can load, without loading it when this is the compiled binary:
+ * its embedded files are extracted on first use and verified (by digest, then by stamp), which is what can
+ * go wrong; opening the 70 MB library would add more time than the rest of a light command. Running from
+ * source there is no embedded copy, so the installed package is loaded and asked.
+ */
+export async function duckdbReadiness(): Promise<string> {
+  let embedded: typeof import("flameox-embedded-duckdb") | undefined;
+  try {
+    embedded = await import("flameox-embedded-duckdb");
+  } catch {
+    return duckdbVersion();
+  }
+  const { prepareEmbeddedDuckdb } = await import("./duckdb-embedded.ts");
+  prepareEmbeddedDuckdb(embedded.embeddedDuckdb);
+  return embedded.embeddedDuckdb.engineVersion ?? duckdbVersion();
+}
