@@ -2,7 +2,7 @@ import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { EvidenceBundleWriter } from "../../../src/store/evidence-bundle.ts";
+import { EvidenceBundleWriter, placeBundle } from "../../../src/store/evidence-bundle.ts";
 import { evidenceEngine } from "../../../src/store/evidence-query.ts";
 import { initializeWorkspace, type Workspace } from "../../../src/store/workspace.ts";
 
@@ -17,12 +17,14 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-/** A published bundle of one stack of `weight` samples on function `name`. */
+/** A bundle placed in evidence/ (as the publishing transaction places it) of one stack of `weight` samples on function `name`. */
 async function bundle(space: Workspace, name: string, weight: number): Promise<string> {
   const writer = new EvidenceBundleWriter(space, { runId: `run-${name}`, artifactId: `artifact-${name}` });
   writer.frame({ frame_key: `f_${name}`, function: name, file: "app.py", line: 1, module: null, language: "python" });
   writer.stack({ thread: "main", process: null, frame_keys: [`f_${name}`], weight, unit: "samples", sample_count: weight });
-  return (await writer.finish()).bundleId;
+  const finished = await writer.finish();
+  placeBundle(space, finished.bundleId, finished.folder);
+  return finished.bundleId;
 }
 
 const totalSql = "SELECT sum(weight) AS total, count(*) AS stacks FROM stacks";
