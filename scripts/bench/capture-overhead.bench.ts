@@ -51,6 +51,8 @@ export async function run(): Promise<Record<string, unknown>> {
     const plain: number[] = [];
     const byHand: number[] = [];
     const flameox: number[] = [];
+    const byHandCpu: number[] = [];
+    const flameoxCpu: number[] = [];
     const loads: number[] = [];
     const phases: Record<string, number>[] = [];
     for (let index = 0; index < runs; index += 1) {
@@ -64,30 +66,39 @@ export async function run(): Promise<Record<string, unknown>> {
       );
       if (hand.exitCode !== 0) throw new Error(`py-spy by hand failed: ${hand.stderrTail}`);
       byHand.push(hand.wallMs);
+      byHandCpu.push(hand.cpuMs);
       // Progress lines on stderr ("[k/8] …") split flameox's wall time into phases.
       const marks: Record<string, number> = {};
-      const captured = await measure([binary, "capture", "run", "py-spy", "--workload", "work", "--json", "--project-root", project], {
-        cwd: project,
-        env,
-        onStderrLine: (line, at) => {
-          const step = /^\[(\d+)\/\d+\]/.exec(line);
-          if (step) marks[step[1]!] = at;
+      // --log-level info puts the progress lines on stderr (they are info messages); the JSON goes to stdout as ever.
+      const captured = await measure(
+        [binary, "capture", "run", "py-spy", "--workload", "work", "--json", "--log-level", "info", "--project-root", project],
+        {
+          cwd: project,
+          env,
+          onStderrLine: (line, at) => {
+            const step = /\[(\d+)\/\d+\]/.exec(line);
+            if (step) marks[step[1]!] = at;
+          },
         },
-      });
+      );
       if (captured.exitCode !== 0)
         throw new Error(`flameox capture failed (exit ${captured.exitCode}): ${captured.stdout.slice(0, 2000)}${captured.stderrTail}`);
       const receipt = JSON.parse(captured.stdout).receipt as { execution_status?: string };
       if (receipt.execution_status !== "succeeded") throw new Error(`flameox capture ended ${receipt.execution_status}`);
       flameox.push(captured.wallMs);
+      flameoxCpu.push(captured.cpuMs);
       const steps = Object.keys(marks)
         .map(Number)
         .sort((a, b) => a - b);
       const first = steps[0];
       const last = steps[steps.length - 1];
       if (first !== undefined && last !== undefined) {
+        // Step 4 is logged just before the collector starts, step 5 just after it ends.
         phases.push({
           spawn_to_first_progress_ms: round(marks[first]!),
+          before_collector_ms: round(marks["4"] ?? Number.NaN),
           collector_phase_ms: round((marks["5"] ?? Number.NaN) - (marks["4"] ?? Number.NaN)),
+          after_collector_ms: round(captured.wallMs - (marks["5"] ?? Number.NaN)),
           after_collector_to_last_progress_ms: round(marks[last]! - (marks["5"] ?? Number.NaN)),
           last_progress_to_exit_ms: round(captured.wallMs - marks[last]!),
         });
@@ -104,8 +115,17 @@ export async function run(): Promise<Record<string, unknown>> {
       flameox_capture_over_by_hand_ratio: round(flameoxMedian / handMedian, 3),
       flameox_capture_added_ms: round(flameoxMedian - handMedian),
       py_spy_by_hand_over_plain_ratio: round(handMedian / median(plain), 3),
+      // CPU time (rusage of the process and the children it waited for) is less at the mercy of other load than wall time.
+      py_spy_by_hand_cpu_median_ms: round(median(byHandCpu)),
+      flameox_capture_cpu_median_ms: round(median(flameoxCpu)),
+      flameox_capture_added_cpu_ms: round(median(flameoxCpu) - median(byHandCpu)),
       py_spy_by_hand_ms: byHand.map((value) => round(value)),
       flameox_capture_ms: flameox.map((value) => round(value)),
+      flameox_before_collector_median_ms: phases.length ? round(median(phases.map((phase) => phase.before_collector_ms!))) : null,
+      flameox_after_collector_median_ms: phases.length ? round(median(phases.map((phase) => phase.after_collector_ms!))) : null,
+      flameox_collector_over_by_hand_ratio: phases.length
+        ? round(median(phases.map((phase) => phase.collector_phase_ms!)) / handMedian, 3)
+        : null,
       flameox_phases_per_round: phases,
       load1_per_round: loads,
     };

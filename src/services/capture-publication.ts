@@ -325,14 +325,20 @@ export async function publishCapture(
   const stored: Stored[] = [];
   const bundles: PreparedBundle[] = [];
   const measurements = runtimeMeasurements(result);
+  // The runtime measurements' bundle is written while the adapter's outputs are extracted (its own DuckDB).
+  let runtime: Promise<PreparedBundle | null> = Promise.resolve(null);
   try {
     for (const entry of files.filter((file) => existsSync(file.path)))
       stored.push({ entry, artifact: stageArtifactFile(workspace, entry.path, { maxBytes: policy.limits.max_artifact_bytes }) });
+    runtime = runtimeBundle(workspace, intent.run_id, stored, measurements);
+    runtime.catch(() => undefined);
     bundles.push(...(await extractOutputs(workspace, intent, stored, outcome)));
     await report(6, "Validation complete");
-    const runtime = await runtimeBundle(workspace, intent.run_id, stored, measurements);
-    if (runtime) bundles.push(runtime);
+    const written = await runtime;
+    if (written) bundles.push(written);
   } catch (error) {
+    const written = await runtime.catch(() => null);
+    if (written && !bundles.includes(written)) written.discard();
     for (const bundle of bundles) bundle.discard();
     reclaimUnpublished(
       workspace,

@@ -6,6 +6,7 @@ import { type ProcessResult, runProcess } from "../exec/broker.ts";
 import { bootId, environmentIdentity, processStartTime, sourceIdentity } from "../exec/identity.ts";
 import { advanceCorpus } from "../store/corpus.ts";
 import { crashPoint } from "../store/crash-points.ts";
+import { loadDuckdb } from "../store/duckdb.ts";
 import { blankManifest, insertRun, reviseRun, type RunManifest } from "../store/run-store.ts";
 import type { Workspace } from "../store/workspace.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
@@ -51,23 +52,29 @@ export class CaptureRunner {
     const policy = loadWorkspacePolicy(workspace.root);
     let revision = this.start(workspace, intent);
     await report(2, "Run lifecycle initialized");
-    revision = await this.identify(workspace, intent, revision);
-    await report(3, "Source and environment identity collected");
+    // Identity (git, the interpreter's probe) is read while the collector starts rather than before it,
+    // so it adds nothing to the capture's wall time; it is recorded once the collector has ended.
+    const identity = this.readIdentity(workspace, intent);
+    await report(3, "Source and environment identity collection started");
     await acquireSlot(policy.limits.max_parallel_captures, options.signal);
     let result: ProcessResult;
     try {
       await report(4, "Capture slot acquired");
       mkdirSync(intent.artifact_directory, { recursive: true });
+      // DuckDB (which publication writes Parquet with) loads while the collector runs, not after it.
+      loadDuckdb().catch(() => undefined);
       result = await this.collect(workspace, intent, policy, options.signal, (started) => {
         revision = started(revision);
       });
     } catch (error) {
       releaseSlot();
       const typed = toFlameoxError(error);
+      await identity;
       this.closeFailedStart(workspace, intent, revision, typed);
       throw typed;
     }
     releaseSlot();
+    revision = this.identify(workspace, intent.run_id, revision, await identity);
     crashPoint("capture_collected");
     await report(5, result.timed_out ? "Collector timed out; preserving partial evidence" : "Collector execution complete");
     return publishCapture(workspace, { intent, revision, result }, report);
@@ -104,14 +111,23 @@ export class CaptureRunner {
     return workspace.state.write(() => reviseRun(workspace.state.database, runId, revision, change, reason).revision);
   }
 
-  private async identify(workspace: Workspace, intent: ConsumedPlan, revision: number): Promise<number> {
+  private async readIdentity(workspace: Workspace, intent: ConsumedPlan) {
     const [source, environment] = await Promise.all([
       sourceIdentity(workspace.projectRoot).catch(() => null),
       environmentIdentity({ interpreter: intent.workload_executable }).catch(() => null),
     ]);
+    return { source, environment };
+  }
+
+  private identify(
+    workspace: Workspace,
+    runId: string,
+    revision: number,
+    { source, environment }: Awaited<ReturnType<CaptureRunner["readIdentity"]>>,
+  ): number {
     return this.revise(
       workspace,
-      intent.run_id,
+      runId,
       revision,
       (current) => ({
         ...current,

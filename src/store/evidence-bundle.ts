@@ -28,6 +28,8 @@ export type StackLabel = { key: string; thread: string | null; process: string |
 
 /** Staging bytes any extraction may use, however small its input. */
 export const minimumStagingBytes = 256 << 20;
+/** Below this much staged text a bundle's extractor left little garbage: a full collection would cost more than it frees. */
+const collectGarbageAboveBytes = 16 << 20;
 
 type SmallTable = "measurements" | "observations";
 
@@ -164,8 +166,9 @@ export class EvidenceBundleWriter implements EvidenceSink {
   /** Staging text → Parquet (typed columns) and one round of fsyncs; the folder stays in staging until placeBundle. */
   async finish(): Promise<{ bundleId: string; tables: Record<string, number>; folder: string }> {
     for (const writer of [this.frames, this.stacks, ...this.small.values()]) writer?.close();
-    // The extractor's garbage goes before DuckDB's heaviest phase (merging stacks), not after.
-    Bun.gc(true);
+    // A big extractor's garbage goes before DuckDB's heaviest phase (merging stacks), not after; a
+    // small bundle (a capture's runtime measurements, a short profile) skips the full collection.
+    if (this.stagedBytes() > collectGarbageAboveBytes) Bun.gc(true);
     let engine: Engine;
     try {
       engine = await this.engineReady;
@@ -241,14 +244,18 @@ export class EvidenceBundleWriter implements EvidenceSink {
     return writer;
   }
 
-  private checkStaging(writer: DelimitedWriter | null): void {
-    if (writer !== null && (writer.count & 0x3ff) !== 0) return;
-    const staged =
+  private stagedBytes(): number {
+    return (
       (this.frames?.written ?? 0) +
       (this.stacks?.written ?? 0) +
       (this.traceEvents?.stagedBytes ?? 0) +
-      [...this.small.values()].reduce((sum, small) => sum + small.bytes, 0);
-    if (staged > this.stagingLimit) throw stagingExceeded(this.stagingLimit);
+      [...this.small.values()].reduce((sum, small) => sum + small.bytes, 0)
+    );
+  }
+
+  private checkStaging(writer: DelimitedWriter | null): void {
+    if (writer !== null && (writer.count & 0x3ff) !== 0) return;
+    if (this.stagedBytes() > this.stagingLimit) throw stagingExceeded(this.stagingLimit);
   }
 
   /** The COPY statements of the tables staged as files. */

@@ -49,6 +49,8 @@ export type Measured = {
   wallMs: number;
   /** Peak resident set of the child process (rusage maxrss), bytes. */
   maxRssBytes: number;
+  /** CPU time (user + system) of the child and the descendants it waited for (rusage), ms. */
+  cpuMs: number;
   /** True when the guard killed the child for outgrowing `rssGuardBytes`. */
   killedByGuard: boolean;
   stdout: string;
@@ -106,10 +108,15 @@ export async function measure(
     signal: child.signalCode ? String(child.signalCode) : null,
     wallMs,
     maxRssBytes: child.resourceUsage()?.maxRSS ?? 0,
+    cpuMs: cpuMillisecondsOf(child.resourceUsage()),
     killedByGuard,
     stdout,
     stderrTail: stderr.slice(-2000),
   };
+}
+
+function cpuMillisecondsOf(usage: { cpuTime: { user: number | bigint; system: number | bigint } } | undefined): number {
+  return usage ? (Number(usage.cpuTime.user) + Number(usage.cpuTime.system)) / 1000 : Number.NaN;
 }
 
 /** `flameox init` of a fresh project folder; throws with the binary's output when it fails. */
