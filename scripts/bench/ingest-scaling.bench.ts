@@ -8,8 +8,11 @@
  *   .test-output/bench/), `cat` of the same file (the read floor), and DuckDB read_json of it;
  * wall time, MiB/s and peak RSS (rusage) of each, the ratios flameox/cat, flameox/DuckDB and
  * flameox/previous, and the growth of time and memory per doubling of the input.
- * Profile: a speedscope profile of BENCH_SPEEDSCOPE_SAMPLES (default 1,000,000) samples through this
- * build, the previous one, and Python's json.load of the same file.
+ * Profiles: speedscope profiles through this build, the previous one, and Python's json.load of the same
+ * file: the issue's shape (BENCH_SPEEDSCOPE_SAMPLES, default 1,000,000 samples over 204 distinct stacks of
+ * depth 3, about 18 MB) and the bench generator's shape (10,000 distinct stacks of depth 6–30, about 88 bytes
+ * a sample) at each size in BENCH_PROFILE_SIZES_MB (default 64,256,1024), with growth per doubling.
+ * json.load runs up to BENCH_PYTHON_MAX_MB (default 256; it needs about ten times the file in memory).
  * Every child is killed past BENCH_RSS_GUARD_MB (default 12288) and BENCH_INGEST_TIMEOUT_S
  * (default 900); a reference that fails is recorded with its error.
  */
@@ -37,6 +40,13 @@ const sizes = (process.env.BENCH_INGEST_SIZES_MB ?? "64,256,1024")
   .filter((size) => size > 0);
 const shapes = (process.env.BENCH_INGEST_SHAPES ?? "plain,distinctSteps").split(",") as ("plain" | "distinctSteps")[];
 const speedscopeSamples = Number(process.env.BENCH_SPEEDSCOPE_SAMPLES ?? 1_000_000);
+const profileSizes = (process.env.BENCH_PROFILE_SIZES_MB ?? "64,256,1024")
+  .split(",")
+  .map(Number)
+  .filter((size) => size > 0);
+const pythonMaximumBytes = Number(process.env.BENCH_PYTHON_MAX_MB ?? 256) * (1 << 20);
+/** Bytes per sample of the generator's default speedscope shape, to turn a size into a sample count. */
+const speedscopeBytesPerSample = 88;
 const rssGuardBytes = Number(process.env.BENCH_RSS_GUARD_MB ?? 12288) * (1 << 20);
 const timeoutMs = Number(process.env.BENCH_INGEST_TIMEOUT_S ?? 900) * 1000;
 const duckdbMemoryLimit = process.env.BENCH_DUCKDB_MEMORY_LIMIT ?? "8GB";
@@ -137,31 +147,45 @@ async function traceShape(shape: "plain" | "distinctSteps", previous: string | n
   return { rows, growth: growth(rows) };
 }
 
+/** One speedscope file through this build, the previous one and json.load. */
+async function profileRow(
+  profile: { path: string; bytes: number },
+  previous: string | null,
+): Promise<Record<string, unknown> & { flameox: Figures }> {
+  const flameox = await flameoxImport(binary, profile.path, profile.bytes, "profile.speedscope.json");
+  const prior = previous ? await flameoxImport(previous, profile.path, profile.bytes, "profile.speedscope.json") : undefined;
+  const python =
+    profile.bytes <= pythonMaximumBytes
+      ? await reference([join(toolsBin, "python"), "-c", "import json,sys; json.load(open(sys.argv[1]))", profile.path], profile.bytes)
+      : undefined;
+  return {
+    input_mb: mebibytes(profile.bytes),
+    flameox,
+    previous_flameox: prior ?? null,
+    python_json_load: python ?? `skipped above BENCH_PYTHON_MAX_MB (${mebibytes(pythonMaximumBytes)} MiB)`,
+    flameox_over_python: ratio(flameox, python),
+    flameox_over_previous: ratio(flameox, prior),
+    rss_over_previous: prior?.ok && flameox.ok ? round(flameox.peak_rss_mb / prior.peak_rss_mb, 2) : null,
+  };
+}
+
 export async function run(): Promise<Record<string, unknown>> {
   requireBinary();
   const previous = previousFlameox();
   const traces: Record<string, unknown> = {};
   for (const shape of shapes) traces[shape] = await traceShape(shape, previous.binary);
-  const profile = speedscopeProfile(speedscopeSamples);
-  const flameox = await flameoxImport(binary, profile.path, profile.bytes, "profile.speedscope.json");
-  const prior = previous.binary ? await flameoxImport(previous.binary, profile.path, profile.bytes, "profile.speedscope.json") : undefined;
-  const python = await reference(
-    [join(toolsBin, "python"), "-c", `import json,sys; json.load(open(sys.argv[1]))`, profile.path],
-    profile.bytes,
-  );
+  const issueShape = await profileRow(speedscopeProfile(speedscopeSamples, { stacksPerThread: 102, maximumDepth: 3 }), previous.binary);
+  const series: (Record<string, unknown> & { size: number; flameox: Figures })[] = [];
+  for (const size of profileSizes) {
+    const samples = Math.round((size * (1 << 20)) / speedscopeBytesPerSample);
+    series.push({ size, samples, ...(await profileRow(speedscopeProfile(samples), previous.binary)) });
+  }
   return {
     previous_flameox: "error" in previous ? previous.error : previousCommit,
     sizes_mb: sizes,
     traces,
-    speedscope: {
-      samples: speedscopeSamples,
-      input_mb: mebibytes(profile.bytes),
-      flameox,
-      previous_flameox: prior ?? null,
-      python_json_load: python,
-      flameox_over_python: ratio(flameox, python),
-      flameox_over_previous: ratio(flameox, prior),
-    },
+    speedscope: { samples: speedscopeSamples, distinct_stacks: 204, ...issueShape },
+    speedscope_series: { rows: series, growth: growth(series) },
   };
 }
 

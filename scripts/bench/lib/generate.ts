@@ -176,8 +176,22 @@ export function chromeTrace(
  * A py-spy-like sampled speedscope profile with `samples` samples over two threads (60/40), stacks of
  * depth 6–30 drawn (skewed) from 5000 stacks per thread over 4000 frames, so stacks repeat like a real program's.
  */
-export function speedscopeProfile(samples: number): { path: string; bytes: number; generated_ms: number | null } {
-  return cached(`speedscope-${samples}-samples-v${generatorVersion}.json`, (writer) => {
+/**
+ * A py-spy-like speedscope profile of `samples` samples on two threads. The default shape has 5000 distinct
+ * stacks per thread of depth 6–30 (about 88 bytes a sample); `{ stacksPerThread: 102, maximumDepth: 3 }`
+ * is the issue's shape (1M samples in about 12 MB, 204 distinct stacks).
+ */
+export function speedscopeProfile(
+  samples: number,
+  shape: { stacksPerThread?: number; maximumDepth?: number } = {},
+): { path: string; bytes: number; generated_ms: number | null } {
+  const stacksPerThread = shape.stacksPerThread ?? 5000;
+  const maximumDepth = shape.maximumDepth ?? 30;
+  const name =
+    shape.stacksPerThread === undefined && shape.maximumDepth === undefined
+      ? `speedscope-${samples}-samples-v${generatorVersion}.json`
+      : `speedscope-${samples}-samples-${stacksPerThread}x${maximumDepth}-v${generatorVersion}.json`;
+  return cached(name, (writer) => {
     const next = random(samples);
     const frameCount = 4000;
     writer.write('{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[');
@@ -191,10 +205,10 @@ export function speedscopeProfile(samples: number): { path: string; bytes: numbe
       { name: 'Thread 100 "MainThread"', count: Math.round(samples * 0.6) },
       { name: 'Thread 101 "worker"', count: samples - Math.round(samples * 0.6) },
     ];
-    const stacksPerThread = 5000;
+    const minimumDepth = Math.min(6, maximumDepth);
     const stacks = threads.map((_, threadIndex) =>
       Array.from({ length: stacksPerThread }, () => {
-        const depth = 6 + Math.floor(next() * 25);
+        const depth = minimumDepth + Math.floor(next() * (maximumDepth - minimumDepth + 1));
         const frames: number[] = [threadIndex];
         let node = threadIndex;
         for (let level = 1; level < depth; level += 1) {
