@@ -2,7 +2,10 @@ import type { TraceEventRow } from "../domain/evidence.ts";
 
 export type QueryValue = string | number | boolean | null;
 
-/** What analyses need from the evidence store: SQL over the pinned tables, nothing else. */
+/**
+ * What analyses need from the evidence store: SQL over the pinned tables, nothing else. Besides the five
+ * evidence tables, `stack_rows` is `stacks` with `stack_row`, a BIGINT unique to each row.
+ */
 export interface EvidenceQuery {
   rows<Row = Record<string, unknown>>(sql: string, values?: QueryValue[]): Promise<Row[]>;
   /**

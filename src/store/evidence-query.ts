@@ -97,6 +97,7 @@ export class EvidenceEngine {
         // Temporary views belong to this connection alone, so every view names its tables plainly.
         await connection.run(`CREATE TEMPORARY VIEW ${table} AS ${relation}`);
       }
+      await connection.run(`CREATE TEMPORARY VIEW stack_rows AS ${stackRowsRelation(files.stacks)}`);
       return new EvidenceView(connection, files);
     } catch (error) {
       connection.closeSync();
@@ -159,7 +160,8 @@ export class EvidenceEngine {
 
 /**
  * A read-only view of a fixed set of published bundles: each evidence table is a view over exactly
- * those Parquet files, so a query sees one pinned snapshot whatever is published meanwhile. Calls on
+ * those Parquet files (and `stack_rows` numbers the stacks rows), so a query sees one pinned snapshot
+ * whatever is published meanwhile. Calls on
  * one view run one at a time (one connection); statement texts are prepared once, and deterministic
  * relations are materialized once, since the files under them never change.
  */
@@ -282,6 +284,16 @@ export class EvidenceView {
       this.signalClosed();
     });
   }
+}
+
+/**
+ * `stacks` with `stack_row`, a number unique to each row, taken from the Parquet reader's file index and
+ * row number: a query that must tell two equal rows apart numbers them without `row_number() OVER ()`,
+ * which would run the whole scan on one thread (and cost twice the CPU on 1M stacks here).
+ */
+function stackRowsRelation(files: string[]): string {
+  if (files.length === 0) return `SELECT CAST(NULL AS BIGINT) AS stack_row, * FROM (${emptyRelation("stacks")})`;
+  return `SELECT (file_index << 40) | file_row_number AS stack_row, * FROM read_parquet([${files.map((path) => `'${escapeSql(path)}'`).join(", ")}], union_by_name = true)`;
 }
 
 /** The evidence engine of an open workspace, created on first use and closed with the workspace. */

@@ -26,6 +26,8 @@ beforeAll(async () => {
     ('T1', ['k_main', 'k_a', 'k_a2', 'k_b'], 20.0, 'samples'),
     ('T2', ['k_main', 'k_c'], 30.0, 'samples'),
     ('T2', ['k_main', 'k_c'], 1000.0, 'bytes')) t(thread, frame_keys, weight, unit)`);
+  // The store's view numbers rows by Parquet file and row; a table numbers them by row id.
+  await connection.run("CREATE VIEW stack_rows AS SELECT rowid AS stack_row, * FROM stacks");
   evidence = uncachedEvidence(async (sql, values) => (await connection.runAndReadAll(sql, values)).getRowObjectsJS() as never);
 });
 
@@ -173,7 +175,7 @@ test("the single-pass ranking equals the join-and-DISTINCT oracle on a seeded pr
   const own = await DuckDBInstance.create(":memory:");
   const seeded = await own.connect();
   try {
-    // 60 frame keys over 25 functions (most functions reached from several lines), 3,000 stacks of depth
+    // 60 frame keys over 25 functions (most functions reached from several lines), 3,000 stacks (each twice) of depth
     // 1..30 drawn with repeats (recursion), weights 1..4, three threads (one NULL), two units, and one
     // key in 40 missing from the frames table.
     await seeded.run("SELECT setseed(0.16)");
@@ -182,6 +184,9 @@ test("the single-pass ranking equals the join-and-DISTINCT oracle on a seeded pr
     await seeded.run(`CREATE TABLE stacks AS SELECT CASE i % 3 WHEN 0 THEN 'T1' WHEN 1 THEN 'T2' ELSE NULL END AS thread,
       list_transform(range(1 + CAST(floor(random() * 30) AS BIGINT)), d -> 'k' || CAST(floor(random() * 60) AS BIGINT)) AS frame_keys,
       CAST(1 + floor(random() * 4) AS DOUBLE) AS weight, CASE WHEN i % 7 = 0 THEN 'ns' ELSE 'samples' END AS unit FROM range(3000) t(i)`);
+    // Every stack twice, so equal rows must still count apart.
+    await seeded.run("INSERT INTO stacks SELECT * FROM stacks");
+    await seeded.run("CREATE VIEW stack_rows AS SELECT rowid AS stack_row, * FROM stacks");
     const direct = uncachedEvidence(async (sql, values) => (await seeded.runAndReadAll(sql, values)).getRowObjectsJS() as never);
     const view = new EvidenceView(seeded, { frames: ["frames"], stacks: ["stacks"], trace_events: [], measurements: [], observations: [] });
     let compared = 0;
