@@ -98,9 +98,9 @@ function differentialSql(units: Map<string, string>, baseline: readonly string[]
     ),
     run_units(run_id, unit) AS (VALUES ${runUnits}),
     s AS (
-      SELECT row_number() OVER () AS stack_id, st.run_id, st.frame_keys, st.weight,
+      SELECT st.stack_row AS stack_id, st.run_id, st.frame_keys, st.weight,
              CASE WHEN st.run_id IN (${list(baseline)}) THEN 'b' ELSE 'c' END AS side
-      FROM stacks st JOIN run_units ru ON ru.run_id = st.run_id AND ru.unit = st.unit
+      FROM stack_rows st JOIN run_units ru ON ru.run_id = st.run_id AND ru.unit = st.unit
       WHERE len(st.frame_keys) > 0 AND st.run_id IN (${list([...baseline, ...candidate])})
     ),
     run_totals AS (SELECT run_id, side, sum(weight) AS total FROM s GROUP BY run_id, side HAVING sum(weight) > 0),
