@@ -255,7 +255,8 @@ export class JsonStreamScanner {
         return i + 1;
       }
     }
-    this.keyParts.push(chunk.slice(start, length));
+    // A copy: the reader reuses its chunk buffer, and Buffer#slice would only be a view of it.
+    this.keyParts.push(Uint8Array.prototype.slice.call(chunk, start, length));
     return length;
   }
 
@@ -353,7 +354,8 @@ export class JsonStreamScanner {
       this.escape = escaped;
     }
     if (this.capturing) {
-      this.captureParts.push(chunk.slice(chunkStart, length));
+      // A copy: the reader reuses its chunk buffer, and Buffer#slice would only be a view of it.
+      this.captureParts.push(Uint8Array.prototype.slice.call(chunk, chunkStart, length));
       this.capturedBytes += length - chunkStart;
       if (this.capturedBytes > maxCapturedBytes) {
         throw new JsonValueTooLarge(

@@ -50,6 +50,28 @@ describe("JsonStreamScanner", () => {
     }
   });
 
+  test("a value or key captured across chunks survives the reader reusing one Buffer for every chunk", () => {
+    const select = (path: readonly JsonPathSegment[]) =>
+      path.length === 0 || (path.length === 1 && path[0] === "traceEvents") ? "enter" : path[0] === "traceEvents" ? "capture" : "skip";
+    const expected = collector(select);
+    walkParsedJson(JSON.parse(tricky), expected.visitor);
+    const bytes = new TextEncoder().encode(tricky);
+    for (const size of [1, 3, 7, 64]) {
+      const actual = collector(select);
+      const scanner = new JsonStreamScanner(actual.visitor);
+      // What scanJsonFile does: one Buffer, refilled in place, handed over as a view.
+      const reused = Buffer.alloc(size);
+      for (let at = 0; at < bytes.length; at += size) {
+        const piece = bytes.subarray(at, at + size);
+        reused.set(piece);
+        scanner.push(reused.subarray(0, piece.length));
+        reused.fill(0x30);
+      }
+      scanner.end();
+      expect(actual.seen).toEqual(expected.seen);
+    }
+  });
+
   test("enters nested containers and reports paths with indexes and keys", () => {
     const { visitor, seen } = collector((path) => (path.length < 3 ? "enter" : "capture"));
     scan('{"a":[{"b":1,"c":[2]},{"d":"x"}],"e":{"f":{"g":true}}}', visitor, 5);
