@@ -93,3 +93,63 @@ describe("extractV8CpuProfile on a hand-written profile", () => {
     }
   });
 });
+
+/** Deterministic PRNG (mulberry32). */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A random profile: a tree of 40 nodes, samples that sometimes name unknown ids, deltas that are sometimes negative or missing. */
+function randomProfile(seed: number): Record<string, unknown> {
+  const next = seeded(seed);
+  const nodes = [{ id: 1, callFrame: { functionName: "(root)", url: "", lineNumber: -1 }, children: [] as number[] }];
+  for (let id = 2; id <= 40; id++) {
+    const parent = nodes[Math.floor(next() * nodes.length)]!;
+    parent.children.push(id);
+    nodes.push({ id, callFrame: { functionName: `f${id % 13}`, url: `file:///proj/m${id % 5}.js`, lineNumber: id % 7 }, children: [] });
+  }
+  const count = 200 + Math.floor(next() * 300);
+  const samples = Array.from({ length: count }, () => (next() < 0.02 ? 999 : 1 + Math.floor(next() * 40)));
+  const deltaCount = count + Math.floor(next() * 5) - 2;
+  const timeDeltas = Array.from({ length: deltaCount }, () => (next() < 0.03 ? -5 : Math.round(next() * 2000) / 8));
+  const profile: Record<string, unknown> = { nodes, startTime: 1_000_000 + Math.floor(next() * 1e6), samples, timeDeltas };
+  if (next() < 0.8) profile.endTime = (profile.startTime as number) + 400_000;
+  return profile;
+}
+
+describe("key order and parse mode", () => {
+  test("random profiles (unknown node ids, negative and missing deltas, no endTime) give the same rows in any key order, streamed or parsed whole", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      for (let seed = 1; seed <= 12; seed++) {
+        const profile = randomProfile(seed);
+        const orders = [
+          ["nodes", "startTime", "endTime", "samples", "timeDeltas"],
+          ["timeDeltas", "samples", "nodes", "endTime", "startTime"],
+          ["nodes", "samples", "timeDeltas", "startTime", "endTime"],
+          ["samples", "nodes", "startTime", "timeDeltas", "endTime"],
+        ];
+        const snapshots: unknown[] = [];
+        for (const [index, order] of orders.entries()) {
+          const file = join(dir, `random-${seed}-${index}.cpuprofile`);
+          writeFileSync(file, JSON.stringify(Object.fromEntries(order.filter((key) => key in profile).map((key) => [key, profile[key]]))));
+          for (const parseMode of ["stream", "whole"] as const) {
+            const sink = new MemoryEvidenceSink();
+            const result = await extractV8CpuProfile(file, sink, { projectRoot: "/proj", parseMode });
+            snapshots.push({ rows: snapshot(sink), limitations: result.limitations });
+          }
+        }
+        for (const other of snapshots.slice(1)) expect(other).toEqual(snapshots[0]);
+      }
+    } finally {
+      cleanup();
+    }
+  });
+});
