@@ -1,6 +1,6 @@
 /**
  * The previous flameox, for benchmarks to measure against in the same run: the binary built from
- * BENCH_PREVIOUS_COMMIT (default e28a456, main just before the performance work of issue 16) in a cached folder
+ * BENCH_PREVIOUS_COMMIT (default a0ff272, main just before the performance work of issue 16) in a cached folder
  * under .test-output/bench/ (git archive of that commit, this checkout's node_modules, its own
  * build script). Returns null, with the reason, when it cannot be built here.
  */
@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { benchOutput, repositoryRoot } from "./measure.ts";
 
-export const previousCommit = process.env.BENCH_PREVIOUS_COMMIT ?? "e28a456";
+export const previousCommit = process.env.BENCH_PREVIOUS_COMMIT ?? "a0ff272";
 
 export function previousFlameox(): { binary: string; commit: string } | { binary: null; error: string } {
   const folder = join(benchOutput, `flameox-${previousCommit}`);

@@ -244,11 +244,8 @@ test("the same symbol in two modules stays two functions (folded `memcpy [libc.s
       (NULL, ['k_main', 'k_foo'], 3.0, 'samples'),
       (NULL, ['k_main', 'k_py1'], 1.0, 'samples'),
       (NULL, ['k_main', 'k_py2'], 1.0, 'samples')) t(thread, frame_keys, weight, unit)`);
-    const query: EvidenceQuery = {
-      async rows(sql) {
-        return (await own.runAndReadAll(sql)).getRowObjectsJS() as never;
-      },
-    };
+    await own.run("CREATE VIEW stack_rows AS SELECT rowid AS stack_row, * FROM stacks");
+    const query: EvidenceQuery = uncachedEvidence(async (sql, values) => (await own.runAndReadAll(sql, values)).getRowObjectsJS() as never);
     const page = await queryHotspots(
       query,
       { groupBy: "function", unit: "samples", thread: null, perThread: false, orderBy: "self" },
