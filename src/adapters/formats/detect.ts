@@ -101,6 +101,16 @@ function fromOther(found: BinaryDetection | TextDetection): DetectedProfileForma
   return detected(found.format, found.hints, found.producer);
 }
 
+/** Text (no more control bytes than text has) whose first non-blank character opens a JSON value. */
+function looksLikeJsonText(head: Uint8Array): boolean {
+  if (isBinary(head)) return false;
+  for (const byte of head.subarray(0, 4096)) {
+    if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d) continue;
+    return byte === 0x7b || byte === 0x5b;
+  }
+  return false;
+}
+
 /** Mostly NUL bytes and control characters: not text, whatever a stray NUL in a name says. */
 function isBinary(head: Uint8Array): boolean {
   const sample = head.subarray(0, 4096);
@@ -123,7 +133,9 @@ export function detectProfileFormatFromHead(head: Uint8Array, name: string, comp
   const utf16 = utf16Encoding(head);
   if (utf16 === null) {
     if (isPstats(head)) return detected("pstats", ["marshal dict of (file, line, name) keys"], "cProfile");
-    const protobuf = detectProtobuf(head);
+    // JSON that opens with a newline and spaces also parses as protobuf field 1 messages (0x0a, then a
+    // length); text is never a trace packet stream, so printable JSON goes to the JSON readers.
+    const protobuf = looksLikeJsonText(head) ? null : detectProtobuf(head);
     if (protobuf) return fromOther(protobuf);
     if (startsWithText(head, sqliteHeader)) {
       const sqlite = detectSqlite(head);

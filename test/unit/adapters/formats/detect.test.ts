@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { detectProfileFormat, detectProfileFormatFromHead } from "../../../../src/adapters/formats/detect.ts";
@@ -100,6 +100,11 @@ describe("detectProfileFormatFromHead", () => {
       const kineto = await detectProfileFormat(join(fixtures, "kineto", "benchmark_result_2869224_1695835535_trace.json.gz"));
       expect(kineto).toMatchObject({ format: "chrome_trace", producer: "torch.profiler" });
       expect(kineto.hints[0]).toBe("gzip");
+      // Every real kineto trace, including those whose JSON opens with a newline and spaces (bytes
+      // that also parse as protobuf field 1 messages), is a Chrome trace, never a Perfetto protobuf.
+      for (const name of readdirSync(join(fixtures, "kineto")).filter((file) => file.endsWith(".json.gz"))) {
+        expect({ name, ...(await detectProfileFormat(join(fixtures, "kineto", name))) }).toMatchObject({ name, format: "chrome_trace" });
+      }
       const speedscope = join(dir, "profile.speedscope.json.gz");
       writeFileSync(speedscope, gzipSync(readFileSync(join(fixtures, "py-spy.speedscope.json"))));
       expect(await detectProfileFormat(speedscope)).toMatchObject({ format: "speedscope", producer: "py-spy" });
