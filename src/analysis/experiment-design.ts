@@ -107,3 +107,42 @@ export function realizeOrder(
   }
   return trials;
 }
+
+/** What a realized order holds, in a few numbers: a plan shows this and the first trials, not the whole order. */
+export type OrderSummary = {
+  trials: number;
+  warmup_trials: number;
+  /** Measured blocks (warm-up rounds apart), and how many trials each holds. */
+  blocks: number;
+  trials_per_block: { minimum: number; maximum: number };
+  /** Measured trials per treatment, in declaration order (the first `treatmentItems`). */
+  trials_per_treatment: Record<string, number>;
+  /** How many measured blocks each treatment opens: the randomization's balance at a glance. */
+  first_in_block: Record<string, number>;
+  treatments_omitted: number;
+};
+
+const treatmentItems = 20;
+
+export function summarizeOrder(trials: readonly PlannedTrial[], treatments: readonly string[]): OrderSummary {
+  const measured = trials.filter((trial) => !trial.warmup);
+  const perBlock = new Map<string, number>();
+  const perTreatment = new Map<string, number>(treatments.map((treatment) => [treatment, 0]));
+  const opening = new Map<string, number>(treatments.map((treatment) => [treatment, 0]));
+  for (const trial of measured) {
+    perBlock.set(trial.block_id, (perBlock.get(trial.block_id) ?? 0) + 1);
+    perTreatment.set(trial.treatment, (perTreatment.get(trial.treatment) ?? 0) + 1);
+    if (trial.order_in_block === 1) opening.set(trial.treatment, (opening.get(trial.treatment) ?? 0) + 1);
+  }
+  const sizes = [...perBlock.values()];
+  const shown = [...perTreatment.keys()].slice(0, treatmentItems);
+  return {
+    trials: trials.length,
+    warmup_trials: trials.length - measured.length,
+    blocks: perBlock.size,
+    trials_per_block: { minimum: sizes.length > 0 ? Math.min(...sizes) : 0, maximum: sizes.length > 0 ? Math.max(...sizes) : 0 },
+    trials_per_treatment: Object.fromEntries(shown.map((treatment) => [treatment, perTreatment.get(treatment)!])),
+    first_in_block: Object.fromEntries(shown.map((treatment) => [treatment, opening.get(treatment)!])),
+    treatments_omitted: Math.max(0, perTreatment.size - treatmentItems),
+  };
+}

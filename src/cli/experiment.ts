@@ -48,10 +48,10 @@ function renderPlan(plan: ExperimentPlan): string {
           `  detects changes of ×${plan.detectable_change.ratio.toFixed(2)} or more (${plan.detectable_change.assumed_noise_cv * 100} % noise assumed)`,
         ]
       : []),
-    `  order: ${plan.order
-      .slice(0, 12)
-      .map((trial) => `${trial.block_id}:${trial.treatment}`)
-      .join(" ")}${plan.trial_count > 12 ? " …" : ""}`,
+    `  order: ${plan.order.map((trial) => `${trial.block_id}:${trial.treatment}`).join(" ")}${plan.order_truncated ? " …" : ""}`,
+    `  trials per treatment: ${Object.entries(plan.order_summary.trials_per_treatment)
+      .map(([treatment, count]) => `${treatment} ${count}`)
+      .join(", ")}${plan.order_summary.warmup_trials > 0 ? ` (+${plan.order_summary.warmup_trials} warm-up)` : ""}`,
     ...plan.warnings.map((warning) => `  warning: ${warning}`),
   ].join("\n");
 }

@@ -107,6 +107,9 @@ export const trustedLocalWarning =
 
 export const trustedLocalLimitation = { source: "plan", code: "trusted_local_execution", message: trustedLocalWarning };
 
+/** A plan states the warning in `warnings`; its limitation entry carries the code and points there instead of repeating it. */
+const trustedLocalPlanLimitation = { ...trustedLocalLimitation, message: "Trusted-local execution: see warnings." };
+
 /** The project-relative form of a path inside the project, "." for the root itself. */
 export function projectRelative(projectRoot: string, path: string): string {
   return relative(projectRoot, path) || ".";
@@ -151,7 +154,7 @@ export function capturePlanView(plan: {
       max_artifact_bytes: plan.limits.max_artifact_bytes,
     },
     warnings: [trustedLocalWarning],
-    limitation_details: [trustedLocalLimitation],
+    limitation_details: [trustedLocalPlanLimitation],
     created_at: plan.createdAt.toISOString(),
     expires_at: new Date(plan.expiresAtMs).toISOString(),
     next_tool: "execute_capture_plan",

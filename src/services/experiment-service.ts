@@ -6,7 +6,7 @@ import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
 import { notFound, planRefused, undeclared, workspaceInvalid } from "../domain/errors.ts";
 import { type ExperimentStatistics, type PlannedTrial, polarityOfMetric, type TrialOutcome } from "../domain/experiment.ts";
-import { effectiveFactors, realizeOrder } from "../analysis/experiment-design.ts";
+import { effectiveFactors, type OrderSummary, realizeOrder, summarizeOrder } from "../analysis/experiment-design.ts";
 import { type DetectableChange, designSensitivity } from "../analysis/experiment-sensitivity.ts";
 import { type Experiment, type ExperimentProtocol, type ExperimentStore, protocolOf, type Trial } from "../store/experiment-store.ts";
 import type { PlanTokenStore } from "../store/plan-tokens.ts";
@@ -20,6 +20,11 @@ import type { WorkloadService } from "./workload-service.ts";
 export type { ExperimentIntent, ExperimentReceipt };
 
 export const maximumTrialPage = 1000;
+
+/** The trials a plan lists; the whole order is recorded by run_experiment and order_digest covers it. */
+export const planOrderPreview = 6;
+const fullOrderLocation =
+  "The whole order (order_digest covers it) is recorded when run_experiment starts; list_experiment_trials with its experiment_id pages it.";
 
 export type PlanExperimentRequest = {
   experiment_name: string;
@@ -37,9 +42,13 @@ export type ExperimentPlan = {
   adapter_options: Record<string, unknown>;
 } & ExperimentProtocol & {
     trial_count: number;
-    /** The realized randomized-complete-block order (first 1000 trials; order_digest covers all). */
+    /** The first trials of the realized randomized-complete-block order (order_digest covers all of it). */
     order: PlannedTrial[];
     order_truncated: boolean;
+    /** Counts over the whole order: trials per treatment and per block, warm-ups, which treatment opens each block. */
+    order_summary: OrderSummary;
+    /** Where the whole order can be read. */
+    full_order: string;
     /** The smallest change any two treatments can be told apart by (performance experiments only). */
     detectable_change: DetectableChange | null;
     execution_policy: "trusted_local";
@@ -236,8 +245,10 @@ export class ExperimentService {
       adapter_options: probe.adapter_options,
       ...protocolOf(intent),
       trial_count: trials.length,
-      order: trials.slice(0, maximumTrialPage),
-      order_truncated: trials.length > maximumTrialPage,
+      order: trials.slice(0, planOrderPreview),
+      order_truncated: trials.length > planOrderPreview,
+      order_summary: summarizeOrder(trials, intent.treatments),
+      full_order: fullOrderLocation,
       detectable_change: sensitivity?.detectable_change ?? null,
       execution_policy: "trusted_local",
       warnings,

@@ -31,6 +31,9 @@ describe("py-spy capture and hotspots over stdio", () => {
     const { plan, executed } = await planAndExecute(session, "hot", "py-spy", {}, { rate: 200 });
     expect(plan.limitation_details[0].code).toBe("trusted_local_execution");
     expect(plan.warnings[0]).toStartWith("Trusted-local execution selected");
+    // Said once: the warning carries the sentence, the limitation its code and a pointer to it.
+    expect(plan.limitation_details[0].message).not.toContain(plan.warnings[0]);
+    expect(JSON.stringify(plan).split("no enforced containment")).toHaveLength(2);
     expect(executed.isError).toBe(false);
     const receipt = executed.envelope.result;
     expect(receipt.execution_status).toBe("succeeded");

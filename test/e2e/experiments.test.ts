@@ -51,7 +51,16 @@ test("plan_experiment → run_experiment → trials, run sets, comparison, evide
   const plan = await callTool(session, "plan_experiment", { experiment_name: "ab", investigation_id: investigationId });
   expect(plan.isError).toBe(false);
   expect(plan.envelope.result.trial_count).toBe(12);
-  expect(plan.envelope.result.order).toHaveLength(12);
+  // The plan lists the first trials and counts the rest; run_experiment records the whole order.
+  expect(plan.envelope.result.order).toHaveLength(6);
+  expect(plan.envelope.result.order_truncated).toBe(true);
+  expect(plan.envelope.result.order_summary).toMatchObject({
+    trials: 12,
+    blocks: 6,
+    trials_per_block: { minimum: 2, maximum: 2 },
+    trials_per_treatment: { base: 6, more: 6 },
+  });
+  expect(plan.envelope.result.full_order).toContain("list_experiment_trials");
   expect(plan.text).toContain("run_experiment");
 
   const progress: number[] = [];
@@ -77,6 +86,9 @@ test("plan_experiment → run_experiment → trials, run sets, comparison, evide
   const page = await callTool(session, "list_experiment_trials", { experiment_id: receipt.experiment_id, limit: 5 });
   expect(page.envelope.result.returned).toBe(5);
   expect(page.envelope.result.next_cursor).toBeString();
+  // Where full_order pointed: the recorded order starts with the trials the plan listed.
+  const position = (trial: any) => `${trial.block_id}:${trial.treatment}`;
+  expect(page.envelope.result.trials.map(position)).toEqual(plan.envelope.result.order.slice(0, 5).map(position));
   const rest = await callTool(session, "list_experiment_trials", {
     experiment_id: receipt.experiment_id,
     limit: 5,

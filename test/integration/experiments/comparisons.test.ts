@@ -122,8 +122,16 @@ describe("experiment execution", () => {
     const first = await services.experiments.plan({ experiment_name: "work", adapter: "command", parameters: {} });
     const second = await services.experiments.plan({ experiment_name: "work", adapter: "command", parameters: {} });
     expect(second.order).toEqual(first.order);
+    expect(second.order_digest).toBe(first.order_digest);
+    // The plan lists the first trials of the order run_experiment recorded; its digest covers the whole order.
+    expect(first.order_truncated).toBe(true);
     expect(first.order.map((trial) => `${trial.block_id}:${trial.treatment}`)).toEqual(
-      trials.map((trial) => `${trial.block_id}:${trial.treatment}`),
+      trials.slice(0, first.order.length).map((trial) => `${trial.block_id}:${trial.treatment}`),
+    );
+    expect(first.order_digest).toBe(services.experiments.getExperiment(work.experiment_id).order_digest);
+    expect(first.order_summary.trials).toBe(trials.length);
+    expect(Object.values(first.order_summary.trials_per_treatment).reduce((sum, count) => sum + count, 0)).toBe(
+      trials.filter((trial) => !trial.warmup).length,
     );
     expect(first.plan_id).not.toBe(second.plan_id);
   });

@@ -50,6 +50,11 @@ workload = "busy"
 factors = { variant = ["base", "same", "more"] }
 blocks = 2
 
+[experiments.large]
+workload = "busy"
+factors = { variant = ["base", "same"] }
+blocks = 500
+
 [experiments.warm]
 workload = "busy"
 factors = { variant = ["base", "same"] }
@@ -120,6 +125,24 @@ describe("plan_experiment says what a design can detect", () => {
     const planned = await plan("sweep");
     expect(planned.detectable_change!.ratio).toBeNull();
     expect(planned.warnings.some((warning) => warning.includes("blocks = 2"))).toBe(false);
+  });
+});
+
+describe("a plan's order stays bounded", () => {
+  test("1,000 trials: the plan lists the first few, counts all of them, and fits the 8,000-character result budget", async () => {
+    const planned = await plan("large");
+    expect(planned.trial_count).toBe(1000);
+    expect(planned.order).toHaveLength(6);
+    expect(planned.order_truncated).toBe(true);
+    expect(planned.order_summary).toMatchObject({
+      trials: 1000,
+      blocks: 500,
+      trials_per_block: { minimum: 2, maximum: 2 },
+      trials_per_treatment: { base: 500, same: 500 },
+    });
+    expect(planned.order_summary.first_in_block.base! + planned.order_summary.first_in_block.same!).toBe(500);
+    // Wrapped in the envelope ({schema_version, ok, result, error}: 60 characters).
+    expect(JSON.stringify(planned).length + 60).toBeLessThanOrEqual(8_000);
   });
 });
 
