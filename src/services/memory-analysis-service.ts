@@ -16,6 +16,11 @@ export type MemoryAnalysisResult = {
   /** The memory measurements behind the figures above, at most `measurementLimit`. */
   measurements: MemoryMeasurement[];
   measurements_truncated: boolean;
+  /**
+   * Which ranking the answer leads with and its next step drills into: retained_at_exit when what was
+   * still held at exit is a leak (see `leakOf`), else peak.
+   */
+  leading_ranking: "peak" | "retained_at_exit";
   /** One page of the functions holding the most bytes; total, returned, truncated and next_cursor describe this list. */
   top_allocations: Hotspot[];
   /** The functions whose allocations were still held when tracking ended (memray unit retained_bytes: the leaks), largest first; the first `limit`, on every page. */
@@ -32,6 +37,19 @@ export type MemoryAnalysisResult = {
 
 /** Memory measurements are a handful of names per run; more than this is cut and said so. */
 const measurementLimit = 50;
+
+/**
+ * A run leaks, for the answer's purpose, when it still held at exit at least a quarter of its peak and
+ * at least 1 MiB: a small script's own leftovers at exit (compiled modules, arenas) are tens of KiB, far
+ * below both, so a run that frees what it allocates keeps leading with its peak.
+ */
+const leakShareOfPeak = 0.25;
+const leakMinimumBytes = 1024 * 1024;
+
+function leakOf(retainedBytes: number | null, peakBytes: number | null): boolean {
+  if (retainedBytes === null || retainedBytes < leakMinimumBytes) return false;
+  return peakBytes === null || retainedBytes >= peakBytes * leakShareOfPeak;
+}
 
 /** analyze_memory: memray peaks and allocations, and process RSS, of one run or artifact. */
 export class MemoryAnalysisService {
@@ -77,17 +95,22 @@ export class MemoryAnalysisService {
     const retained = result.retained?.hotspots ?? [];
     const total = result.page?.total ?? 0;
     const truncated = offset + hotspots.length < total;
+    const peakBytes = pick("memory.peak_bytes");
+    const retainedBytes = pick("memory.leaked_bytes");
+    const leading = leakOf(retainedBytes, peakBytes) && retained[0] ? "retained_at_exit" : "peak";
+    const drill = leading === "retained_at_exit" ? { frame: retained[0], unit: "retained_bytes" } : { frame: hotspots[0], unit: "bytes" };
     return {
       schema_version: 1,
       run_or_artifact: request.run_or_artifact,
       corpus_commit_id: scope.corpusCommitId,
-      peak_bytes: pick("memory.peak_bytes"),
-      retained_bytes: pick("memory.leaked_bytes"),
+      peak_bytes: peakBytes,
+      retained_bytes: retainedBytes,
       total_allocated_bytes: pick("memory.total_allocated_bytes"),
       allocation_count: pick("memory.allocation_count"),
       process_peak_rss_bytes: rss.length > 0 ? Math.max(...rss) : null,
       measurements: result.measurements.slice(0, measurementLimit),
       measurements_truncated: result.measurements.length > measurementLimit,
+      leading_ranking: leading,
       top_allocations: hotspots,
       retained_allocations: retained,
       retained_truncated: (result.retained?.total ?? 0) > retained.length,
@@ -98,9 +121,11 @@ export class MemoryAnalysisService {
       limitations: scopeLimitations(scope),
       evidence: allocatorEvidence
         ? available(
-            "From memray allocation evidence (peak, retained, stacks alive at the high-water mark, stacks still allocated at exit).",
-            hotspots[0] ? "get_stack_examples" : null,
-            hotspots[0] ? { run_or_artifact: request.run_or_artifact, frame_id: hotspots[0].frame_id, unit: "bytes" } : null,
+            leading === "retained_at_exit"
+              ? `A leak: ${retainedBytes} bytes were still held at exit (peak ${peakBytes ?? "unknown"}); retained_allocations ranks who held them.`
+              : "From memray allocation evidence (peak, retained, stacks alive at the high-water mark, stacks still allocated at exit).",
+            drill.frame ? "get_stack_examples" : null,
+            drill.frame ? { run_or_artifact: request.run_or_artifact, frame_id: drill.frame.frame_id, unit: drill.unit } : null,
           )
         : {
             status: "partial",

@@ -157,6 +157,33 @@ describe("the first answer comes with the receipt", () => {
     expect(second.envelope.result.total).toBe(first.envelope.result.total);
   });
 
+  test("a memray leak's receipt leads with what was retained at exit and drills into the leaking frame in retained bytes", async () => {
+    const project = workloadProject("first-answer-leak");
+    cpSync(join(repositoryRoot, "test", "fixtures", "python", "memray", "leak.py"), join(project, "leak.py"));
+    session = await connectMcp(project, ["--init"]);
+    const agent = countingAgent(session);
+    await agent.call("configure_workload", { name: "leak", operation: "create", argv: [python(), "leak.py"] });
+    const plan = await agent.call("plan_capture", { workload_name: "leak", adapter: "memray" });
+    const executed = await agent.call("execute_capture_plan", { plan_id: plan.envelope.result.plan_id });
+    const receipt = executed.envelope.result;
+    const summary = receipt.analysis.summary;
+    // leak.py frees a 63 MiB buffer (the peak), then keeps 31.5 MiB until exit: half the peak is still held.
+    expect(summary.top_allocations[0].function).toBe("transient_peak");
+    expect(summary.retained_allocations[0].function).toBe("leak");
+    expect(summary.leading_ranking).toBe("retained_at_exit");
+    expect(receipt.next_tool).toBe("get_stack_examples");
+    expect(receipt.next_arguments).toEqual({
+      run_or_artifact: receipt.run_id,
+      frame_id: summary.retained_allocations[0].frame_id,
+      unit: "retained_bytes",
+    });
+    const examples = await agent.call(receipt.next_tool, receipt.next_arguments);
+    expect(examples.envelope.result.unit).toBe("retained_bytes");
+    expect(examples.envelope.result.frame.function).toBe("leak");
+    expect(examples.envelope.result.examples[0].weight).toBeGreaterThanOrEqual(31 * 1024 * 1024);
+    expect(agent.errors()).toEqual([]);
+  });
+
   test("a detached capture, once terminal, comes with the same first answer", async () => {
     const project = workloadProject("first-answer-detached");
     session = await connectMcp(project, ["--init"]);

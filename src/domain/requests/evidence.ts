@@ -6,8 +6,8 @@ import { pageLimits } from "./limits.ts";
 import { RunFilter } from "./runs.ts";
 
 const unit = optionalOrNull(described(v.picklist(["ns", "samples", "bytes", "retained_bytes"]), "Default: first present."));
-/** A drill-down's unit defaults to the first the frame's own stacks have, so retained_bytes needs no name here. */
-const drillDownUnit = optionalOrNull(described(v.picklist(["ns", "samples", "bytes"]), "Default: the frame's."));
+/** A drill-down's unit defaults to the first the frame's own stacks have; a frame held both at peak and at exit picks with retained_bytes. */
+const drillDownUnit = optionalOrNull(described(v.picklist(["ns", "samples", "bytes", "retained_bytes"]), "Default: frame's."));
 const thread = optionalOrNull(described(v.pipe(v.string(), v.maxLength(500)), "Only this thread."));
 const orderBy = v.optional(described(v.picklist(["self", "total"]), "Rank by self or total."), "self");
 

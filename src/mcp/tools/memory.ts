@@ -6,7 +6,8 @@ import { defineTool } from "../define-tool.ts";
 export const memoryTools = [
   defineTool({
     name: "analyze_memory",
-    description: "Memory peak, bytes retained at exit, peak RSS, and the functions holding most at peak (paged) and exit.",
+    description:
+      "Memory peak, bytes retained at exit, peak RSS, and the functions holding most at peak (paged) and exit (leading_ranking).",
     input: MemoryRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {
