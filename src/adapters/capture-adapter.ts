@@ -60,6 +60,12 @@ export type ExtractionContext = {
   scratchDirectory: string;
 };
 
+/** A limitation with a code an agent can act on (listed in docs/errors.md); its message is the sentence in `limitations`. */
+export type ExtractionLimitation = { code: string; message: string };
+
+/** What an extractor says about the evidence it wrote; the rows themselves went to the sink. */
+export type ExtractionOutcome = { limitations: string[]; limitationDetails?: ExtractionLimitation[] };
+
 export interface CaptureAdapter {
   descriptor: AdapterDescriptor;
   /** Typed adapter_options; a strict valibot object. */
@@ -67,7 +73,7 @@ export interface CaptureAdapter {
   /** Extractor name recorded with each evidence bundle; bump its version when rows change. */
   extractor: { name: string; version: string };
   planCollector(context: CollectorContext): Promise<CollectorPlan> | CollectorPlan;
-  extract?(output: CollectorOutput, path: string, sink: EvidenceSink, context: ExtractionContext): Promise<{ limitations: string[] }>;
+  extract?(output: CollectorOutput, path: string, sink: EvidenceSink, context: ExtractionContext): Promise<ExtractionOutcome>;
 }
 
 export type CommandResult = Awaited<ReturnType<CommandRunner>>;

@@ -58,11 +58,13 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
   execution: defineCommand({
     meta: {
       name: "execution",
-      description: "Executed lines and arcs per file (coverage); --compare-to shows what differs from a second run.",
+      description:
+        "Covered and missed statements per file (coverage), most missed first; --compare-to shows what differs from a second run.",
     },
     args: {
       run_or_artifact: { type: "positional", required: true, description: "Run id or artifact id." },
       limit: limitArgument(pageLimits.execution, "Files"),
+      cursor: { type: "string", description: "next_cursor of the previous page." },
       "compare-to": { type: "string", alias: "compare", description: "A second run or artifact id." },
     },
     async run({ args }) {
@@ -70,6 +72,7 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
         run_or_artifact: String(args.run_or_artifact),
         limit: limitOf(args.limit, pageLimits.execution),
         comparison_run_or_artifact: text(args["compare-to"]),
+        cursor: text(args.cursor),
       });
       emit(cliOptions(), result, () =>
         result.differences
@@ -82,8 +85,14 @@ export const moreAnalyzeCommands: Record<string, CommandDef> = {
               ["file", "only_base", "only_comparison"],
             )
           : renderTable(
-              result.files.map((file) => ({ file: file.file, lines: file.executed_line_count, arcs: file.arc_count })),
-              ["file", "lines", "arcs"],
+              result.files.map((file) => ({
+                file: file.file,
+                statements: file.statement_count ?? "?",
+                missed: file.missed_line_count ?? "?",
+                cover: file.percent_covered === null ? "?" : `${file.percent_covered}%`,
+                missing: file.missed_line_ranges ?? "unknown",
+              })),
+              ["file", "statements", "missed", "cover", "missing"],
             ),
       );
     },

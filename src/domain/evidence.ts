@@ -63,8 +63,20 @@ export type MeasurementRow = {
   dimensions: string | null;
 };
 
-/** failure_report: one failure read from a log (a sanitizer report, a Python traceback) with its kind, message and frames. */
-export type ObservationKind = "line_hit" | "branch_arc" | "annotation" | "configuration" | "test_outcome" | "failure_report";
+/**
+ * failure_report: one failure read from a log (a sanitizer report, a Python traceback) with its kind, message and frames.
+ * statement: one executable line as coverage.py's report classifies it (value executed, missed or excluded);
+ * branch_missed: a branch arc that never ran (lines "from->to").
+ */
+export type ObservationKind =
+  | "line_hit"
+  | "branch_arc"
+  | "statement"
+  | "branch_missed"
+  | "annotation"
+  | "configuration"
+  | "test_outcome"
+  | "failure_report";
 
 export type ObservationRow = {
   kind: ObservationKind;

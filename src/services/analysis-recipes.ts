@@ -140,7 +140,7 @@ export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
   [
     "execution",
     {
-      version: "analyze_execution.v1",
+      version: "analyze_execution.v2",
       fields: ["input_id", "comparison_input_id", "limit"],
       requires: ["input_id"],
       async run(services, request) {

@@ -44,6 +44,8 @@ type Outcome = {
   capture: RunManifest["capture_status"];
   validation: RunManifest["validation_status"];
   limitations: string[];
+  /** The typed ones among them (an extractor's own codes), as limitation_details. */
+  limitationDetails: RunManifest["limitation_details"];
 };
 
 function executionStatusOf(result: ProcessResult): RunManifest["execution_status"] {
@@ -114,6 +116,7 @@ async function extractOutputs(workspace: Workspace, intent: ConsumedPlan, stored
           async (sink) => {
             const extracted = await adapter.extract!(output, item.artifact.staged_path, sink, context);
             outcome.limitations.push(...extracted.limitations);
+            for (const detail of extracted.limitationDetails ?? []) outcome.limitationDetails.push({ source: "extraction", ...detail });
             return extracted.limitations;
           },
         ),
@@ -236,6 +239,7 @@ function publish(
           measurements,
           unavailable_measurements: result.resources?.unavailable ?? [],
           limitations: [...current.limitations, ...outcome.limitations],
+          limitation_details: [...current.limitation_details, ...outcome.limitationDetails],
           // Parsed whatever the exit status: a profiler wrapping the workload (py-spy) may exit 0 after the workload crashed.
           exception: outcome.execution === "cancelled" ? null : crashException(result.stderr, placesOf(workspace)),
         }),
@@ -320,6 +324,7 @@ export async function publishCapture(
     capture: execution === "cancelled" ? "cancelled" : "registered",
     validation: intent.outputs.length > 0 ? "passed" : "not_requested",
     limitations: [...result.limitations],
+    limitationDetails: [],
   };
   const files = capturedFiles(intent, outcome);
   const stored: Stored[] = [];
@@ -365,7 +370,7 @@ export async function publishCapture(
     artifact_ids: [...new Set(references.map((reference) => reference.artifact_id))],
     evidence_tables: sumTables(bundles.map((bundle) => bundle.tables)),
     limitations: outcome.limitations,
-    limitation_details: [trustedLocalLimitation],
+    limitation_details: [trustedLocalLimitation, ...outcome.limitationDetails],
     corpus_commit_id: corpusCommitId,
     resource_uri: runResourceUri(intent.run_id),
     // What went wrong travels with a failed run's receipt: the ends of its output and the exception it died of.

@@ -7,6 +7,7 @@ import type { EvidenceSink } from "../domain/evidence.ts";
 import { workloadPython } from "../adapters/adapter-support.ts";
 import { extractBenchmarkSamples, looksLikeBenchmarkSamples } from "../adapters/benchmark-samples/benchmark-samples.ts";
 import { extractCoverage } from "../adapters/coverage/coverage-adapter.ts";
+import { extractCoverageStatements } from "../adapters/coverage/coverage-statements.ts";
 import { detectProfileFormat } from "../adapters/formats/detect.ts";
 import { extractChromeTrace } from "../adapters/formats/chrome-trace.ts";
 import { extractMemray, memrayRequirement, writeMemrayCollectors } from "../adapters/memray/memray-adapter.ts";
@@ -153,18 +154,40 @@ export const extractionSpecs: Record<ExtractionTool, ToolSpec> = {
     kinds: ["execution_coverage"],
     describe: "a coverage.py .coverage database (kind execution_coverage)",
     accepts: (registration) => registration.kind === "execution_coverage",
-    async extract(sink, { path, workspace }) {
+    async extract(sink, { path, workspace, run, scratch }) {
       const summary = extractCoverage(path, sink, { projectRoot: workspace.projectRoot, projectFilesOnly: true });
+      // The statements need coverage.py itself: the run's own interpreter when it has one, else Python on PATH.
+      const pathValue = process.env.PATH ?? "";
+      const python = workloadPython(run.command?.argv ?? [], pathValue) ?? workloadPython([], pathValue);
+      const statements = python
+        ? await extractCoverageStatements(
+            {
+              dataFile: path,
+              python,
+              rcDirectory: workspace.open().path("tools", "collectors", "coverage"),
+              workDirectory: scratch,
+              projectRoot: workspace.projectRoot,
+              measuredFiles: summary.files.map((file) => file.file),
+              run: brokerCommandRunner(scratch),
+            },
+            sink,
+          )
+        : null;
+      const limitations =
+        summary.skippedFiles.length > 0 ? [`${summary.skippedFiles.length} measured file(s) outside the project were skipped.`] : [];
+      if (!statements) limitations.push("Which lines were missed is unknown: no Python interpreter to run coverage's report with.");
+      else if (statements.limitation) limitations.push(statements.limitation.message);
       return {
         facts: {
           line_count: summary.lineRows,
           arc_count: summary.arcRows,
           has_arcs: summary.hasArcs,
           coverage_version: summary.coverageVersion,
+          statement_count: statements?.limitation === null ? statements.statements : null,
+          missed_line_count: statements?.limitation === null ? statements.missed : null,
           files: summary.files.map((file) => ({ file: file.file, lines: file.lines.length, arcs: file.arcs.length })),
         },
-        limitations:
-          summary.skippedFiles.length > 0 ? [`${summary.skippedFiles.length} measured file(s) outside the project were skipped.`] : [],
+        limitations,
       };
     },
   },

@@ -132,7 +132,10 @@ export class ReceiptAnalysisService {
         };
       case "coverage": {
         const result = await services.execution.analyze({ run_or_artifact: runId, limit: receiptItems, comparison_run_or_artifact: null });
-        return { result, drop: ["executed_lines", "arcs", "contexts", "differences", "comparison_run_or_artifact"] };
+        return {
+          result,
+          drop: ["executed_line_ranges", "arc_count", "contexts", "differences", "comparison_run_or_artifact", "excluded_line_count"],
+        };
       }
       case "operators":
         return { result: await services.traces.pytorch({ run_or_artifact: runId, limit: receiptItems, order_by: "self", cursor: null }) };

@@ -184,6 +184,101 @@ describe("the first answer comes with the receipt", () => {
     expect(agent.errors()).toEqual([]);
   });
 
+  test("a coverage capture's receipt names the missed lines per file; analyze_execution pages every file within the budget", async () => {
+    const project = workloadProject("first-answer-coverage");
+    // 40 modules with one used function (its `else` never runs) and two unused ones, and a main script
+    // with a larger unused function, so main.py has the most missed lines.
+    const module = [
+      "def used(x):",
+      "    if x > 0:",
+      "        return x",
+      "    return -x",
+      "def unused_one():",
+      "    a = 1",
+      "    b = 2",
+      "    return a + b",
+      "def unused_two():",
+      "    return 0",
+      "",
+    ].join("\n");
+    const names = Array.from({ length: 40 }, (_, index) => `module_${String(index).padStart(2, "0")}`);
+    for (const name of names) writeFileSync(join(project, `${name}.py`), module);
+    writeFileSync(
+      join(project, "main.py"),
+      [
+        ...names.map((name) => `import ${name}`),
+        "def never_called():",
+        ...Array.from({ length: 8 }, (_, index) => `    value_${index} = ${index}`),
+        "    return 0",
+        ...names.map((name) => `${name}.used(1)`),
+        "",
+      ].join("\n"),
+    );
+    session = await connectMcp(project, ["--init"], { PYTHONDONTWRITEBYTECODE: "1" });
+    const agent = countingAgent(session);
+    await agent.call("configure_workload", { name: "modules", operation: "create", argv: [python(), "main.py"] });
+    const plan = await agent.call("plan_capture", { workload_name: "modules", adapter: "coverage" });
+    const executed = await agent.call("execute_capture_plan", { plan_id: plan.envelope.result.plan_id });
+    const receipt = executed.envelope.result;
+    expect(receipt.analysis.kind).toBe("coverage");
+    const summary = receipt.analysis.summary;
+    // Each module: 10 statements, 5 missed; main.py: 40 imports + def + 40 calls ran, the 9 body lines did not.
+    expect(summary).toMatchObject({ statement_count: 40 * 10 + 90, missed_line_count: 40 * 5 + 9, total: 41 });
+    expect(summary.files[0]).toMatchObject({ file: "main.py", missed_line_count: 9, missed_line_ranges: "42-50" });
+    expect(summary.files[1]).toMatchObject({
+      file: "module_00.py",
+      statement_count: 10,
+      covered_line_count: 5,
+      missed_line_count: 5,
+      percent_covered: 50,
+      missed_line_ranges: "4, 6-8, 10",
+      missed_branches: "2->4",
+    });
+    expect(summary.files.length).toBeLessThanOrEqual(5);
+    expect(resultCharacters(executed)).toBeLessThanOrEqual(8_000);
+    expect(receipt.next_tool).toBe("analyze_execution");
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: any = await agent.call("analyze_execution", { ...receipt.next_arguments, limit: 1000, ...(cursor ? { cursor } : {}) });
+      expect(resultCharacters(page)).toBeLessThanOrEqual(8_000);
+      expect(page.envelope.result.total).toBe(41);
+      seen.push(...page.envelope.result.files.map((file: any) => file.file));
+      cursor = page.envelope.result.next_cursor;
+      pages += 1;
+    } while (cursor);
+    // Every file once, most missed first, over more than one page.
+    expect(pages).toBeGreaterThan(1);
+    expect(seen).toEqual(["main.py", ...names.map((name) => `${name}.py`)]);
+    expect(agent.errors()).toEqual([]);
+  });
+
+  test("when coverage cannot analyze a file after the run, the capture still succeeds with a typed limitation and that file's executed lines", async () => {
+    const project = workloadProject("first-answer-coverage-limited");
+    cpSync(join(repositoryRoot, "test", "fixtures", "python", "coverage", "rewrites-itself.py"), join(project, "app.py"));
+    cpSync(join(repositoryRoot, "test", "fixtures", "python", "coverage", "branches.py"), join(project, "helper.py"));
+    session = await connectMcp(project, ["--init"], { PYTHONDONTWRITEBYTECODE: "1" });
+    const agent = countingAgent(session);
+    await agent.call("configure_workload", { name: "app", operation: "create", argv: [python(), "app.py"] });
+    const plan = await agent.call("plan_capture", { workload_name: "app", adapter: "coverage" });
+    const executed = await agent.call("execute_capture_plan", { plan_id: plan.envelope.result.plan_id });
+    const receipt = executed.envelope.result;
+    expect(receipt.execution_status).toBe("succeeded");
+    expect(receipt.validation_status).toBe("passed");
+    const limitation = receipt.limitation_details.find((detail: any) => detail.code === "coverage_statements_unavailable");
+    expect(limitation).toMatchObject({ source: "extraction" });
+    expect(limitation.message).toContain("first: app.py");
+    expect(limitation.message).not.toContain(project);
+    const files = new Map(receipt.analysis.summary.files.map((file: any) => [file.file, file]));
+    expect(files.get("helper.py")).toMatchObject({ missed_line_ranges: "3, 8" });
+    expect(files.get("app.py")).toMatchObject({ statement_count: null, missed_line_ranges: null });
+    const run = await agent.call("get_run", { run_id: receipt.run_id });
+    expect(run.envelope.result.limitation_details.map((detail: any) => detail.code)).toContain("coverage_statements_unavailable");
+    expect(agent.errors()).toEqual([]);
+  });
+
   test("a detached capture, once terminal, comes with the same first answer", async () => {
     const project = workloadProject("first-answer-detached");
     session = await connectMcp(project, ["--init"]);

@@ -43,6 +43,17 @@ function failure(answer: ToolAnswer): string {
   return error ? `${error.code}: ${error.message}` : answer.text.slice(0, 200);
 }
 
+/** The line numbers of "12-15, 40" (a "… +N more" tail is left out). */
+function missedLines(ranges: string): number[] {
+  return ranges
+    .split(", ")
+    .filter((range) => /^\d+(-\d+)?$/.test(range))
+    .flatMap((range) => {
+      const [first, last] = range.split("-").map(Number);
+      return Array.from({ length: (last ?? first!) - first! + 1 }, (_, index) => first! + index);
+    });
+}
+
 /** Calls the tool a result names next, with its exact arguments. */
 async function followNext(agent: CountingAgent, answer: ToolAnswer): Promise<ToolAnswer> {
   const current = result(answer);
@@ -107,11 +118,11 @@ export const oursJobs: Record<JobId, JobPath> = {
     const { receipt } = await capture(agent, "branches", [python, "branches.py"], "coverage");
     const files: any[] = receipt.analysis?.summary?.files ?? [];
     const file = files.find((entry) => String(entry.file ?? entry.path).endsWith("branches.py"));
-    const missed: number[] | undefined = file?.missed_lines;
+    const ranges: string | undefined = file?.missed_line_ranges ?? undefined;
     return {
-      fact: missed?.includes(expectedFacts.missed_line) ? expectedFacts.missed_line : null,
-      note: missed
-        ? `receipt analysis: missed lines ${JSON.stringify(missed)}`
+      fact: ranges && missedLines(ranges).includes(expectedFacts.missed_line) ? expectedFacts.missed_line : null,
+      note: ranges
+        ? `receipt analysis: missed lines ${ranges} (${file.covered_line_count} of ${file.statement_count} statements ran)`
         : `receipt analysis names no missed line: ${JSON.stringify(file)}`,
     };
   },

@@ -48,6 +48,25 @@ export type CoverageCaptureOptions = {
   dynamicContext?: "test_function" | null;
 };
 
+/** The branch-mode settings every capture and report uses; the capture adds its dynamic context. */
+export const coverageRcLines = ["[run]", "branch = True"];
+
+/**
+ * Writes an rc file named by its content into `directory` (atomically, once) and returns its path: the
+ * same settings always give the same file, so the report after a capture reads the rc the capture ran with.
+ */
+export function writeCoverageRc(directory: string, lines: readonly string[]): string {
+  const text = `${lines.join("\n")}\n`;
+  const rcFile = join(directory, `coveragerc-${sha256Hex(text).slice(0, 16)}`);
+  if (!existsSync(rcFile)) {
+    mkdirSync(directory, { recursive: true });
+    const temporary = `${rcFile}.${process.pid}.${crypto.randomUUID()}.tmp`;
+    writeFileSync(temporary, text);
+    renameSync(temporary, rcFile);
+  }
+  return rcFile;
+}
+
 export function coverageCaptureCommand(input: {
   workload: PythonWorkloadInvocation;
   artifactDirectory: string;
@@ -61,21 +80,14 @@ export function coverageCaptureCommand(input: {
   const target = pythonTarget(input.workload.argv);
   const dataFile = join(input.artifactDirectory, coverageDataFileName);
   // The rc file is ours, so a project's own .coveragerc cannot switch branch mode or the data file away.
-  const rc = ["[run]", "branch = True"];
+  const rc = [...coverageRcLines];
   if (input.options?.dynamicContext) rc.push(`dynamic_context = ${input.options.dynamicContext}`);
   let rcFile: string;
   const artifacts: CaptureCommand["artifacts"] = [
     { name: coverageDataFileName, path: dataFile, role: "primary", mediaType: "application/vnd.sqlite3" },
   ];
   if (input.rcDirectory) {
-    const text = `${rc.join("\n")}\n`;
-    rcFile = join(input.rcDirectory, `coveragerc-${sha256Hex(text).slice(0, 16)}`);
-    if (!existsSync(rcFile)) {
-      mkdirSync(input.rcDirectory, { recursive: true });
-      const temporary = `${rcFile}.${process.pid}.${crypto.randomUUID()}.tmp`;
-      writeFileSync(temporary, text);
-      renameSync(temporary, rcFile);
-    }
+    rcFile = writeCoverageRc(input.rcDirectory, rc);
   } else {
     rcFile = join(input.artifactDirectory, coverageRcFileName);
     writeFileSync(rcFile, `${[...rc, `data_file = ${dataFile}`].join("\n")}\n`);

@@ -1,19 +1,23 @@
 import * as v from "valibot";
 import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
-import { availablePythonWorkload, collectorPlan, probeWorkloadPython } from "../adapter-support.ts";
+import { availablePythonWorkload, collectorPlan, isPythonExecutable, probeWorkloadPython, workloadPython } from "../adapter-support.ts";
 import { adapterDescriptor } from "../registry.ts";
 import { coverageCaptureCommand, coverageRequirement, extractCoverage, probeCoverage } from "./coverage-adapter.ts";
+import { coverageStatementsUnavailable, extractCoverageStatements } from "./coverage-statements.ts";
 
 export const CoverageOptionsSchema = v.strictObject({
   context: v.optional(v.nullable(v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$/))), null),
   dynamic_context: v.optional(v.nullable(v.picklist(["test_function"])), null),
 });
 
-/** coverage.py in branch mode; the .coverage SQLite becomes line and arc observations. */
+/**
+ * coverage.py in branch mode; the .coverage SQLite becomes line and arc observations, and coverage's
+ * JSON report over it the statements (executed, missed, excluded) and the missed branches.
+ */
 export const coverageAdapter: CaptureAdapter & { probe(context: ProbeContext): Promise<ProbeResult> } = {
   descriptor: adapterDescriptor("coverage")!,
   optionsSchema: CoverageOptionsSchema as unknown as CaptureAdapter["optionsSchema"],
-  extractor: { name: "coverage", version: "1" },
+  extractor: { name: "coverage", version: "2" },
   probe(context) {
     return probeWorkloadPython(context, "coverage", coverageRequirement, probeCoverage);
   },
@@ -41,9 +45,29 @@ export const coverageAdapter: CaptureAdapter & { probe(context: ProbeContext): P
   },
   async extract(_output, path, sink, context) {
     const summary = extractCoverage(path, sink, { projectRoot: context.projectRoot, projectFilesOnly: true });
-    return {
-      limitations:
-        summary.skippedFiles.length > 0 ? [`${summary.skippedFiles.length} measured file(s) outside the project were skipped.`] : [],
-    };
+    const limitations =
+      summary.skippedFiles.length > 0 ? [`${summary.skippedFiles.length} measured file(s) outside the project were skipped.`] : [];
+    const python = isPythonExecutable(context.workloadExecutable)
+      ? context.workloadExecutable
+      : workloadPython([context.workloadExecutable], process.env.PATH ?? "");
+    const statements = python
+      ? await extractCoverageStatements(
+          {
+            dataFile: path,
+            python,
+            rcDirectory: `${context.collectorDirectory}/coverage`,
+            workDirectory: context.scratchDirectory,
+            projectRoot: context.projectRoot,
+            measuredFiles: summary.files.map((file) => file.file),
+            run: context.run,
+          },
+          sink,
+        )
+      : null;
+    const limitation = statements
+      ? statements.limitation
+      : { code: coverageStatementsUnavailable, message: "No Python interpreter to report statements with." };
+    if (!limitation) return { limitations };
+    return { limitations: [...limitations, limitation.message], limitationDetails: [limitation] };
   },
 };

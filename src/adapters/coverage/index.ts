@@ -1,1 +1,2 @@
 export * from "./coverage-adapter.ts";
+export * from "./coverage-statements.ts";

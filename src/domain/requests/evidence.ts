@@ -44,6 +44,7 @@ export const ExecutionRequest = v.strictObject({
   run_or_artifact: runOrArtifact(),
   limit: limit(pageLimits.execution, "Most files to list."),
   comparison_run_or_artifact: optionalComparison,
+  cursor,
 });
 
 export const PytorchRequest = v.strictObject({

@@ -2,11 +2,11 @@ import { ExecutionRequest } from "../../domain/requests/evidence.ts";
 import { readOnly } from "../annotations.ts";
 import { defineTool } from "../define-tool.ts";
 
-/** analyze_execution: lines and arcs that ran, per file (services.executionAnalysis). */
+/** analyze_execution: statements covered and missed, lines and arcs that ran, per file (services.executionAnalysis). */
 export const executionTools = [
   defineTool({
     name: "analyze_execution",
-    description: "Lines and branches that ran per project file (coverage), or what ran in only one of two runs.",
+    description: "Coverage per project file: covered/missed lines (missed_line_ranges), or what ran in only one of two runs.",
     input: ExecutionRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {

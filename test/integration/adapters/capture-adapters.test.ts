@@ -137,22 +137,62 @@ test("pytest fixtures: setup and teardown time per fixture, costliest first, thr
   expect(sessionTeardown.value).toBeGreaterThanOrEqual(600_000_000);
 }, 60_000);
 
-test("coverage: exactly the executed lines and arcs", async () => {
+test("coverage: exactly the executed lines and arcs, and which statements and branches were missed", async () => {
   const { services } = await project("coverage", { "app.py": join(pythonFixtures, "coverage", "branches.py") });
   await declare(services, "cov", [venvPython, "app.py"]);
   const run = await capture(services, "cov", "coverage");
   expect(run.analysis?.kind).toBe("coverage");
-  expect(run.analysis?.summary).toMatchObject({ executed_line_count: 6, arc_count: 8, total: 1 });
-  expect(run.analysis?.summary?.files).toEqual([{ file: "app.py", executed_line_count: 6, arc_count: 8 }]);
+  // branches.py: classify(3) and classify(4) never take `value > 10` (line 3) and unused() (line 8) never runs.
+  expect(run.analysis?.summary).toMatchObject({ statement_count: 8, covered_line_count: 6, missed_line_count: 2, total: 1 });
+  expect(run.analysis?.summary?.files).toEqual([
+    {
+      file: "app.py",
+      statement_count: 8,
+      covered_line_count: 6,
+      missed_line_count: 2,
+      percent_covered: 75,
+      missed_line_ranges: "3, 8",
+      branch_count: 2,
+      missed_branch_count: 1,
+      partial_branch_count: 1,
+      missed_branches: "2->3",
+      executed_line_count: 6,
+    },
+  ]);
+  expect(run.limitation_details.map((detail) => detail.code)).toEqual(["trusted_local_execution"]);
   expect(run.next_tool).toBe("analyze_execution");
   expect(run.next_arguments).toEqual({ run_or_artifact: run.run_id });
   const result = await services.executionAnalysis.analyze({ run_or_artifact: run.run_id, limit: 10, comparison_run_or_artifact: null });
   expect(result.files).toHaveLength(1);
-  expect(result.files[0]!.file).toBe("app.py");
-  expect(result.files[0]!.executed_lines).toEqual([1, 2, 4, 7, 11, 12]);
-  expect(result.files[0]!.arcs.sort()).toEqual(["-1->1", "-1->2", "1->7", "11->12", "12->-1", "2->4", "4->-1", "7->11"].sort());
+  expect(result.files[0]).toMatchObject({ file: "app.py", executed_line_count: 6, arc_count: 8, excluded_line_count: 0 });
+  // Ranges run over consecutive statements (lines 5-6 and 9-10 are blank), as coverage.py writes them.
+  expect(result.files[0]!.executed_line_ranges).toBe("1-2, 4-7, 11-12");
+  expect(result.percent_covered).toBe(75);
+  expect(result.limitations).toEqual([]);
+  // Re-extraction runs the report again with the run's own interpreter: the statements stay.
   const extracted = await services.extraction.extract("coverage", { run_id: run.run_id });
-  expect([extracted.line_count, extracted.arc_count]).toEqual([6, 8]);
+  expect([extracted.line_count, extracted.arc_count, extracted.statement_count, extracted.missed_line_count]).toEqual([6, 8, 8, 2]);
+  const again = await services.executionAnalysis.analyze({ run_or_artifact: run.run_id, limit: 10, comparison_run_or_artifact: null });
+  expect(again.files[0]!.missed_line_ranges).toBe("3, 8");
+}, 60_000);
+
+test("coverage: a file whose source no longer parses keeps its executed lines, with a typed limitation; the others keep their statements", async () => {
+  const { services } = await project("coverage-broken", {
+    "app.py": join(pythonFixtures, "coverage", "rewrites-itself.py"),
+    "helper.py": join(pythonFixtures, "coverage", "branches.py"),
+  });
+  await declare(services, "cov", [venvPython, "app.py"]);
+  const run = await capture(services, "cov", "coverage");
+  expect(run.execution_status).toBe("succeeded");
+  const detail = run.limitation_details.find((entry) => entry.code === "coverage_statements_unavailable");
+  expect(detail).toMatchObject({ source: "extraction" });
+  expect(detail!.message).toContain("1 of 2 measured file(s) (first: app.py)");
+  const result = await services.executionAnalysis.analyze({ run_or_artifact: run.run_id, limit: 10, comparison_run_or_artifact: null });
+  const byFile = new Map(result.files.map((file) => [file.file, file]));
+  expect(byFile.get("helper.py")).toMatchObject({ statement_count: 8, missed_line_ranges: "3, 8" });
+  expect(byFile.get("app.py")).toMatchObject({ statement_count: null, missed_line_ranges: null, missed_line_count: null });
+  expect(byFile.get("app.py")!.executed_line_count).toBeGreaterThan(0);
+  expect(result.limitations.some((limitation) => limitation.includes("first: app.py"))).toBe(true);
 }, 60_000);
 
 test("memray: analyze_memory peak within 10% of a known 50 MiB allocation", async () => {
