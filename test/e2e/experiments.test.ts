@@ -92,7 +92,9 @@ test("plan_experiment → run_experiment → trials, run sets, comparison, evide
   expect((await read(`flameox://run-sets/${encodeURIComponent(receipt.run_set_ids[0])}`)).counts.members).toBe(6);
   const evidence = await read(`flameox://evidence/comparison/${encodeURIComponent(receipt.comparison_id)}`);
   expect(evidence.result.pairing).toBe("paired");
-  expect((await read("flameox://evidence/bogus/x")).error.code).toBe("WORKSPACE_INVALID");
+  const bogus = await session.client.readResource({ uri: "flameox://evidence/bogus/x" }).catch((error) => error);
+  expect(bogus.code).toBe(-32602);
+  expect(bogus.data.error.code).toBe("INVALID_ARGUMENTS");
 
   const compared = await callTool(session, "compare_run_sets", {
     baseline_run_set_id: receipt.run_set_ids[0],

@@ -5,6 +5,7 @@
 export type RecoveryKind =
   | "repeat_same_call"
   | "wait_then_repeat"
+  | "correct_arguments"
   | "replan_capture"
   | "replan_reduction"
   | "initialize_workspace"
