@@ -19,13 +19,15 @@ export function pathScrubber(roots: { projectRoot: string; workspaceRoot: string
     for (const form of new Set([path, realOrSelf(path)])) if (form.length > 1) labelled.push({ path: form, label });
   };
   add(roots.projectRoot, null);
-  add(roots.workspaceRoot, "<workspace>");
+  if (!isInside(roots.workspaceRoot, roots.projectRoot)) add(roots.workspaceRoot, "<workspace>");
   add(tmpdir(), "<temp>");
   // Longest first, so the project inside the temporary folder becomes relative, not "<temp>/…".
   const patterns: Root[] = labelled
     .sort((left, right) => right.path.length - left.path.length)
     .map(({ path, label }) => ({
-      pattern: new RegExp(`${escapePattern(path.replace(/\/+$/, ""))}(?:${escapePattern(sep)}+|(?![\\w.-]))`, "g"),
+      // A root ends where the path does: at a separator, or before anything that cannot continue a name
+      // (a sentence's full stop can).
+      pattern: new RegExp(`${escapePattern(path.replace(/\/+$/, ""))}(?:${escapePattern(sep)}+|(?![\\w-]|\\.[\\w.-]))`, "g"),
       label,
     }));
   const scrubText = (text: string): string => {
@@ -50,6 +52,10 @@ export function pathScrubber(roots: { projectRoot: string; workspaceRoot: string
     return value;
   };
   return <T>(value: T) => scrub(value) as T;
+}
+
+function isInside(path: string, root: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
 }
 
 function realOrSelf(path: string): string {

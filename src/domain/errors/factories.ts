@@ -116,8 +116,15 @@ export function artifactNotFound(
 
 // ── Workspace and configuration ───────────────────────────────────────────────────────────────
 
+/** Names the project by its folder's name only: the message reaches agents, which never see host paths. */
 export function workspaceNotFound(root: string): FlameoxError {
-  return failure("WORKSPACE_NOT_FOUND", `No flameox workspace exists at ${root}.`, {
+  const project =
+    root
+      .split(/[\\/]/)
+      .filter((part) => part !== "")
+      .pop() ?? root;
+  return failure("WORKSPACE_NOT_FOUND", `No flameox workspace exists in the project folder '${project}' (.diagnostics is missing).`, {
+    details: { project_folder: project },
     remediation: ["Verify the fixed project root, then call initialize_workspace (CLI: flameox init)."],
     next: { tool: "initialize_workspace", arguments: {} },
   });
