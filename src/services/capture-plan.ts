@@ -6,6 +6,7 @@ import { executableDigest } from "../exec/executable.ts";
 import type { RunException } from "../store/run-store.ts";
 import type { ReceiptAnalysis } from "./receipt-analysis.ts";
 import type { StreamTail } from "./run-output.ts";
+import { displayArgv } from "./host-paths.ts";
 
 /** The types and input checks of plan_capture and execute_capture_plan, shared by planning and running. */
 
@@ -138,13 +139,20 @@ export function capturePlanView(plan: {
     adapter: intent.adapter,
     adapter_options: intent.adapter_options,
     parameters: intent.parameters,
-    command: commandView(intent, plan.projectRoot),
-    collector_argv: intent.collector_argv.map((argument) => argument.replace(plan.workspaceRoot, ".diagnostics")),
+    command: { ...commandView(intent, plan.projectRoot), argv: displayArgv(intent.argv, plan.projectRoot) },
+    collector_argv: displayArgv(
+      intent.collector_argv.map((argument) => argument.replace(plan.workspaceRoot, ".diagnostics")),
+      plan.projectRoot,
+    ),
     expected_artifact_kinds: plan.artifactKinds,
     expected_overhead: intent.expected_overhead,
     execution_policy: "trusted_local",
     containment: "uncontained",
-    preflight: { mode: plan.preflightMode, disposition: "ready", checks: plan.checks },
+    preflight: {
+      mode: plan.preflightMode,
+      disposition: "ready",
+      checks: plan.checks.map((check) => ({ ...check, detail: displayArgv(check.detail.split(" "), plan.projectRoot).join(" ") })),
+    },
     limits: {
       timeout_seconds: intent.timeout_seconds,
       max_output_bytes: plan.limits.max_output_bytes,
@@ -158,7 +166,10 @@ export function capturePlanView(plan: {
   };
 }
 
-/** The command as a plan and a run manifest show it: argv, project-relative cwd, timeout, environment names. */
+/**
+ * The command as a run manifest records it: argv as declared, project-relative cwd, timeout, environment
+ * names. Results show argv through displayArgv (the plan here, get_run in RunService).
+ */
 export function commandView(intent: ConsumedPlan, projectRoot: string): CapturePlan["command"] {
   return {
     argv: intent.argv,

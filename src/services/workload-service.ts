@@ -22,6 +22,7 @@ import {
 } from "../config/project-config-schema.ts";
 import { adapterDescriptors } from "../adapters/registry.ts";
 import type { CapabilityService } from "./capability-service.ts";
+import { displayArgv } from "./host-paths.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import type * as v from "valibot";
 import type {
@@ -252,6 +253,8 @@ export class WorkloadService {
     const workload = config.workloads?.[request.name];
     if (!workload) throw unknownWorkflow(request.kind, request.name);
     const requirements = requirementList(workload);
+    // One short row per adapter: what decides whether plan_capture can use it now, and its option names.
+    // list_capabilities(adapter=…) has the features, formats and limitations.
     const options = adapterDescriptors.map((descriptor) => {
       const report = this.capabilities.knownReport(descriptor);
       // "unknown" is what plan_capture's default preflight (auto) settles before anything runs, so the
@@ -259,33 +262,31 @@ export class WorkloadService {
       const disposition = report.status === "available" || report.status === "unknown" ? "ready" : "unavailable";
       return {
         adapter: descriptor.name,
-        summary: descriptor.summary,
         capability_status: report.status,
         planning_disposition: disposition,
         required_preflight_mode: report.status === "unknown" ? "auto" : "passive",
         permission_status: report.permission_status,
-        supported_modes: report.supported_modes,
-        supported_formats: report.supported_formats,
-        features: report.features,
-        options: report.options,
-        limitations: report.limitations,
-        remediation: report.remediation,
+        option_names: Object.keys(report.options),
+        remedy: disposition === "unavailable" ? (report.remediation[0] ?? null) : null,
       };
     });
+    const projectRoot = this.workspace.projectRoot;
+    const argv = displayArgv(workload.argv, projectRoot);
     return {
       schema_version: 1,
       configuration_id: state.configurationId,
       kind: "workload",
       name: request.name,
       definition_id: workloadDefinitionId(request.name, workload),
-      summary: `Workload '${request.name}': ${workload.argv.join(" ")} (cwd ${workload.cwd}, timeout ${workload.timeout_seconds}s).`,
-      definition: workload,
+      summary: `Workload '${request.name}': ${argv.join(" ")} (cwd ${workload.cwd}, timeout ${workload.timeout_seconds}s).`,
+      definition: { ...workload, argv },
       allowed_parameters: workload.parameters ?? {},
       requirements,
       adapter_options: options.slice(0, 64),
       adapter_option_total: options.length,
       adapter_options_total: options.length,
       adapter_options_truncated: options.length > 64,
+      adapter_details_tool: "list_capabilities",
       next_tool: "plan_capture",
     };
   }

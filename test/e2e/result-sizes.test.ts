@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { tmpdir } from "node:os";
 import { realpathSync } from "node:fs";
-import { callTool, connectMcp, temporaryFolder, type McpSession } from "../support/binary.ts";
+import { dirname, join } from "node:path";
+import { callTool, connectMcp, repositoryRoot, temporaryFolder, type McpSession } from "../support/binary.ts";
 import { populateWorkspace, writePopulatedProject, type PopulatedIds } from "../support/populated-workspace.ts";
 
 // About 100 imports, four captures and a four-trial experiment through the binary, then 58 tool calls.
@@ -111,14 +112,23 @@ test("every registered tool's default answer on a 100-run workspace is at most 8
   expect(Object.keys(calls).sort()).toEqual([...listed].sort());
   const sizes: Record<string, number> = {};
   const hostPaths: string[] = [];
-  const temporary = realpathSync(tmpdir());
+  // The project, the temporary folder, and where the tools and the interpreter live (executables outside the
+  // project are shown by name).
+  const tools = join(repositoryRoot, ".tools");
+  const hostRoots = [
+    project,
+    realpathSync(tmpdir()),
+    tools,
+    realpathSync(tools),
+    dirname(realpathSync(join(tools, "venv", "bin", "python3"))),
+  ];
   for (const name of listed) {
     const answer = await callTool(session, name, calls[name]!);
     sizes[name] = answer.text.length;
     // The text is the envelope itself, so reading it back gives the same object as structuredContent.
     expect(JSON.parse(answer.text)).toEqual(answer.envelope);
     const everything = JSON.stringify(answer.raw);
-    if (everything.includes(project) || everything.includes(temporary)) hostPaths.push(name);
+    for (const root of hostRoots) if (everything.includes(root)) hostPaths.push(`${name}: ${root}`);
   }
   const over = Object.entries(sizes).filter(([, size]) => size > 8000);
   console.log(JSON.stringify(sizes));

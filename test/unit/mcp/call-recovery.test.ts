@@ -38,7 +38,10 @@ test("hints are made callable: missing arguments of a tool that needs none becom
   expect(manual.kind).toBe("manual");
   expect(manual.next_tool).toBeNull();
   expect(manual.context).toEqual({ suggested_tool: "plan_capture" });
-  // start_capability_setup is a contract tool this release does not serve: never a hint to call.
-  const absent = withCallableRecovery(capabilityUnavailable("x", { setupAdapter: "py-spy" }), toolsByName()).recovery;
-  expect([absent.next_tool, absent.context]).toEqual([null, { suggested_tool: "start_capability_setup" }]);
+  // A tool this server does not serve is never a hint to call.
+  const absent = withCallableRecovery(
+    capabilityUnavailable("x", { next: { tool: "no_such_tool", arguments: {} } }),
+    toolsByName(),
+  ).recovery;
+  expect([absent.next_tool, absent.context]).toEqual([null, { suggested_tool: "no_such_tool" }]);
 });
