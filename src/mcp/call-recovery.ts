@@ -58,12 +58,28 @@ export function withCallableRecovery(error: FlameoxError, tools: Map<string, Too
   const target = tools.get(next);
   const given = error.recovery.context?.arguments;
   const args = isRecord(given) ? given : {};
-  if (target && isCallable(target, args)) {
+  const supplied = error.recovery.context?.caller_supplies;
+  if (target && Array.isArray(supplied) && supplied.length > 0) {
+    if (isCallableOnceSupplied(target, args, supplied.map(String))) return error;
+  } else if (target && isCallable(target, args)) {
     if (isRecord(given)) return error;
     return withRecovery(error, { ...error.recovery, context: { ...error.recovery.context, arguments: args } });
   }
   log.error(`recovery of ${error.code} names ${next} with arguments it would refuse; reported as a manual step`);
   return withRecovery(error, manualRecovery({ suggested_tool: next }));
+}
+
+/**
+ * A hint whose next step needs the caller's own content (a workload's argv, a file to import) names those
+ * fields in caller_supplies; what it does give must be valid field by field, and together they must cover
+ * every required field.
+ */
+function isCallableOnceSupplied(tool: ToolDefinition, args: Record<string, unknown>, supplied: string[]): boolean {
+  const entries = (tool.input as { entries?: Record<string, v.GenericSchema & { type: string }> }).entries;
+  if (!entries) return false;
+  if ([...Object.keys(args), ...supplied].some((key) => !Object.hasOwn(entries, key))) return false;
+  if (Object.entries(args).some(([key, value]) => !v.safeParse(entries[key]!, value).success)) return false;
+  return Object.entries(entries).every(([key, entry]) => optionalTypes.has(entry.type) || key in args || supplied.includes(key));
 }
 
 function isCallable(tool: ToolDefinition, args: Record<string, unknown>): boolean {

@@ -67,11 +67,11 @@ export class ReductionService {
     const { workload, definitionId } = await this.workloads.requireWorkload(request.predicate_workload);
     const invocation = resolveWorkloadInvocation(workload, request.predicate_parameters);
     const cwd = resolve(this.workspace.projectRoot, invocation.cwd);
-    refuseEscape(this.workspace.projectRoot, cwd);
+    refuseEscape(this.workspace.projectRoot, cwd, request.predicate_workload);
     if (!existsSync(cwd) || !statSync(cwd).isDirectory())
       throw executionRefused(`The predicate workload's cwd '${invocation.cwd}' is not an existing folder.`, {
-        remediation: ["Fix the workload's cwd with configure_workload."],
-        next: { tool: "configure_workload" },
+        remediation: ["Fix the workload's cwd with configure_workload (get_declared_workflow shows its definition)."],
+        next: { tool: "get_declared_workflow", arguments: { kind: "workload", name: request.predicate_workload } },
       });
     const executable = this.predicateExecutable(request.predicate_workload, invocation.argv[0]!, invocation.environment, cwd);
     const reductionId = crypto.randomUUID();

@@ -77,7 +77,7 @@ function notTorch(runOrArtifact: string, categories: { category: string | null }
       remediation: [
         "Import a torch.profiler Chrome trace with import_artifact(kind='execution_trace', producer='torch.profiler'), or capture with the torch.profiler adapter.",
       ],
-      next: { tool: "import_artifact", arguments: { kind: "execution_trace", producer: "torch.profiler" } },
+      next: { tool: "import_artifact", arguments: { kind: "execution_trace", producer: "torch.profiler" }, callerSupplies: ["path"] },
     },
   );
 }

@@ -2,9 +2,10 @@ import { digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
 import {
   environmentRefused,
-  type FlameoxError,
+  FlameoxError,
   internalError,
   invalidConfiguration,
+  staleInput,
   undeclared,
   workspaceInvalid,
 } from "../domain/errors.ts";
@@ -92,13 +93,15 @@ export class WorkloadService {
     return withWorkspaceLock(workspace, async () => {
       const current = await readProjectConfig(this.workspace.projectRoot);
       const definition = workloadDefinitionFromInput(input);
-      const edit = planWorkloadEdit({
-        currentText: current.text ?? null,
-        name: input.name,
-        definition,
-        operation: input.operation,
-        expectedConfigurationId: input.expected_configuration_id ?? null,
-      });
+      const edit = withCreateRecovery(input, () =>
+        planWorkloadEdit({
+          currentText: current.text ?? null,
+          name: input.name,
+          definition,
+          operation: input.operation,
+          expectedConfigurationId: input.expected_configuration_id ?? null,
+        }),
+      );
       if (edit.action !== "unchanged") {
         await writeProjectConfigAtomically(this.workspace.projectRoot, edit.text, current.configurationId);
       }
@@ -160,7 +163,7 @@ export class WorkloadService {
       throw workspaceInvalid("flameox.toml does not exist yet, so no workload is declared.", {
         details: { next_tool: "configure_workload", config_path: "flameox.toml" },
         remediation: ["Call configure_workload with operation='create' to declare a named workload."],
-        next: { tool: "configure_workload" },
+        next: { tool: "configure_workload", arguments: { operation: "create" }, callerSupplies: ["name", "argv"] },
       });
     }
     if (state.status === "invalid" || !state.config) {
@@ -289,6 +292,26 @@ export class WorkloadService {
       adapter_details_tool: "list_capabilities",
       next_tool: "plan_capture",
     };
+  }
+}
+
+/**
+ * Replacing a workload that is not declared is refused with the call that declares it instead: the same
+ * definition with operation 'create' (the refusal itself cannot know the caller's definition).
+ */
+function withCreateRecovery<T>(input: ConfigureWorkloadInput, plan: () => T): T {
+  try {
+    return plan();
+  } catch (error) {
+    if (!(error instanceof FlameoxError) || error.code !== "REVISION_CONFLICT" || input.operation !== "replace") throw error;
+    if (error.nextTool !== "configure_workload" || error.nextArguments !== null) throw error;
+    const { expected_configuration_id: _expected, ...definition } = input;
+    const args = Object.fromEntries(Object.entries({ ...definition, operation: "create" }).filter(([, value]) => value !== undefined));
+    throw staleInput(error.message, {
+      details: error.details,
+      remediation: error.remediation,
+      fresh: { tool: "configure_workload", arguments: args },
+    });
   }
 }
 

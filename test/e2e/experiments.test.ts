@@ -64,10 +64,14 @@ test("plan_experiment → run_experiment → trials, run sets, comparison, evide
   expect(receipt.attempted_trials).toBe(12);
   expect(receipt.run_set_ids).toHaveLength(2);
   expect(receipt.comparison_id).toMatch(/^sha256:/);
-  // One notification per trial plus 5 phases (0..16). The SDK client may drop the very last one when the
-  // response overtakes it on its side, so the tail is allowed to be missing; the sequence is otherwise exact.
-  expect(progress.length).toBeGreaterThanOrEqual(16);
-  expect(progress).toEqual([...Array(progress.length).keys()]);
+  // One step per published trial plus 5 phases (0..16), with each trial's start half a step before it and
+  // heartbeats in between; always increasing. The SDK client may drop the very last one when the response
+  // overtakes it on its side, so the tail is allowed to be missing.
+  expect(progress).toEqual([...progress].sort((left, right) => left - right));
+  expect(new Set(progress).size).toBe(progress.length);
+  const steps = progress.filter((value) => Number.isInteger(value));
+  expect(steps.length).toBeGreaterThanOrEqual(16);
+  expect(steps).toEqual([...Array(steps.length).keys()]);
   const links = (raw.content as { type: string; uri?: string }[]).filter((item) => item.type === "resource_link").map((item) => item.uri);
   expect(links).toContain(`flameox://experiments/${receipt.experiment_id}`);
 
