@@ -90,14 +90,16 @@ export class ExtractionService {
     }
     if (chosen.length === 0) {
       const kinds = [...new Set(registrations.map((registration) => registration.kind))].sort();
-      // A captured run's workload can be captured again with the adapter that writes this kind; for an
-      // import the file is the caller's to name.
+      // A capture with the very adapter that writes this kind is planned again; another run points at the
+      // runs of that adapter; what only an import provides names the file the caller must give.
       const run = readRun(workspace.state.database, request.run_id);
       const adapter = captureAdapterOf[tool];
       const next =
-        run?.workload_name && adapter
+        adapter && run?.workload_name && run.adapter === adapter
           ? { tool: "plan_capture", arguments: { workload_name: run.workload_name, adapter, parameters: run.parameters ?? {} } }
-          : { tool: "import_artifact", arguments: { kind: spec.kinds[0] }, callerSupplies: ["path"] };
+          : adapter
+            ? { tool: "list_runs", arguments: { filter: { adapter } } }
+            : { tool: "import_artifact", arguments: { kind: spec.kinds[0] }, callerSupplies: ["path"] };
       throw capabilityUnavailable(
         `Run ${request.run_id} has no artifact extract_${tool} reads: it needs ${spec.describe}; the run holds ${kinds.join(", ") || "no artifacts"}.`,
         {
