@@ -105,7 +105,10 @@ test("plan_experiment → run_experiment → trials, run sets, comparison, evide
     candidate_run_set_id: receipt.run_set_ids[1],
   });
   expect(compared.envelope.result.comparison_id).toBe(receipt.comparison_id);
-  expect(compared.text).toMatch(/^Comparison is (regressed|inconclusive|equivalent|improved) \((valid|exploratory|invalid)\)/);
+  // The text a model reads is the envelope itself, verdict included.
+  expect(JSON.parse(compared.text)).toEqual(compared.envelope);
+  expect(compared.envelope.result.decision).toMatch(/^(regressed|inconclusive|equivalent|improved)$/);
+  expect(compared.envelope.result.validity).toMatch(/^(valid|exploratory|invalid)$/);
 
   const frozen = await callTool(session, "freeze_run_set", {
     members: [
@@ -236,7 +239,7 @@ random_seed = 7
   const comparisonRequest = { baseline_run_set_id: receipt.run_set_ids[0], candidate_run_set_id: receipt.run_set_ids[1] };
   const decisive = await callTool(session, "record_comparison", comparisonRequest);
   expect(decisive.envelope.result).toMatchObject({ ref_type: "comparison", decision: "regressed", validity: "valid" });
-  expect(decisive.text).toBe(`Recorded comparison ${decisive.envelope.result.ref_id}: regressed (valid).`);
+  expect(JSON.parse(decisive.text)).toEqual(decisive.envelope);
   // Valid but not decisive: too few samples for the minimum asked.
   const weak = await callTool(session, "record_comparison", { ...comparisonRequest, minimum_samples: 100 });
   expect(weak.envelope.result).toMatchObject({ decision: "inconclusive", validity: "valid" });
