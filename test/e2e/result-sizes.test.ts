@@ -64,6 +64,7 @@ function minimalArguments(): Record<string, Record<string, unknown>> {
     get_evidence: { ref_type: "analysis", ref_id: ids.analysisId },
     summarize_evidence: { request: {} },
     get_native_viewer_plan: { run_or_artifact: run },
+    configure_experiment: { name: "sizes", operation: "create", workload: "busy", factors: { variant: ["base", "more"] } },
     plan_experiment: { experiment_name: "ab" },
     run_experiment: { plan_id: "0".repeat(64) },
     get_experiment: { experiment_id: ids.experimentId },
