@@ -89,7 +89,12 @@ export class WorkloadService {
   async configure(input: ConfigureWorkloadInput): Promise<WorkloadConfigurationResult> {
     const workspace = this.workspace.open();
     const refused = refusedEnvironmentEntries(input.environment ?? {});
-    if (refused.length > 0) throw environmentRefused(input.name, refused);
+    if (refused.length > 0) {
+      const names = new Set(refused.map((entry) => entry.name));
+      const environment = Object.fromEntries(Object.entries(input.environment ?? {}).filter(([name]) => !names.has(name)));
+      const retry = Object.fromEntries(Object.entries({ ...input, environment }).filter(([, value]) => value !== undefined));
+      throw environmentRefused(input.name, refused, retry);
+    }
     return withWorkspaceLock(workspace, async () => {
       const current = await readProjectConfig(this.workspace.projectRoot);
       const definition = workloadDefinitionFromInput(input);

@@ -130,9 +130,13 @@ test("hotspots of a run without stack samples: the hint plans a sampling capture
   expect([plan.workload_name, plan.adapter, typeof plan.plan_id]).toEqual(["outcome", "py-spy", "string"]);
 });
 
-test("replacing an undeclared workload declares it; importing a temporary file from the project root imports it from temp", async () => {
+test("replacing an undeclared workload declares it; a refused environment entry is left out; importing a temporary file from the project root imports it from temp", async () => {
   const replaced = await failing("configure_workload", { name: "fresh", operation: "replace", argv: ["python3", "hot.py"] });
   expect((await follow(replaced)).action).toBe("created");
+  const environment = { LD_PRELOAD: "libx.so", HOT_MODE: "1" };
+  const preload = await failing("configure_workload", { name: "env", operation: "create", argv: ["python3", "hot.py"], environment });
+  expect(preload.code).toBe("EXECUTION_REFUSED");
+  expect((await follow(preload)).action).toBe("created");
   const outside = join(temporaryFolder("recovery-import"), "profile.speedscope.json");
   copyFileSync(join(repositoryRoot, "test", "fixtures", "formats", "py-spy.speedscope.json"), outside);
   expect((await follow(await failing("import_artifact", { path: outside }))).artifact_id).toStartWith("sha256:");
