@@ -154,8 +154,9 @@ test("a missing resource is a -32002 error whose recovery works as given", async
 test("a project without a workspace: initialize_workspace as given", async () => {
   const bare = await connectMcp(temporaryFolder("recovery-bare"));
   try {
-    const status = await callTool(bare, "workspace_status");
-    const error = JSON.parse(status.text).error;
+    // workspace_status answers this state as a result; any other tool is refused with WORKSPACE_NOT_FOUND.
+    const listed = await callTool(bare, "list_runs");
+    const error = JSON.parse(listed.text).error;
     expect(error.code).toBe("WORKSPACE_NOT_FOUND");
     expect((await follow(error, bare)).workspace_id).toBeString();
   } finally {
