@@ -35,6 +35,7 @@ import { refuseEscape, safeDigest } from "./capture-plan.ts";
 import type { ProgressReporter } from "./progress.ts";
 import type { ReductionRunner } from "./reduction-runner.ts";
 import type { WorkloadService } from "./workload-service.ts";
+import { displayArgv } from "./host-paths.ts";
 
 export type { ReductionIntent, ReductionPlan, ReductionResult };
 
@@ -114,7 +115,7 @@ export class ReductionService {
       predicate: {
         workload_name: request.predicate_workload,
         workload_definition_id: definitionId,
-        argv: invocation.argv,
+        argv: displayArgv(invocation.argv, this.workspace.projectRoot),
         cwd: invocation.cwd,
         candidate_variable: reductionCandidateVariable,
       },

@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { callTool, connectMcp, repositoryRoot, temporaryFolder, type McpSession } from "../support/binary.ts";
 import { populateWorkspace, writePopulatedProject, type PopulatedIds } from "../support/populated-workspace.ts";
 
-// About 100 imports, four captures and a four-trial experiment through the binary, then 58 tool calls.
+// About 100 imports, four captures and a four-trial experiment through the binary, then a call of every tool.
 setDefaultTimeout(300_000);
 
 let session: McpSession;
@@ -20,7 +20,13 @@ let ids: PopulatedIds;
 beforeAll(async () => {
   project = temporaryFolder("result-sizes");
   writePopulatedProject(project);
-  session = await connectMcp(project, [], { PYTHONDONTWRITEBYTECODE: "1" });
+  // A package index on a closed loopback port and a private data folder: a setup started by the test fails
+  // at once instead of installing anything.
+  session = await connectMcp(project, [], {
+    PYTHONDONTWRITEBYTECODE: "1",
+    PIP_INDEX_URL: "http://127.0.0.1:9/simple",
+    XDG_DATA_HOME: temporaryFolder("result-sizes-data"),
+  });
   ids = await populateWorkspace(session, 100);
 });
 
@@ -103,6 +109,30 @@ function minimalArguments(): Record<string, Record<string, unknown>> {
     extract_perfetto: { run_id: run },
     extract_nsight_systems: { run_id: run },
     extract_observations: { run_id: run },
+    // Setup installs nothing here: the session's package index refuses connections (see beforeAll).
+    start_capability_setup: { adapters: ["py-spy"], idempotency_key: "sizes-setup-1" },
+    get_capability_setup: { operation_id: "op-missing" },
+    cancel_capability_setup: { operation_id: "op-missing" },
+    prepare_capabilities: { adapters: ["py-spy"] },
+    prepare_adapter: { adapter: "none", distribution: "none" },
+    prepare_workload_dependencies: { workload_name: "hot" },
+    import_xctrace: { path: "missing.trace" },
+    register_artifact_pipeline: {
+      request: {
+        run_id: ids.importRunId,
+        pipeline_name: "sizes",
+        pipeline_schema: "v1",
+        producer: "tests",
+        producer_version: "1",
+        stages: [{ name: "parse", ordinal: 0, status: "available", format: "json", format_schema: "v1" }],
+      },
+    },
+    compare_artifact_pipelines: { baseline_pipeline_id: "pipeline-missing", candidate_pipeline_id: "pipeline-missing" },
+    plan_reduction: {
+      request: { original_artifact_id: ids.speedscopeArtifactId, predicate_workload: "outcome", partitioner: "json_top_level" },
+    },
+    execute_reduction: { plan_id: "0".repeat(64) },
+    get_reduction: { reduction_id: "reduction-missing" },
   };
 }
 
