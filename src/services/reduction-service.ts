@@ -132,13 +132,17 @@ export class ReductionService {
   async execute(planId: string, options: { signal?: AbortSignal; progress?: ProgressReporter } = {}): Promise<ReductionResult> {
     this.workspace.open();
     const outcome = this.plans.consume(planId, Date.now());
-    if (!("intent" in outcome))
+    if (!("intent" in outcome)) {
+      // A spent or expired plan says what it was for: the same request planned again. An unknown id says nothing.
+      const spent = outcome.spent;
       throw planRefused("reduction", `The reduction plan ${outcome.refused}.`, {
-        details: { reason: outcome.refused },
+        details: { reason: outcome.refused, ...(spent ? { reduction_id: spent.reduction_id } : {}) },
         remediation: [
           "Call plan_reduction again and execute the new plan_id; a consumed plan is never retryable (get_reduction reads its result).",
         ],
+        ...(spent ? { next: { tool: "plan_reduction", arguments: { request: spent.request } } } : {}),
       });
+    }
     await this.recheck(outcome.intent);
     await this.runner.run(outcome.intent, publicPlanId(planId), options);
     return this.get({ reduction_id: outcome.intent.reduction_id, limit: 10, cursor: null });
