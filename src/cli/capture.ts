@@ -64,7 +64,8 @@ export async function planAndRun(request: PlanCaptureRequest): Promise<void> {
     const receipt = await services.captures.execute(plan.plan_id, {
       signal,
       progress: (step, total, message) => {
-        log.info(`[${step}/${total}] ${message}`);
+        // Heartbeats between steps carry fractional progress; people read the step they are in.
+        log.info(`[${Math.floor(step)}/${total}] ${message}`);
       },
     });
     emit(options, { plan, receipt }, () =>

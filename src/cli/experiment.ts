@@ -117,7 +117,7 @@ export const experimentCommand = defineCommand({
         await withInterrupt(async (signal) => {
           const receipt = await services.experiments.run(plan.plan_id, {
             signal,
-            progress: (step, total, message) => log.info(`[${step}/${total}] ${message}`),
+            progress: (step, total, message) => log.info(`[${Math.floor(step)}/${total}] ${message}`),
           });
           emit(options, receipt, () =>
             [

@@ -50,7 +50,10 @@ export const capabilitiesCommand = defineCommand({
     const result = await cliServices().capabilities.list({ mode, adapter: (args.adapter as string | undefined) ?? null });
     emit(cliOptions(), result, () =>
       renderTable(
-        result.capabilities.map((capability) => ({ ...capability, remedy: capability.remediation[0] ?? "" })),
+        result.capabilities.map((capability) => ({
+          ...capability,
+          remedy: ("remedy" in capability ? capability.remedy : capability.remediation[0]) ?? "",
+        })),
         ["adapter", "status", "version", "permission_status", "remedy"],
       ),
     );

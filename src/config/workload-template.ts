@@ -196,7 +196,6 @@ export function resolveWorkloadInvocation(
       {
         details: { parameter: first, parameters: unknown, allowed: declared, received: overrides[first] },
         remediation: ["Use only parameters declared in the workload's [parameters] table."],
-        next: { tool: "get_declared_workflow" },
       },
     );
   }

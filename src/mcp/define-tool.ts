@@ -6,7 +6,10 @@ export type ResourceLink = { uri: string; name: string; description: string };
 
 export type ToolOutcome<Result> = {
   result: Result;
-  /** One short line for the model; the structured result carries the detail. */
+  /**
+   * A one-line summary of the result. Not sent: a tool's text content is its envelope as JSON
+   * (tool-results.ts), which hosts show a model whether or not they read structuredContent.
+   */
   text: string;
   links?: ResourceLink[];
 };

@@ -1,6 +1,9 @@
-import { toFlameoxError } from "../domain/errors.ts";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { type FlameoxError, toFlameoxError } from "../domain/errors.ts";
 import { projectError } from "../domain/envelope.ts";
 import type { Services } from "../services/services.ts";
+import { withCallableRecovery } from "./call-recovery.ts";
+import { toolsByName } from "./registry.ts";
 import { resourceTemplateDefinitions } from "./resource-templates.ts";
 
 export type ResourceContents = { uri: string; mimeType: string; text: string };
@@ -38,8 +41,15 @@ function compile(): CompiledTemplate[] {
   return compiled;
 }
 
-/** Resolves a URI against the templates; domain failures become a JSON error body, not a protocol error. */
-export async function readResource(uri: string, services: Services): Promise<ResourceContents | null> {
+/** MCP's code for a resource that does not exist (the specification's -32002). */
+export const resourceNotFoundCode = -32002;
+
+/**
+ * Resolves a URI against the templates. A URI no template matches, and a record that does not exist, are
+ * -32002 (resource not found); other refusals keep their meaning (-32602 for a malformed id, -32603
+ * otherwise). `data` carries the domain error (code, message, recovery) either way.
+ */
+export async function readResource(uri: string, services: Services): Promise<ResourceContents> {
   for (const { template, pattern, names } of compile()) {
     const match = pattern.exec(uri);
     if (!match) continue;
@@ -52,10 +62,21 @@ export async function readResource(uri: string, services: Services): Promise<Res
       const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
       return { uri, mimeType: template.mimeType, text };
     } catch (error) {
-      const projection = projectError(toFlameoxError(error));
-      const { recovery: _recovery, ...rest } = projection;
-      return { uri, mimeType: "application/json", text: JSON.stringify({ ok: false, error: rest }, null, 2) };
+      throw resourceError(uri, toFlameoxError(error));
     }
   }
-  return null;
+  throw new McpError(resourceNotFoundCode, `Resource not found: no resource template matches ${uri}.`, {
+    uri,
+    templates: resourceTemplates.map((template) => template.uriTemplate),
+  });
+}
+
+function resourceError(uri: string, error: FlameoxError): McpError {
+  const projection = projectError(withCallableRecovery(error, toolsByName()));
+  const missing = error.code === "RUN_NOT_FOUND" || error.code === "WORKSPACE_NOT_FOUND" || "missing_entity" in error.details;
+  const code = missing ? resourceNotFoundCode : error.code === "INVALID_ARGUMENTS" ? ErrorCode.InvalidParams : ErrorCode.InternalError;
+  return new McpError(code, `${missing ? "Resource not found" : "Resource unavailable"}: ${error.message}`, {
+    uri,
+    error: projection,
+  });
 }

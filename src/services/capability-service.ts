@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { basename } from "node:path";
 import { bootId } from "../exec/identity.ts";
 import { writeFileAtomically } from "../store/atomic-file.ts";
 import { adapterDescriptor, adapterDescriptors, type AdapterDescriptor } from "../adapters/registry.ts";
@@ -28,10 +29,21 @@ export type LatestSetup = {
   next_tool: "get_capability_setup";
 };
 
-export type CapabilityList = {
+/**
+ * One adapter in the all-adapters listing: what decides whether to plan with it. The full report (options,
+ * formats, limitations, setup) comes with list_capabilities(adapter=…), which keeps the default answer short.
+ */
+export type CapabilitySummary = Pick<
+  CapabilityReport,
+  "adapter" | "status" | "provisioning" | "executable" | "version" | "permission_status" | "features" | "probe_kind" | "probed_at"
+> & { remedy: string | null };
+
+export type CapabilityList<Row = CapabilityReport | CapabilitySummary> = {
   schema_version: 1;
   mode: CapabilityMode;
-  capabilities: CapabilityReport[];
+  /** "summary" rows when no adapter was named, the full report for a named one. */
+  detail: "summary" | "full";
+  capabilities: Row[];
   available_count: number;
   total: number;
   recommendation_scope: string | null;
@@ -59,6 +71,9 @@ export class CapabilityService {
     private readonly approvals: AdapterApprovalService,
   ) {}
 
+  /** Executables are shown by name (never a host path); without `adapter`, each adapter is one summary row. */
+  async list(request: { mode: CapabilityMode; adapter: string }): Promise<CapabilityList<CapabilityReport>>;
+  async list(request: { mode: CapabilityMode; adapter: string | null }): Promise<CapabilityList>;
   async list(request: { mode: CapabilityMode; adapter: string | null }): Promise<CapabilityList> {
     let descriptors = adapterDescriptors;
     if (request.adapter !== null) {
@@ -85,10 +100,15 @@ export class CapabilityService {
           : [],
       );
     const setupThirdParty = approvals(scoped);
+    const shown = capabilities.map((capability) => ({
+      ...capability,
+      executable: capability.executable === null ? null : basename(capability.executable),
+    }));
     return {
       schema_version: 1,
       mode: request.mode,
-      capabilities,
+      detail: request.adapter === null ? "summary" : "full",
+      capabilities: request.adapter === null ? shown.map(summaryOf) : shown,
       available_count: available,
       total: capabilities.length,
       recommendation_scope: request.adapter,
@@ -321,5 +341,20 @@ function latestSetup(status: OperationStatus | null): LatestSetup | null {
     outcomes: Object.fromEntries(status.item_outcomes.map((item) => [item.item, item.status])),
     updated_at: status.updated_at,
     next_tool: "get_capability_setup",
+  };
+}
+
+function summaryOf(report: CapabilityReport): CapabilitySummary {
+  return {
+    adapter: report.adapter,
+    status: report.status,
+    provisioning: report.provisioning,
+    executable: report.executable,
+    version: report.version,
+    permission_status: report.permission_status,
+    features: report.features,
+    probe_kind: report.probe_kind,
+    probed_at: report.probed_at,
+    remedy: report.status === "available" ? null : (report.remediation[0] ?? null),
   };
 }

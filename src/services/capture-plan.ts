@@ -6,6 +6,7 @@ import { executableDigest } from "../exec/executable.ts";
 import type { RunException } from "../store/run-store.ts";
 import type { ReceiptAnalysis } from "./receipt-analysis.ts";
 import type { StreamTail } from "./run-output.ts";
+import { displayArgv } from "./host-paths.ts";
 
 /** The types and input checks of plan_capture and execute_capture_plan, shared by planning and running. */
 
@@ -72,7 +73,45 @@ export type CapturePlan = {
   created_at: string;
   expires_at: string;
   next_tool: "execute_capture_plan";
+  execution_guidance: ExecutionGuidance;
 };
+
+/**
+ * Whether to hold a request open for this capture or run it detached. Clients time requests out (the
+ * TypeScript SDK after 60 s): a long timeout or slow earlier runs of the workload make
+ * start_detached_capture the safer call; execute_capture_plan still works for a client that resets its
+ * timeout on progress, which is sent every progress_interval_seconds.
+ */
+export type ExecutionGuidance = {
+  recommended_tool: "execute_capture_plan" | "start_detached_capture";
+  reason: string;
+  longest_previous_run_seconds: number | null;
+  progress_interval_seconds: number;
+};
+
+/** Above this many seconds a capture may outlive a client's request timeout. */
+export const detachedAfterSeconds = 45;
+
+export function executionGuidance(
+  timeoutSeconds: number,
+  longestPreviousSeconds: number | null,
+  progressIntervalSeconds: number,
+): ExecutionGuidance {
+  const previous = longestPreviousSeconds === null ? null : Math.round(longestPreviousSeconds * 10) / 10;
+  const why: string[] = [];
+  if (timeoutSeconds > detachedAfterSeconds) why.push(`timeout_seconds is ${timeoutSeconds} (over ${detachedAfterSeconds} s)`);
+  if (previous !== null && previous > detachedAfterSeconds) why.push(`earlier runs of this workload took up to ${previous} s`);
+  const progress = `execute_capture_plan sends progress every ${progressIntervalSeconds} s, so a client that resets its request timeout on progress can also wait for it.`;
+  return {
+    recommended_tool: why.length > 0 ? "start_detached_capture" : "execute_capture_plan",
+    reason:
+      why.length > 0
+        ? `Prefer start_detached_capture, then poll get_detached_capture: ${why.join(" and ")}. ${progress}`
+        : `A short capture: call execute_capture_plan. ${progress}`,
+    longest_previous_run_seconds: previous,
+    progress_interval_seconds: progressIntervalSeconds,
+  };
+}
 
 export type CaptureReceipt = {
   schema_version: 1;
@@ -128,6 +167,7 @@ export function capturePlanView(plan: {
   projectRoot: string;
   createdAt: Date;
   expiresAtMs: number;
+  guidance: ExecutionGuidance;
 }): CapturePlan {
   const { intent } = plan;
   return {
@@ -141,13 +181,20 @@ export function capturePlanView(plan: {
     adapter: intent.adapter,
     adapter_options: intent.adapter_options,
     parameters: intent.parameters,
-    command: commandView(intent, plan.projectRoot),
-    collector_argv: intent.collector_argv.map((argument) => argument.replace(plan.workspaceRoot, ".diagnostics")),
+    command: { ...commandView(intent, plan.projectRoot), argv: displayArgv(intent.argv, plan.projectRoot) },
+    collector_argv: displayArgv(
+      intent.collector_argv.map((argument) => argument.replace(plan.workspaceRoot, ".diagnostics")),
+      plan.projectRoot,
+    ),
     expected_artifact_kinds: plan.artifactKinds,
     expected_overhead: intent.expected_overhead,
     execution_policy: "trusted_local",
     containment: "uncontained",
-    preflight: { mode: plan.preflightMode, disposition: "ready", checks: plan.checks },
+    preflight: {
+      mode: plan.preflightMode,
+      disposition: "ready",
+      checks: plan.checks.map((check) => ({ ...check, detail: displayArgv(check.detail.split(" "), plan.projectRoot).join(" ") })),
+    },
     limits: {
       timeout_seconds: intent.timeout_seconds,
       max_output_bytes: plan.limits.max_output_bytes,
@@ -158,10 +205,14 @@ export function capturePlanView(plan: {
     created_at: plan.createdAt.toISOString(),
     expires_at: new Date(plan.expiresAtMs).toISOString(),
     next_tool: "execute_capture_plan",
+    execution_guidance: plan.guidance,
   };
 }
 
-/** The command as a plan and a run manifest show it: argv, project-relative cwd, timeout, environment names. */
+/**
+ * The command as a run manifest records it: argv as declared, project-relative cwd, timeout, environment
+ * names. Results show argv through displayArgv (the plan here, get_run in RunService).
+ */
 export function commandView(intent: ConsumedPlan, projectRoot: string): CapturePlan["command"] {
   return {
     argv: intent.argv,
@@ -203,13 +254,13 @@ export function parseAdapterOptions(adapter: CaptureAdapter, options: Record<str
   throw planRefused("capture", error.message, { details: error.details, remediation: error.remediation });
 }
 
-export function refuseEscape(projectRoot: string, path: string): void {
+export function refuseEscape(projectRoot: string, path: string, workloadName: string): void {
   const rel = relative(projectRoot, path);
   if (rel.startsWith("..") || isAbsolute(rel) || rel.split(sep).includes("..")) {
     throw executionRefused("The workload's cwd escapes the project root.", {
-      remediation: ["Use a cwd inside the project."],
+      remediation: ["Use a cwd inside the project (configure_workload; get_declared_workflow shows the definition)."],
       details: { next_tool: "configure_workload" },
-      next: { tool: "configure_workload" },
+      next: { tool: "get_declared_workflow", arguments: { kind: "workload", name: workloadName } },
     });
   }
 }

@@ -19,7 +19,12 @@ import {
   trustedLocalWarning,
 } from "./capture-plan.ts";
 import { publishCapture } from "./capture-publication.ts";
-import { bestEffortProgress, type ProgressReporter } from "./progress.ts";
+import { bestEffortProgress, type ProgressPhase, type ProgressReporter } from "./progress.ts";
+
+/** Publication's steps 6..8 by the phase each ends: extraction, registration, the whole capture. */
+function publicationPhase(step: number): ProgressPhase {
+  return step <= 6 ? "extracting" : step === 7 ? "publishing" : "completed";
+}
 
 /** Captures running in this process; limits.max_parallel_captures bounds it. */
 let activeCaptures = 0;
@@ -48,18 +53,18 @@ export class CaptureRunner {
   async run(intent: ConsumedPlan, options: { signal?: AbortSignal; progress?: ProgressReporter } = {}): Promise<CaptureReceipt> {
     const workspace = this.workspace.open();
     const report = bestEffortProgress(options.progress, 8);
-    await report(1, "Capture plan validated");
+    await report(1, "planning: capture plan validated");
     const policy = loadWorkspacePolicy(workspace.root);
     let revision = this.start(workspace, intent);
-    await report(2, "Run lifecycle initialized");
+    await report(2, "warming_up: run lifecycle initialized");
     // Identity (git, the interpreter's probe) is read while the collector starts rather than before it,
     // so it adds nothing to the capture's wall time; it is recorded once the collector has ended.
     const identity = this.readIdentity(workspace, intent);
-    await report(3, "Source and environment identity collection started");
+    await report(3, "warming_up: source and environment identity collection started");
     await acquireSlot(policy.limits.max_parallel_captures, options.signal);
     let result: ProcessResult;
     try {
-      await report(4, "Capture slot acquired");
+      await report(4, "capturing: workload running");
       mkdirSync(intent.artifact_directory, { recursive: true });
       // DuckDB (which publication writes Parquet with) loads while the collector runs, not after it.
       loadDuckdb().catch(() => undefined);
@@ -76,8 +81,15 @@ export class CaptureRunner {
     releaseSlot();
     revision = this.identify(workspace, intent.run_id, revision, await identity);
     crashPoint("capture_collected");
-    await report(5, result.timed_out ? "Collector timed out; preserving partial evidence" : "Collector execution complete");
-    return publishCapture(workspace, { intent, revision, result }, report);
+    await report(
+      5,
+      result.timed_out
+        ? "validating_artifact: collector timed out; preserving partial evidence"
+        : "validating_artifact: collector complete",
+    );
+    return publishCapture(workspace, { intent, revision, result }, (step, message) =>
+      report(step, `${publicationPhase(step)}: ${message.charAt(0).toLowerCase()}${message.slice(1)}`),
+    );
   }
 
   /** The run's first revision: running, leased to this process, with the plan's trusted-local limitation. */

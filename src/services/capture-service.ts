@@ -6,9 +6,10 @@ import { type AdapterDescriptor, adapterDescriptor } from "../adapters/registry.
 import { resolveWorkloadInvocation } from "../config/workload-template.ts";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { digestOf } from "../domain/canonical-json.ts";
-import { capabilityUnavailable, executionRefused, planRefused, toFlameoxError } from "../domain/errors.ts";
+import { capabilityUnavailable, executionRefused, FlameoxError, planRefused, toFlameoxError } from "../domain/errors.ts";
 import { executableDigest, resolveExecutable } from "../exec/executable.ts";
 import type { PlanTokenStore } from "../store/plan-tokens.ts";
+import { longestRecentRunSeconds } from "../store/run-store.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import { flameoxVersion } from "../version.ts";
 import { type CapabilityService, unknownAdapter } from "./capability-service.ts";
@@ -18,6 +19,7 @@ import {
   type ConsumedPlan,
   type PlanCaptureRequest,
   capturePlanView,
+  executionGuidance,
   type PreflightCheck,
   parseAdapterOptions,
   refuseEscape,
@@ -25,7 +27,7 @@ import {
   withTorchProfilerOptions,
 } from "./capture-plan.ts";
 import type { CaptureRunner } from "./capture-runner.ts";
-import { bestEffortProgress, type ProgressReporter } from "./progress.ts";
+import { bestEffortProgress, defaultHeartbeatIntervalMs, heartbeatProgress, type ProgressReporter } from "./progress.ts";
 import type { ReceiptAnalysisService } from "./receipt-analysis.ts";
 import type { WorkloadService } from "./workload-service.ts";
 
@@ -47,6 +49,7 @@ export class CaptureService {
     private readonly plans: PlanTokenStore<"capture", ConsumedPlan>,
     private readonly runner: CaptureRunner,
     private readonly receipts: ReceiptAnalysisService,
+    private readonly heartbeatIntervalMs = defaultHeartbeatIntervalMs,
   ) {}
 
   /** Read-only: resolves and probes, then issues a single-use token. No workload process starts. */
@@ -114,6 +117,11 @@ export class CaptureService {
       projectRoot: this.workspace.projectRoot,
       createdAt,
       expiresAtMs,
+      guidance: executionGuidance(
+        intent.timeout_seconds,
+        longestRecentRunSeconds(workspace.state.database, request.workload_name),
+        this.heartbeatIntervalMs / 1000,
+      ),
     });
   }
 
@@ -150,14 +158,14 @@ export class CaptureService {
   /** The workload's rendered command, with a cwd inside the project that exists. */
   private async resolveWorkload(request: PlanCaptureRequest) {
     const { workload, definitionId } = await this.workloads.requireWorkload(request.workload_name);
-    const invocation = resolveWorkloadInvocation(workload, request.parameters);
+    const invocation = withoutBadParameters(request, () => resolveWorkloadInvocation(workload, request.parameters));
     const cwd = resolve(this.workspace.projectRoot, invocation.cwd);
-    refuseEscape(this.workspace.projectRoot, cwd);
+    refuseEscape(this.workspace.projectRoot, cwd, request.workload_name);
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
       throw executionRefused(`The workload's cwd '${invocation.cwd}' is not an existing folder.`, {
-        remediation: ["Fix the workload's cwd with configure_workload."],
+        remediation: ["Fix the workload's cwd with configure_workload (get_declared_workflow shows its definition)."],
         details: { next_tool: "configure_workload" },
-        next: { tool: "configure_workload" },
+        next: { tool: "get_declared_workflow", arguments: { kind: "workload", name: request.workload_name } },
       });
     }
     return { workload, definitionId, invocation, cwd };
@@ -222,9 +230,15 @@ export class CaptureService {
    * collector through the broker, then registers artifacts and evidence in one transaction.
    */
   async execute(planId: string, options: { signal?: AbortSignal; progress?: ProgressReporter } = {}): Promise<CaptureReceipt> {
-    await bestEffortProgress(options.progress, 8)(0, "Capture request accepted");
-    const intent = await this.consumeAndRecheck(planId);
-    return this.withAnalysis(await this.executeIntent(intent, options), intent);
+    // A capture runs as long as its workload: the heartbeat keeps a client's request timeout from firing meanwhile.
+    const heartbeat = heartbeatProgress(options.progress, { intervalMs: this.heartbeatIntervalMs });
+    try {
+      await bestEffortProgress(heartbeat.report, 8)(0, "planning: capture request accepted");
+      const intent = await this.consumeAndRecheck(planId);
+      return await this.withAnalysis(await this.executeIntent(intent, { ...options, progress: heartbeat.report }), intent);
+    } finally {
+      heartbeat.stop();
+    }
   }
 
   /** The receipt with the adapter's default analysis of the run beside it, and the step that follows from that answer. */
@@ -243,11 +257,16 @@ export class CaptureService {
   async consumeAndRecheck(planId: string): Promise<ConsumedPlan> {
     const outcome = this.plans.consume(planId, Date.now());
     if (!("intent" in outcome)) {
+      const spent = outcome.spent;
       throw planRefused("capture", `The capture plan ${outcome.refused}.`, {
-        details: { reason: outcome.refused },
+        details: { reason: outcome.refused, ...(spent ? { run_id: spent.run_id, workload_name: spent.workload_name } : {}) },
         remediation: [
-          "Call plan_capture again and execute the new plan_id. A consumed plan is never retryable: inspect list_runs/get_run for its run.",
+          spent
+            ? "Call plan_capture with the arguments in recovery and execute the new plan_id. A consumed plan is never retryable: get_run shows its run."
+            : "Call list_declared_workflows, then plan_capture, and execute the new plan_id.",
         ],
+        // An unknown plan_id says nothing about what was meant: discovery, not a guess at plan_capture.
+        next: spent ? { tool: "plan_capture", arguments: replanArguments(spent) } : { tool: "list_declared_workflows", arguments: {} },
       });
     }
     await this.recheck(outcome.intent);
@@ -276,8 +295,41 @@ export class CaptureService {
       throw planRefused("capture", `The capture plan is stale: ${problems.join("; ")}.`, {
         details: { reasons: problems, workload_name: intent.workload_name },
         remediation: ["Call plan_capture again; nothing was executed."],
-        replanArguments: { workload_name: intent.workload_name, adapter: intent.adapter, parameters: intent.parameters },
+        replanArguments: replanArguments(intent),
       });
     }
+  }
+}
+
+/** The plan_capture arguments that plan the same capture again (the adapter's options as resolved). */
+export function replanArguments(intent: ConsumedPlan): Record<string, unknown> {
+  return {
+    workload_name: intent.workload_name,
+    adapter: intent.adapter,
+    parameters: intent.parameters,
+    adapter_options: intent.adapter_options,
+  };
+}
+
+/**
+ * A parameter the workload does not declare, or a value it does not allow, is refused with the recovery
+ * that plans the same capture without it (its declared default applies).
+ */
+function withoutBadParameters<T>(request: PlanCaptureRequest, resolve: () => T): T {
+  try {
+    return resolve();
+  } catch (error) {
+    const details = error instanceof FlameoxError ? error.details : {};
+    const named = Array.isArray(details.parameters) ? details.parameters : typeof details.parameter === "string" ? [details.parameter] : [];
+    if (!(error instanceof FlameoxError) || error.code !== "INVALID_CAPTURE_PLAN" || named.length === 0) throw error;
+    const parameters = Object.fromEntries(Object.entries(request.parameters).filter(([name]) => !named.includes(name)));
+    throw planRefused("capture", error.message, {
+      details,
+      remediation: [...error.remediation, "Or plan without the refused parameters (the call in recovery): their declared defaults apply."],
+      next: {
+        tool: "plan_capture",
+        arguments: { workload_name: request.workload_name, adapter: request.adapter, parameters, adapter_options: request.adapter_options },
+      },
+    });
   }
 }

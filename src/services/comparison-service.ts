@@ -1,5 +1,5 @@
 import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
-import { comparisonInvalid, type FlameoxError, notFound, runNotFound, workspaceInvalid } from "../domain/errors.ts";
+import { comparisonInvalid, type FlameoxError, invalidInput, notFound, runNotFound, workspaceInvalid } from "../domain/errors.ts";
 import { compatibilityMismatches, metricNamesSql, metricPerRun, type MemberFacts } from "../analysis/comparison.ts";
 import { metricUnitsOf, type Partition, partitionMembers, samplesOf, sampleMismatches } from "../analysis/comparison-sides.ts";
 import { differentialHotspots, type DifferentialHotspots } from "../analysis/differential.ts";
@@ -235,20 +235,28 @@ export class ComparisonService {
 
   getEvidence(refType: string, refId: string): EvidenceRecord {
     if (refType !== "analysis" && refType !== "comparison") {
-      throw workspaceInvalid(`Evidence ref_type must be 'analysis' or 'comparison', not '${refType}'.`, {
-        details: { ref_type: refType },
-        remediation: ["Use ref_type 'comparison' for record_comparison results and 'analysis' for record_analysis results."],
-      });
+      throw invalidInput(
+        `Evidence ref_type must be 'analysis' or 'comparison', not '${refType}'.`,
+        [{ field: "ref_type", message: "must be 'analysis' or 'comparison'", type: "literal_error" }],
+        { remediation: ["Use ref_type 'comparison' for record_comparison results and 'analysis' for record_analysis results."] },
+      );
     }
     const found = this.evidenceRecords.find(refType, refId);
     if (!found) {
+      // An id recorded under the other type is the likely mix-up; there is no listing of records to send the caller to.
+      const other = refType === "comparison" ? "analysis" : "comparison";
+      const elsewhere = this.evidenceRecords.find(other, refId) !== null;
       throw notFound(refType, refId, {
         field: "ref_id",
-        message: `No recorded ${refType} ${refId} exists in this workspace.`,
+        message: `No recorded ${refType} ${refId} exists in this workspace${elsewhere ? `; it is a recorded ${other}` : ""}.`,
         remediation: [
-          refType === "comparison" ? "Persist a comparison with record_comparison." : "Persist an analysis with record_analysis.",
+          elsewhere
+            ? `Read it with ref_type '${other}'.`
+            : refType === "comparison"
+              ? "Persist a comparison with record_comparison and use the ref_id it returns."
+              : "Persist an analysis with record_analysis and use the ref_id it returns.",
         ],
-        list: { tool: refType === "comparison" ? "record_comparison" : "record_analysis" },
+        list: elsewhere ? { tool: "get_evidence", arguments: { ref_type: other, ref_id: refId } } : null,
       });
     }
     return found;

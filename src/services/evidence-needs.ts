@@ -77,7 +77,7 @@ export function missingEvidence(workspace: WorkspaceHandle, scope: EvidenceScope
     remediation: [
       `Import an artifact of kind ${need.importKind} with import_artifact (then ${need.extractTool}), or capture with the ${need.adapter} adapter.`,
     ],
-    next: { tool: "import_artifact", arguments: { kind: need.importKind } },
+    next: { tool: "import_artifact", arguments: { kind: need.importKind }, callerSupplies: ["path"] },
   });
 }
 

@@ -128,6 +128,17 @@ export class EvidenceService {
     }
     const data = this.lookup(request.ref_type, request.ref_id);
     if (!data) {
+      // The id may name a record of another type (an analysis asked for as a comparison): then that read is the recovery.
+      const other = this.typeOf(request.ref_id, request.ref_type);
+      if (other) {
+        throw notFound(request.ref_type, request.ref_id, {
+          field: "ref_id",
+          message: `No ${request.ref_type} evidence with id ${request.ref_id} exists in this workspace; it is a ${other}.`,
+          details: { ref_type: request.ref_type, actual_ref_type: other },
+          remediation: [`Read it with ref_type '${other}'.`],
+          list: { tool: "get_evidence", arguments: { ref_type: other, ref_id: request.ref_id } },
+        });
+      }
       throw notFound(request.ref_type, request.ref_id, {
         field: "ref_id",
         message: `No ${request.ref_type} evidence with id ${request.ref_id} exists in this workspace.`,
@@ -141,6 +152,13 @@ export class EvidenceService {
       });
     }
     return { schema_version: 1, corpus_commit_id: head.commit_id, ref_type: request.ref_type, ref_id: request.ref_id, data };
+  }
+
+  /** The evidence type, other than `except`, under which `refId` names a record; null when none does. */
+  private typeOf(refId: string, except: EvidenceRefType): EvidenceRefType | null {
+    if (except !== "run" && readRun(this.workspace.state().database, refId)) return "run";
+    const types = ["analysis", "comparison", "artifact", "run_set", "trial"] as const;
+    return types.find((type) => type !== except && this.lookup(type, refId) !== null) ?? null;
   }
 
   /** Observations have no addressable id of their own yet, so an observation lookup finds nothing. */

@@ -130,21 +130,25 @@ export class ExperimentExecution {
     options: { signal?: AbortSignal; progress?: ProgressReporter },
   ): Promise<ExperimentReceipt> {
     const report = bestEffortProgress(options.progress, intent.trials.length + 4);
-    await report(1, "Experiment plan and workload definition validated");
+    await report(1, "planning: experiment plan and workload definition validated");
     const { experiment, trials } = protocolRecords(intent, definition);
     this.experiments.insert(experiment, trials);
-    await report(2, "Experiment protocol published");
+    await report(2, "warming_up: experiment protocol published");
     let cancelled = false;
     for (const trial of trials) {
       if (options.signal?.aborted) {
         cancelled = true;
         break;
       }
+      await report(
+        1.5 + trial.ordinal,
+        `capturing: trial ${trial.ordinal}/${trials.length} running (${intent.treatment_factor}=${trial.treatment})`,
+      );
       await this.trialRunner.run(trial, intent, workload, options.signal);
       this.experiments.saveTrial(trial);
       await report(
         2 + trial.ordinal,
-        `Trial ${trial.ordinal}/${trials.length} published (${trial.block_id}, ${intent.treatment_factor}=${trial.treatment})`,
+        `capturing: trial ${trial.ordinal}/${trials.length} published (${trial.block_id}, ${intent.treatment_factor}=${trial.treatment})`,
       );
       if (trial.outcome === "cancelled") {
         cancelled = true;
@@ -153,14 +157,14 @@ export class ExperimentExecution {
     }
     this.tally(experiment, trials);
     this.freezeTreatments(experiment, intent, trials);
-    await report(intent.trials.length + 3, "Variants and frozen run sets published");
+    await report(intent.trials.length + 3, "analyzing: variants and frozen run sets published");
     const comparison = await this.compareTreatments(experiment, intent, cancelled);
     if (experiment.counts.attempted < trials.length && !cancelled)
       experiment.limitations.push(`${trials.length - experiment.counts.attempted} trial(s) were not attempted.`);
     experiment.status = cancelled ? "cancelled" : "completed";
     experiment.finished_at = new Date().toISOString();
     this.experiments.saveExperiment(experiment);
-    await report(intent.trials.length + 4, "Experiment comparison and result complete");
+    await report(intent.trials.length + 4, "completed: experiment comparison and result complete");
     if (cancelled) {
       throw processCancelled(
         `Experiment ${experiment.experiment_id} was cancelled after ${experiment.counts.attempted} of ${trials.length} trials; the rest are recorded as unattempted.`,

@@ -14,7 +14,7 @@ import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import type { CaptureService } from "./capture-service.ts";
 import type { ExperimentExecution, ExperimentIntent, ExperimentReceipt } from "./experiment-execution.ts";
 import type { InvestigationService } from "./investigation-service.ts";
-import { bestEffortProgress, type ProgressReporter } from "./progress.ts";
+import { bestEffortProgress, defaultHeartbeatIntervalMs, heartbeatProgress, type ProgressReporter } from "./progress.ts";
 import type { WorkloadService } from "./workload-service.ts";
 
 export type { ExperimentIntent, ExperimentReceipt };
@@ -147,6 +147,7 @@ export class ExperimentService {
     private readonly plans: PlanTokenStore<"experiment", ExperimentIntent>,
     private readonly experiments: ExperimentStore,
     private readonly execution: ExperimentExecution,
+    private readonly heartbeatIntervalMs = defaultHeartbeatIntervalMs,
   ) {}
 
   private async resolveExperiment(name: string) {
@@ -260,18 +261,47 @@ export class ExperimentService {
 
   /** Consumes the plan, rechecks what it is bound to, then runs it (see ExperimentExecution). */
   async run(planId: string, options: { signal?: AbortSignal; progress?: ProgressReporter } = {}): Promise<ExperimentReceipt> {
-    const workspace = this.workspace.open();
+    this.workspace.open();
     const outcome = this.plans.consume(planId, Date.now());
     if (!("intent" in outcome)) {
+      const spent = outcome.spent;
       throw planRefused("experiment", `The experiment plan is missing, expired, or already consumed: it ${outcome.refused}.`, {
-        details: { reason: outcome.refused },
+        details: { reason: outcome.refused, ...(spent ? { experiment_name: spent.experiment_name } : {}) },
         remediation: [
           "Call plan_experiment again and run the new plan_id. A consumed plan is never retryable: inspect get_experiment for its trials.",
         ],
+        // The same experiment planned again with the same adapter, parameters and links; an unknown id says nothing.
+        next: spent
+          ? {
+              tool: "plan_experiment",
+              arguments: {
+                experiment_name: spent.experiment_name,
+                adapter: spent.adapter,
+                adapter_options: spent.adapter_options,
+                parameters: spent.parameters,
+                ...(spent.investigation_id ? { investigation_id: spent.investigation_id } : {}),
+                ...(spent.hypothesis_id ? { hypothesis_id: spent.hypothesis_id } : {}),
+              },
+            }
+          : { tool: "list_declared_workflows", arguments: { kind: "experiment" } },
       });
     }
     const intent = outcome.intent;
-    await bestEffortProgress(options.progress, intent.trials.length + 4)(0, "Experiment plan consumed");
+    // Trials run for as long as they run: the heartbeat keeps a client's request timeout from firing meanwhile.
+    const heartbeat = heartbeatProgress(options.progress, { intervalMs: this.heartbeatIntervalMs });
+    try {
+      await bestEffortProgress(heartbeat.report, intent.trials.length + 4)(0, "planning: experiment plan consumed");
+      return await this.runConsumed(intent, { ...options, progress: heartbeat.report });
+    } finally {
+      heartbeat.stop();
+    }
+  }
+
+  private async runConsumed(
+    intent: ExperimentIntent,
+    options: { signal?: AbortSignal; progress: ProgressReporter },
+  ): Promise<ExperimentReceipt> {
+    const workspace = this.workspace.open();
     const { experiment, workload, workloadDefinitionId, experimentDefinitionId } = await this.resolveExperiment(intent.experiment_name);
     const stale: string[] = [];
     if (experimentDefinitionId !== intent.experiment_definition_id) stale.push("the experiment definition changed");

@@ -41,6 +41,19 @@ const nextToolAfter: Record<ExtractionTool, string> = {
   observations: "query_measurements",
 };
 
+/** The capture adapter whose run holds what each extractor reads; null where only an import provides it. */
+const captureAdapterOf: Record<ExtractionTool, string | null> = {
+  pyperf: "pyperf",
+  benchmark_samples: null,
+  python_startup: "python-startup",
+  pytest: "pytest",
+  coverage: "coverage",
+  memray: "memray",
+  perfetto: "torch.profiler",
+  nsight_systems: null,
+  observations: null,
+};
+
 export class ExtractionService {
   constructor(private readonly workspace: WorkspaceHandle) {}
 
@@ -77,12 +90,22 @@ export class ExtractionService {
     }
     if (chosen.length === 0) {
       const kinds = [...new Set(registrations.map((registration) => registration.kind))].sort();
+      // A capture with the very adapter that writes this kind is planned again; another run points at the
+      // runs of that adapter; what only an import provides names the file the caller must give.
+      const run = readRun(workspace.state.database, request.run_id);
+      const adapter = captureAdapterOf[tool];
+      const next =
+        adapter && run?.workload_name && run.adapter === adapter
+          ? { tool: "plan_capture", arguments: { workload_name: run.workload_name, adapter, parameters: run.parameters ?? {} } }
+          : adapter
+            ? { tool: "list_runs", arguments: { filter: { adapter } } }
+            : { tool: "import_artifact", arguments: { kind: spec.kinds[0] }, callerSupplies: ["path"] };
       throw capabilityUnavailable(
         `Run ${request.run_id} has no artifact extract_${tool} reads: it needs ${spec.describe}; the run holds ${kinds.join(", ") || "no artifacts"}.`,
         {
           details: { run_id: request.run_id, required_kinds: spec.kinds, artifact_kinds: kinds, next_tool: "import_artifact" },
           remediation: [`Import ${spec.describe} with import_artifact, or capture the workload with the matching adapter.`],
-          next: { tool: "import_artifact", arguments: { kind: spec.kinds[0] } },
+          next,
         },
       );
     }

@@ -26,8 +26,8 @@ type ComparisonVerdict = {
  *      decisive (improved, regressed or equivalent) → COMPARISON_INVALID otherwise.
  */
 export function checkFindingRules(request: RecordFindingRequest, evidence: EvidenceReference[], lookups: FindingLookups): void {
-  requireExistingEvidence(evidence, lookups);
-  if (request.evidence_level === "observed") requireDirectEvidence(evidence);
+  requireExistingEvidence(request, evidence, lookups);
+  if (request.evidence_level === "observed") requireDirectEvidence(request, evidence);
   if (request.assessment !== "supported") return;
   const supporting = evidence.filter((reference) => reference.relation === "supports" || reference.relation === "validates");
   if (supporting.length === 0) {
@@ -36,7 +36,7 @@ export function checkFindingRules(request: RecordFindingRequest, evidence: Evide
       remediation: [
         "Cite the evidence that supports the claim (for a performance claim: a recorded valid comparison), or record the finding as 'unassessed' or 'inconclusive'.",
       ],
-      next: { tool: "record_comparison" },
+      next: { tool: "record_finding", arguments: findingArguments(request, { assessment: "inconclusive" }) },
     });
   }
   const comparisons = supporting.filter((reference) => reference.ref_type === "comparison");
@@ -46,27 +46,46 @@ export function checkFindingRules(request: RecordFindingRequest, evidence: Evide
       {
         details: { kind: "performance", next_tool: "record_comparison" },
         remediation: [
-          "Record a comparison of the baseline and candidate run sets with record_comparison and cite it with relation 'supports'.",
+          "Record a comparison of the baseline and candidate run sets with record_comparison and cite it with relation 'supports', or record the finding as 'inconclusive' (the call in recovery).",
         ],
-        next: { tool: "record_comparison" },
+        next: { tool: "record_finding", arguments: findingArguments(request, { assessment: "inconclusive" }) },
       },
     );
   }
-  for (const reference of comparisons) requireDecisiveComparison(reference.ref_id, lookups);
+  for (const reference of comparisons) requireDecisiveComparison(request, reference.ref_id, lookups);
+}
+
+/**
+ * record_finding's arguments for the same finding with `changes`: what a recovery offers when the
+ * finding can be recorded as it is, only weaker (inconclusive, derived, without missing references).
+ */
+function findingArguments(request: RecordFindingRequest, changes: Partial<RecordFindingRequest>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries({ ...request, ...changes }).filter(([, value]) => value !== null && value !== undefined));
 }
 
 /** Rule 1. */
-function requireExistingEvidence(evidence: EvidenceReference[], lookups: FindingLookups): void {
+function requireExistingEvidence(request: RecordFindingRequest, evidence: EvidenceReference[], lookups: FindingLookups): void {
   const missing = evidence.filter((reference) => !lookups.referenceExists(reference.ref_type, reference.ref_id));
   if (missing.length > 0) {
     const first = missing[0]!;
     const nextTool =
       first.ref_type === "comparison" ? "record_comparison" : first.ref_type === "analysis" ? "record_analysis" : "list_runs";
+    // The recovery records the finding without what does not exist: unassessed (nothing may be left to
+    // support it) and derived only if derived evidence remains with an 'observed' level.
+    const remaining = (request.evidence ?? []).filter((reference) => lookups.referenceExists(reference.ref_type, reference.ref_id));
+    const derivedLeft = remaining.some((reference) => reference.ref_type === "analysis" || reference.ref_type === "comparison");
     // A finding citing nothing is an invalid finding, so WORKSPACE_INVALID (not a lookup's not-found).
     throw workspaceInvalid(
       `Evidence reference ${first.ref_type} ${first.ref_id} does not exist${missing.length > 1 ? ` (and ${missing.length - 1} more)` : ""}; a finding may only cite evidence that exists.`,
       {
-        next: { tool: nextTool },
+        next: {
+          tool: "record_finding",
+          arguments: findingArguments(request, {
+            evidence: remaining,
+            ...(request.assessment === "supported" ? { assessment: "unassessed" as const } : {}),
+            ...(request.evidence_level === "observed" && derivedLeft ? { evidence_level: "derived" as const } : {}),
+          }),
+        },
         details: {
           missing: missing.map((reference) => ({ ref_type: reference.ref_type, ref_id: reference.ref_id })),
           next_tool: nextTool,
@@ -84,7 +103,7 @@ function requireExistingEvidence(evidence: EvidenceReference[], lookups: Finding
 }
 
 /** Rule 2. */
-function requireDirectEvidence(evidence: EvidenceReference[]): void {
+function requireDirectEvidence(request: RecordFindingRequest, evidence: EvidenceReference[]): void {
   const derived = evidence.filter((reference) => reference.ref_type === "analysis" || reference.ref_type === "comparison");
   if (derived.length > 0) {
     throw workspaceInvalid(
@@ -92,13 +111,14 @@ function requireDirectEvidence(evidence: EvidenceReference[]): void {
       {
         details: { evidence_level: "observed", derived: derived.map((reference) => reference.ref_id) },
         remediation: ["Use evidence_level='derived' when the finding rests on an analysis or comparison."],
+        next: { tool: "record_finding", arguments: findingArguments(request, { evidence_level: "derived" }) },
       },
     );
   }
 }
 
 /** Rule 5: a supporting comparison must be valid and decisive (improved, regressed or equivalent). */
-function requireDecisiveComparison(comparisonId: string, lookups: FindingLookups): void {
+function requireDecisiveComparison(request: RecordFindingRequest, comparisonId: string, lookups: FindingLookups): void {
   const result = lookups.comparison(comparisonId)?.result as ComparisonVerdict | undefined;
   if (!result) return;
   const decisive = result.decision === "improved" || result.decision === "regressed" || result.decision === "equivalent";
@@ -118,8 +138,8 @@ function requireDecisiveComparison(comparisonId: string, lookups: FindingLookups
       reasons: result.reasons.map((reason) => reason.code),
     },
     remediation: [
-      "Collect more or cleaner trials (plan_experiment/run_experiment) and record a new comparison, or record the finding as 'inconclusive'.",
+      "Collect more or cleaner trials (plan_experiment/run_experiment) and record a new comparison, or record the finding as 'inconclusive' (the call in recovery).",
     ],
-    next: { tool: "plan_experiment" },
+    next: { tool: "record_finding", arguments: findingArguments(request, { assessment: "inconclusive" }) },
   });
 }

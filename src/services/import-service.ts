@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, isAbsolute, relative, resolve, sep } from "node:path";
-import { executionRefused, FlameoxError, invalidInput, retold, sensitiveArtifactRefused } from "../domain/errors.ts";
+import { executionRefused, FlameoxError, invalidInput, type NextStep, retold, sensitiveArtifactRefused } from "../domain/errors.ts";
 import { detectProfileFormat } from "../adapters/formats/detect.ts";
 import type { DetectedFormat } from "../adapters/formats/format-catalog.ts";
 import { extractProfile } from "../adapters/formats/extract-profile.ts";
@@ -70,11 +70,12 @@ export class ImportService {
    */
   resolveImportPath(path: string, sourceRoot: "project" | "temp", expect: "file" | "folder" = "file"): string {
     const tool = expect === "file" ? "import_artifact" : "import_xctrace";
-    const refuse = (message: string, remedy: string) =>
+    // Only a file that is in the other root has a call that works as given; any other path is the caller's to fix.
+    const refuse = (message: string, remedy: string, next: NextStep | null = null) =>
       executionRefused(message, {
         details: { next_tool: tool, source_root: sourceRoot },
         remediation: [remedy],
-        next: { tool },
+        next: next ?? { tool, arguments: { source_root: sourceRoot }, callerSupplies: ["path"] },
       });
     if (path.includes("\u0000")) throw refuse("The import path contains a NUL byte.", "Pass a path without NUL bytes.");
     const root = realpathSync(sourceRoot === "project" ? this.workspace.projectRoot : tmpdir());
@@ -87,11 +88,14 @@ export class ImportService {
     const real = realpathSync(candidate);
     const inside = (child: string) => child === root || child.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
     if (!inside(candidate) && !inside(resolve(realpathSync(resolve(candidate, "..")), basename(candidate)))) {
+      const temporary = realpathSync(tmpdir());
+      const inTemporary = sourceRoot === "project" && real.startsWith(`${temporary}${sep}`);
       throw refuse(
         `The path is outside the ${sourceRoot} root.`,
         sourceRoot === "project"
           ? "Import files inside the project, or use source_root='temp' for files under the system temporary folder."
           : "Import files under the system temporary folder.",
+        inTemporary ? { tool, arguments: { path: relative(temporary, real), source_root: "temp" } } : null,
       );
     }
     if (!inside(real))

@@ -34,10 +34,9 @@ function revisionConflict(
         ? `Omit ${entity}_id and expected_revision to create a new ${entity}.`
         : `Reread the ${entity} (current revision ${current}) and retry with expected_revision=${current}.`,
     ],
-    fresh: {
-      tool: entity === "hypothesis" ? "get_hypothesis" : "get_finding",
-      arguments: current === null ? null : { [`${entity}_id`]: id },
-    },
+    // A new record has nothing to reread: the remedy (omit expected_revision) is the caller's to apply.
+    fresh:
+      current === null ? null : { tool: entity === "hypothesis" ? "get_hypothesis" : "get_finding", arguments: { [`${entity}_id`]: id } },
   });
 }
 

@@ -1,5 +1,6 @@
 import { digestOf } from "../domain/canonical-json.ts";
 import { artifactNotFound, needsExtraction } from "../domain/errors.ts";
+import { pageLimits } from "../domain/requests/limits.ts";
 import { queryMeasurementRows, type MeasurementKey, type MeasurementRecord } from "../analysis/recipes/measurements.ts";
 import { type MeasurementGroup, type MeasurementSummaryQuery, summarizeMeasurements } from "../analysis/recipes/measurement-summary.ts";
 import { corpusHead } from "../store/corpus.ts";
@@ -27,7 +28,8 @@ type MeasurementRequest = {
   artifact_id: string | null;
   name_prefix: string | null;
   include_warmups: boolean;
-  limit: number;
+  /** Rows per page; pageLimits.measurements when not given. */
+  limit?: number | null;
   cursor: string | null;
 };
 
@@ -86,7 +88,7 @@ export class MeasurementService {
   }
 
   async query(request: MeasurementRequest): Promise<MeasurementQueryResult> {
-    const limit = limitWithin(request.limit, maximumRows(this.workspace));
+    const limit = limitWithin(request.limit ?? pageLimits.measurements.default, maximumRows(this.workspace));
     const pinned = this.scope(request);
     const scope = { ...pinned, bundles: pinned.bundles.filter((bundle) => (bundle.tables.measurements ?? 0) > 0) };
     const filters = {

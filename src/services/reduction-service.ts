@@ -35,6 +35,7 @@ import { refuseEscape, safeDigest } from "./capture-plan.ts";
 import type { ProgressReporter } from "./progress.ts";
 import type { ReductionRunner } from "./reduction-runner.ts";
 import type { WorkloadService } from "./workload-service.ts";
+import { displayArgv } from "./host-paths.ts";
 
 export type { ReductionIntent, ReductionPlan, ReductionResult };
 
@@ -67,11 +68,11 @@ export class ReductionService {
     const { workload, definitionId } = await this.workloads.requireWorkload(request.predicate_workload);
     const invocation = resolveWorkloadInvocation(workload, request.predicate_parameters);
     const cwd = resolve(this.workspace.projectRoot, invocation.cwd);
-    refuseEscape(this.workspace.projectRoot, cwd);
+    refuseEscape(this.workspace.projectRoot, cwd, request.predicate_workload);
     if (!existsSync(cwd) || !statSync(cwd).isDirectory())
       throw executionRefused(`The predicate workload's cwd '${invocation.cwd}' is not an existing folder.`, {
-        remediation: ["Fix the workload's cwd with configure_workload."],
-        next: { tool: "configure_workload" },
+        remediation: ["Fix the workload's cwd with configure_workload (get_declared_workflow shows its definition)."],
+        next: { tool: "get_declared_workflow", arguments: { kind: "workload", name: request.predicate_workload } },
       });
     const executable = this.predicateExecutable(request.predicate_workload, invocation.argv[0]!, invocation.environment, cwd);
     const reductionId = crypto.randomUUID();
@@ -114,7 +115,7 @@ export class ReductionService {
       predicate: {
         workload_name: request.predicate_workload,
         workload_definition_id: definitionId,
-        argv: invocation.argv,
+        argv: displayArgv(invocation.argv, this.workspace.projectRoot),
         cwd: invocation.cwd,
         candidate_variable: reductionCandidateVariable,
       },
@@ -131,13 +132,17 @@ export class ReductionService {
   async execute(planId: string, options: { signal?: AbortSignal; progress?: ProgressReporter } = {}): Promise<ReductionResult> {
     this.workspace.open();
     const outcome = this.plans.consume(planId, Date.now());
-    if (!("intent" in outcome))
+    if (!("intent" in outcome)) {
+      // A spent or expired plan says what it was for: the same request planned again. An unknown id says nothing.
+      const spent = outcome.spent;
       throw planRefused("reduction", `The reduction plan ${outcome.refused}.`, {
-        details: { reason: outcome.refused },
+        details: { reason: outcome.refused, ...(spent ? { reduction_id: spent.reduction_id } : {}) },
         remediation: [
           "Call plan_reduction again and execute the new plan_id; a consumed plan is never retryable (get_reduction reads its result).",
         ],
+        ...(spent ? { next: { tool: "plan_reduction", arguments: { request: spent.request } } } : {}),
       });
+    }
     await this.recheck(outcome.intent);
     await this.runner.run(outcome.intent, publicPlanId(planId), options);
     return this.get({ reduction_id: outcome.intent.reduction_id, limit: 10, cursor: null });

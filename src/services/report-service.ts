@@ -171,8 +171,8 @@ export class ReportService {
     const included = record.members.filter((member) => member.included).map((member) => member.run_id);
     if (included.length === 0) {
       throw comparisonInvalid(`Run set ${id} includes no runs.`, {
-        remediation: ["Freeze a run set with at least one included run."],
-        next: { tool: "freeze_run_set" },
+        remediation: ["Freeze a run set with at least one included run; list_runs shows the runs to choose from."],
+        next: { tool: "list_runs", arguments: {} },
       });
     }
     return included;
@@ -196,7 +196,7 @@ export class ReportService {
       remediation: [
         "Capture the workload with a sampling adapter (py-spy or perf) via plan_capture, or import a profile (speedscope, collapsed, pprof, .cpuprofile, Chrome trace) with flameox import.",
       ],
-      next: { tool: "plan_capture" },
+      next: { tool: "list_declared_workflows", arguments: { kind: "workload" } },
     });
   }
 

@@ -2,11 +2,13 @@ import { digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
 import { artifactNotFound, runNotFound } from "../domain/errors.ts";
 import { artifactResourceUri, runResourceUri } from "../domain/resource-uris.ts";
+import { pageLimits } from "../domain/requests/limits.ts";
 import { corpusHead } from "../store/corpus.ts";
 import { listArtifacts, readArtifact, registrationsOfArtifact, type ArtifactRegistration } from "../store/artifact-registry.ts";
 import { currentBundlesOfArtifact } from "../store/evidence-registry.ts";
 import { listRunManifests, readRun, type RunFilter, type RunManifest } from "../store/run-store.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
+import { displayArgv, displayPath } from "./host-paths.ts";
 
 export type { RunFilter };
 
@@ -48,10 +50,14 @@ export type ArtifactMetadata = {
   resource_uri: string;
   registrations: ArtifactRegistration[];
   total_registrations: number;
+  registrations_truncated: boolean;
   effective_sensitivity: string;
   kinds: string[];
   evidence: { extractor: string; tables: Record<string, number>; run_id: string }[];
+  total_evidence: number;
 };
+
+const shownRegistrations = 10;
 
 const filterOrder: (keyof RunFilter)[] = [
   "workload_name",
@@ -75,13 +81,22 @@ export class RunService {
     return this.workspace.state().database;
   }
 
+  /** The manifest as recorded, with executables and interpreters outside the project shown by name. */
   getRun(runId: string): RunManifest & { resource_uri: string } {
     const manifest = readRun(this.database, runId);
     if (!manifest) throw runNotFound(runId);
-    return { ...manifest, resource_uri: runResourceUri(runId) };
+    const projectRoot = this.workspace.projectRoot;
+    return {
+      ...manifest,
+      command: manifest.command ? { ...manifest.command, argv: displayArgv(manifest.command.argv ?? [], projectRoot) } : manifest.command,
+      environment: withDisplayedInterpreter(manifest.environment, projectRoot),
+      resource_uri: runResourceUri(runId),
+    };
   }
 
-  listRuns(request: { limit: number; filter: RunFilter | null; cursor: string | null }): RunListResult {
+  /** `limit` defaults to pageLimits.runs, which keeps a default answer short; the cursor pages on. */
+  listRuns(request: { limit?: number | null; filter: RunFilter | null; cursor: string | null }): RunListResult {
+    const limit = request.limit ?? pageLimits.runs.default;
     const workspace = this.workspace.open();
     const database = workspace.state.database;
     const filter = request.filter ?? {};
@@ -92,7 +107,7 @@ export class RunService {
     const scope = digestOf({
       query: "list_runs",
       filter: Object.fromEntries(applied.map((key) => [key, filter[key]])),
-      limit: request.limit,
+      limit: limit,
     });
     let position: { created_at: string; run_id: string } | null = null;
     let pinnedAt = new Date().toISOString();
@@ -105,9 +120,9 @@ export class RunService {
       position = { created_at: decoded.created_at, run_id: decoded.run_id };
       pinnedAt = decoded.pinned_at;
     }
-    const { total, manifests } = listRunManifests(database, filter, { pinnedAt, after: position, limit: request.limit });
-    const truncated = manifests.length > request.limit;
-    const page = manifests.slice(0, request.limit);
+    const { total, manifests } = listRunManifests(database, filter, { pinnedAt, after: position, limit: limit });
+    const truncated = manifests.length > limit;
+    const page = manifests.slice(0, limit);
     const last = page[page.length - 1];
     return {
       schema_version: 1,
@@ -128,7 +143,7 @@ export class RunService {
     };
   }
 
-  listArtifacts(request: { limit: number; cursor: string | null; run_id: string | null; kind: string | null }): {
+  listArtifacts(request: { limit?: number | null; cursor: string | null; run_id: string | null; kind: string | null }): {
     schema_version: 1;
     corpus_commit_id: string;
     artifacts: {
@@ -144,14 +159,15 @@ export class RunService {
     truncated: boolean;
     next_cursor: string | null;
   } {
+    const limit = request.limit ?? pageLimits.artifacts.default;
     const workspace = this.workspace.open();
     const database = workspace.state.database;
-    const scope = digestOf({ query: "list_artifacts", run_id: request.run_id, kind: request.kind, limit: request.limit });
+    const scope = digestOf({ query: "list_artifacts", run_id: request.run_id, kind: request.kind, limit: limit });
     let after: string | null = null;
     if (request.cursor) after = decodeCursor(workspace.cursorSecret(), request.cursor, { scope, snapshot: "artifacts" }) as string;
-    const { total, artifacts } = listArtifacts(database, { runId: request.run_id, kind: request.kind }, { after, limit: request.limit });
-    const truncated = artifacts.length > request.limit;
-    const page = artifacts.slice(0, request.limit);
+    const { total, artifacts } = listArtifacts(database, { runId: request.run_id, kind: request.kind }, { after, limit: limit });
+    const truncated = artifacts.length > limit;
+    const page = artifacts.slice(0, limit);
     return {
       schema_version: 1,
       corpus_commit_id: corpusHead(database).commit_id,
@@ -179,7 +195,7 @@ export class RunService {
     const registrations = registrationsOfArtifact(database, artifactId).filter(
       (registration) => runId === null || registration.run_id === runId,
     );
-    const bundles = currentBundlesOfArtifact(database, artifactId);
+    const bundles = currentBundlesOfArtifact(database, artifactId).filter((bundle) => runId === null || bundle.run_id === runId);
     const integrity = { sha256: artifact.artifact_id.slice("sha256:".length), hashed_at: artifact.hashed_at };
     return {
       schema_version: 1,
@@ -189,13 +205,34 @@ export class RunService {
       payload_name: artifact.payload_name,
       integrity,
       resource_uri: artifactResourceUri(artifactId),
-      registrations: registrations.slice(0, 100),
+      // An artifact imported many times has a registration (and a bundle) per run: the newest few are shown.
+      registrations: registrations.slice(-shownRegistrations).reverse(),
       total_registrations: registrations.length,
+      registrations_truncated: registrations.length > shownRegistrations,
       effective_sensitivity: maxSensitivity(registrations.map((registration) => registration.sensitivity)),
       kinds: [...new Set(registrations.map((registration) => registration.kind))].sort(),
-      evidence: bundles,
+      evidence: bundles.slice(0, shownRegistrations),
+      total_evidence: bundles.length,
     };
   }
+}
+
+/** The environment identity with its interpreter paths shown as agents see them. */
+function withDisplayedInterpreter(environment: RunManifest["environment"], projectRoot: string): RunManifest["environment"] {
+  const interpreter = (environment as { interpreter?: Record<string, unknown> } | null)?.interpreter;
+  if (!environment || !interpreter) return environment;
+  const shown = (value: unknown) => (typeof value === "string" ? displayPath(value, projectRoot) : value);
+  const python = interpreter.python as Record<string, unknown> | undefined;
+  return {
+    ...environment,
+    interpreter: {
+      ...interpreter,
+      requested: shown(interpreter.requested),
+      path: shown(interpreter.path),
+      real_path: shown(interpreter.real_path),
+      ...(python ? { python: { ...python, executable_real_path: shown(python.executable_real_path) } } : {}),
+    },
+  };
 }
 
 function summarize(manifest: RunManifest): RunSummary {

@@ -139,8 +139,8 @@ export class RunSetService {
     const found = this.find(runSetId);
     if (!found) {
       throw notFound("run_set", runSetId, {
-        remediation: ["Freeze the runs with freeze_run_set (or pass a run id as a one-run set)."],
-        list: { tool: "freeze_run_set" },
+        remediation: ["Freeze the runs with freeze_run_set (or pass a run id as a one-run set); list_runs shows the runs to choose from."],
+        list: { tool: "list_runs", arguments: {} },
       });
     }
     return found;

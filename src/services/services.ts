@@ -52,11 +52,14 @@ import { WorkloadDependencyService } from "./workload-dependency-service.ts";
 import { WorkloadService } from "./workload-service.ts";
 import { WorkspaceService } from "./workspace-service.ts";
 import { XctraceImportService } from "./xctrace-import-service.ts";
+import { defaultHeartbeatIntervalMs } from "./progress.ts";
 
 export type ServicesOptions = {
   projectRoot: string;
   /** Defaults to <projectRoot>/.diagnostics; an explicit one may live outside the project. */
   workspaceRoot?: string;
+  /** How often captures and experiments repeat their progress while running (tests make it short). */
+  progressHeartbeatMs?: number;
 };
 
 /**
@@ -129,6 +132,7 @@ export class Services {
     this.runs = new RunService(workspace);
     this.imports = new ImportService(workspace);
     this.xctraceImports = new XctraceImportService(workspace, this.imports);
+    const heartbeatMs = options.progressHeartbeatMs ?? defaultHeartbeatIntervalMs;
     this.analysis = new AnalysisService(workspace);
     this.memoryAnalysis = new MemoryAnalysisService(workspace);
     this.executionAnalysis = new ExecutionAnalysisService(workspace);
@@ -145,7 +149,15 @@ export class Services {
       runs: this.runs,
     });
 
-    this.captures = new CaptureService(workspace, this.workloads, this.capabilities, capturePlans, new CaptureRunner(workspace), receipts);
+    this.captures = new CaptureService(
+      workspace,
+      this.workloads,
+      this.capabilities,
+      capturePlans,
+      new CaptureRunner(workspace),
+      receipts,
+      heartbeatMs,
+    );
     this.detachedCaptures = new DetachedCaptureService(workspace, this.captures, capturePlans, new DetachedCaptureStore(state), receipts);
     this.extraction = new ExtractionService(workspace);
     this.evidence = new EvidenceService(workspace, this.runs, evidenceRecords, runSetStore, experimentStore, investigationStore);
@@ -164,6 +176,7 @@ export class Services {
       experimentPlans,
       experimentStore,
       execution,
+      heartbeatMs,
     );
     this.analysisRecords = new AnalysisRecordService(
       {

@@ -56,7 +56,8 @@ export type TraceWindowResult = {
   corpus_commit_id: string;
   start_ns: number;
   end_ns: number;
-  events: TraceWindowEvent[];
+  /** Each event without artifact_id: every one is of the window's artifact_id. */
+  events: Omit<TraceWindowEvent, "artifact_id">[];
   total: number;
   returned: number;
   truncated: boolean;
@@ -76,7 +77,7 @@ function notTorch(runOrArtifact: string, categories: { category: string | null }
       remediation: [
         "Import a torch.profiler Chrome trace with import_artifact(kind='execution_trace', producer='torch.profiler'), or capture with the torch.profiler adapter.",
       ],
-      next: { tool: "import_artifact", arguments: { kind: "execution_trace", producer: "torch.profiler" } },
+      next: { tool: "import_artifact", arguments: { kind: "execution_trace", producer: "torch.profiler" }, callerSupplies: ["path"] },
     },
   );
 }
@@ -307,7 +308,7 @@ export class TraceAnalysisService {
       corpus_commit_id: scope.corpusCommitId,
       start_ns: request.start_ns,
       end_ns: request.end_ns,
-      events: page.events,
+      events: page.events.map(({ artifact_id: _artifactId, ...event }) => event),
       total: page.total,
       returned: page.events.length,
       truncated,

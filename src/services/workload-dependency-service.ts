@@ -6,6 +6,7 @@ import { capabilityUnavailable, processFailed, toFlameoxError } from "../domain/
 import type { WorkloadDependencySetupResult } from "../domain/results/providers.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import type { WorkloadService } from "./workload-service.ts";
+import { displayPath } from "./host-paths.ts";
 
 /**
  * prepare_workload_dependencies, inspection only: asks the workload's exact interpreter which of its
@@ -87,10 +88,11 @@ export class WorkloadDependencyService {
 
   /**
    * The interpreter as the project names it: the workload's own argv[0] when that is the interpreter
-   * (the declaration already shows it), else its project-relative path, else its file name.
+   * (the declaration already shows it; by its file name when it lies outside the project), else its
+   * project-relative path, else its file name.
    */
   private interpreterLabel(python: string, declared: string): string {
-    if (declared && isPythonExecutable(declared)) return declared;
+    if (declared && isPythonExecutable(declared)) return displayPath(declared, this.workspace.projectRoot);
     const inside = relative(this.workspace.projectRoot, python);
     if (!inside.startsWith("..") && !isAbsolute(inside)) return inside;
     return python.split("/").pop() ?? python;

@@ -2,9 +2,10 @@ import { digestOf } from "../domain/canonical-json.ts";
 import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
 import {
   environmentRefused,
-  type FlameoxError,
+  FlameoxError,
   internalError,
   invalidConfiguration,
+  staleInput,
   undeclared,
   workspaceInvalid,
 } from "../domain/errors.ts";
@@ -22,6 +23,7 @@ import {
 } from "../config/project-config-schema.ts";
 import { adapterDescriptors } from "../adapters/registry.ts";
 import type { CapabilityService } from "./capability-service.ts";
+import { displayArgv } from "./host-paths.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import type * as v from "valibot";
 import type {
@@ -87,17 +89,24 @@ export class WorkloadService {
   async configure(input: ConfigureWorkloadInput): Promise<WorkloadConfigurationResult> {
     const workspace = this.workspace.open();
     const refused = refusedEnvironmentEntries(input.environment ?? {});
-    if (refused.length > 0) throw environmentRefused(input.name, refused);
+    if (refused.length > 0) {
+      const names = new Set(refused.map((entry) => entry.name));
+      const environment = Object.fromEntries(Object.entries(input.environment ?? {}).filter(([name]) => !names.has(name)));
+      const retry = Object.fromEntries(Object.entries({ ...input, environment }).filter(([, value]) => value !== undefined));
+      throw environmentRefused(input.name, refused, retry);
+    }
     return withWorkspaceLock(workspace, async () => {
       const current = await readProjectConfig(this.workspace.projectRoot);
       const definition = workloadDefinitionFromInput(input);
-      const edit = planWorkloadEdit({
-        currentText: current.text ?? null,
-        name: input.name,
-        definition,
-        operation: input.operation,
-        expectedConfigurationId: input.expected_configuration_id ?? null,
-      });
+      const edit = withCreateRecovery(input, () =>
+        planWorkloadEdit({
+          currentText: current.text ?? null,
+          name: input.name,
+          definition,
+          operation: input.operation,
+          expectedConfigurationId: input.expected_configuration_id ?? null,
+        }),
+      );
       if (edit.action !== "unchanged") {
         await writeProjectConfigAtomically(this.workspace.projectRoot, edit.text, current.configurationId);
       }
@@ -159,7 +168,7 @@ export class WorkloadService {
       throw workspaceInvalid("flameox.toml does not exist yet, so no workload is declared.", {
         details: { next_tool: "configure_workload", config_path: "flameox.toml" },
         remediation: ["Call configure_workload with operation='create' to declare a named workload."],
-        next: { tool: "configure_workload" },
+        next: { tool: "configure_workload", arguments: { operation: "create" }, callerSupplies: ["name", "argv"] },
       });
     }
     if (state.status === "invalid" || !state.config) {
@@ -252,6 +261,8 @@ export class WorkloadService {
     const workload = config.workloads?.[request.name];
     if (!workload) throw unknownWorkflow(request.kind, request.name);
     const requirements = requirementList(workload);
+    // One short row per adapter: what decides whether plan_capture can use it now, and its option names.
+    // list_capabilities(adapter=…) has the features, formats and limitations.
     const options = adapterDescriptors.map((descriptor) => {
       const report = this.capabilities.knownReport(descriptor);
       // "unknown" is what plan_capture's default preflight (auto) settles before anything runs, so the
@@ -259,35 +270,53 @@ export class WorkloadService {
       const disposition = report.status === "available" || report.status === "unknown" ? "ready" : "unavailable";
       return {
         adapter: descriptor.name,
-        summary: descriptor.summary,
         capability_status: report.status,
         planning_disposition: disposition,
         required_preflight_mode: report.status === "unknown" ? "auto" : "passive",
         permission_status: report.permission_status,
-        supported_modes: report.supported_modes,
-        supported_formats: report.supported_formats,
-        features: report.features,
-        options: report.options,
-        limitations: report.limitations,
-        remediation: report.remediation,
+        option_names: Object.keys(report.options),
+        remedy: disposition === "unavailable" ? (report.remediation[0] ?? null) : null,
       };
     });
+    const projectRoot = this.workspace.projectRoot;
+    const argv = displayArgv(workload.argv, projectRoot);
     return {
       schema_version: 1,
       configuration_id: state.configurationId,
       kind: "workload",
       name: request.name,
       definition_id: workloadDefinitionId(request.name, workload),
-      summary: `Workload '${request.name}': ${workload.argv.join(" ")} (cwd ${workload.cwd}, timeout ${workload.timeout_seconds}s).`,
-      definition: workload,
+      summary: `Workload '${request.name}': ${argv.join(" ")} (cwd ${workload.cwd}, timeout ${workload.timeout_seconds}s).`,
+      definition: { ...workload, argv },
       allowed_parameters: workload.parameters ?? {},
       requirements,
       adapter_options: options.slice(0, 64),
       adapter_option_total: options.length,
       adapter_options_total: options.length,
       adapter_options_truncated: options.length > 64,
+      adapter_details_tool: "list_capabilities",
       next_tool: "plan_capture",
     };
+  }
+}
+
+/**
+ * Replacing a workload that is not declared is refused with the call that declares it instead: the same
+ * definition with operation 'create' (the refusal itself cannot know the caller's definition).
+ */
+function withCreateRecovery<T>(input: ConfigureWorkloadInput, plan: () => T): T {
+  try {
+    return plan();
+  } catch (error) {
+    if (!(error instanceof FlameoxError) || error.code !== "REVISION_CONFLICT" || input.operation !== "replace") throw error;
+    if (error.nextTool !== "configure_workload" || error.nextArguments !== null) throw error;
+    const { expected_configuration_id: _expected, ...definition } = input;
+    const args = Object.fromEntries(Object.entries({ ...definition, operation: "create" }).filter(([, value]) => value !== undefined));
+    throw staleInput(error.message, {
+      details: error.details,
+      remediation: error.remediation,
+      fresh: { tool: "configure_workload", arguments: args },
+    });
   }
 }
 

@@ -67,7 +67,7 @@ export class PlanTokenStore<Kind extends PlanKind, Intent> {
    * conditional update are one transaction, and the update only succeeds while consumed_at is still
    * empty, so of two racing consumers exactly one gets the intent.
    */
-  consume(token: string, nowMs: number): { intent: Intent } | { refused: PlanRefusal } {
+  consume(token: string, nowMs: number): { intent: Intent } | { refused: PlanRefusal; spent: Intent | null } {
     const { table } = planTables[this.kind];
     const hash = this.digest(token);
     const state = this.state();
@@ -77,14 +77,16 @@ export class PlanTokenStore<Kind extends PlanKind, Intent> {
           `SELECT bound_intent, expires_at_ms, consumed_at FROM ${table} WHERE token_hash = ?`,
         )
         .get(hash);
-      if (!row) return { refused: "does not exist" as const };
-      if (row.consumed_at) return { refused: "was already consumed" as const };
-      if (row.expires_at_ms <= nowMs) return { refused: "has expired" as const };
+      // A spent or expired plan still says what it was for, so the refusal can offer to plan it again.
+      if (!row) return { refused: "does not exist" as const, spent: null };
+      const spent = JSON.parse(row.bound_intent) as Intent;
+      if (row.consumed_at) return { refused: "was already consumed" as const, spent };
+      if (row.expires_at_ms <= nowMs) return { refused: "has expired" as const, spent };
       const changed = state.database
         .query(`UPDATE ${table} SET consumed_at = ? WHERE token_hash = ? AND consumed_at IS NULL`)
         .run(new Date(nowMs).toISOString(), hash).changes;
-      if (changed !== 1) return { refused: "was already consumed" as const };
-      return { intent: JSON.parse(row.bound_intent) as Intent };
+      if (changed !== 1) return { refused: "was already consumed" as const, spent };
+      return { intent: spent };
     });
   }
 }

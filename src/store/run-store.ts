@@ -247,3 +247,22 @@ export function openRunManifests(database: Database): RunManifest[] {
     .all()
     .map((row) => JSON.parse(row.manifest) as RunManifest);
 }
+
+/**
+ * The longest wall time, in seconds, of a workload's recent finished execution runs (the newest
+ * `recent`), or null when it has none: how long its next capture may take.
+ */
+export function longestRecentRunSeconds(database: Database, workloadName: string, recent = 20): number | null {
+  const row = database
+    .query<{ seconds: number | null }, [string, number]>(
+      `SELECT MAX(seconds) AS seconds FROM (
+         SELECT (julianday(json_extract(manifest, '$.finished_at')) - julianday(json_extract(manifest, '$.started_at'))) * 86400.0 AS seconds
+         FROM runs
+         WHERE run_type = 'execution' AND workload_name = ?
+           AND json_extract(manifest, '$.started_at') IS NOT NULL AND json_extract(manifest, '$.finished_at') IS NOT NULL
+         ORDER BY created_at DESC LIMIT ?
+       )`,
+    )
+    .get(workloadName, recent);
+  return row?.seconds ?? null;
+}

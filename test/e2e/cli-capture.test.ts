@@ -33,7 +33,7 @@ test("a person's CLI flow: workload run, capture run with progress, hotspots, dr
     '{"rate": 200}',
   ]);
   expect(captured.exitCode).toBe(0);
-  expect(captured.stderr).toContain("[8/8] Evidence publication complete");
+  expect(captured.stderr).toContain("[8/8] completed: evidence publication complete");
   const runs = runCli(["--project-root", project, "runs", "list", "--json"]).json;
   expect(runs.total).toBe(2);
   const profiled = runs.runs.find((run: any) => run.adapter === "py-spy");

@@ -115,7 +115,9 @@ test("mcp serve --workspace binds an explicit external workspace without creatin
   session = await connectMcp(project, ["--init", "--workspace", workspace]);
   const status = await callTool(session, "workspace_status");
   expect(status.envelope.ok).toBe(true);
-  expect(status.envelope.result.project_root).toBe(project);
+  // Agents see the roots without host paths: the project is ".", an external workspace "<workspace>".
+  expect(status.envelope.result.project_root).toBe(".");
+  expect(status.envelope.result.workspace_root).toBe("<workspace>");
   expect(existsSync(join(project, ".diagnostics"))).toBe(false);
   expect(existsSync(join(workspace, "workspace.json"))).toBe(true);
 });

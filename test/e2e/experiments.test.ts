@@ -73,10 +73,14 @@ test("plan_experiment → run_experiment → trials, run sets, comparison, evide
   expect(receipt.attempted_trials).toBe(12);
   expect(receipt.run_set_ids).toHaveLength(2);
   expect(receipt.comparison_id).toMatch(/^sha256:/);
-  // One notification per trial plus 5 phases (0..16). The SDK client may drop the very last one when the
-  // response overtakes it on its side, so the tail is allowed to be missing; the sequence is otherwise exact.
-  expect(progress.length).toBeGreaterThanOrEqual(16);
-  expect(progress).toEqual([...Array(progress.length).keys()]);
+  // One step per published trial plus 5 phases (0..16), with each trial's start half a step before it and
+  // heartbeats in between; always increasing. The SDK client may drop the very last one when the response
+  // overtakes it on its side, so the tail is allowed to be missing.
+  expect(progress).toEqual([...progress].sort((left, right) => left - right));
+  expect(new Set(progress).size).toBe(progress.length);
+  const steps = progress.filter((value) => Number.isInteger(value));
+  expect(steps.length).toBeGreaterThanOrEqual(16);
+  expect(steps).toEqual([...Array(steps.length).keys()]);
   const links = (raw.content as { type: string; uri?: string }[]).filter((item) => item.type === "resource_link").map((item) => item.uri);
   expect(links).toContain(`flameox://experiments/${receipt.experiment_id}`);
 
@@ -104,14 +108,19 @@ test("plan_experiment → run_experiment → trials, run sets, comparison, evide
   expect((await read(`flameox://run-sets/${encodeURIComponent(receipt.run_set_ids[0])}`)).counts.members).toBe(6);
   const evidence = await read(`flameox://evidence/comparison/${encodeURIComponent(receipt.comparison_id)}`);
   expect(evidence.result.pairing).toBe("paired");
-  expect((await read("flameox://evidence/bogus/x")).error.code).toBe("WORKSPACE_INVALID");
+  const bogus = await session.client.readResource({ uri: "flameox://evidence/bogus/x" }).catch((error) => error);
+  expect(bogus.code).toBe(-32602);
+  expect(bogus.data.error.code).toBe("INVALID_ARGUMENTS");
 
   const compared = await callTool(session, "compare_run_sets", {
     baseline_run_set_id: receipt.run_set_ids[0],
     candidate_run_set_id: receipt.run_set_ids[1],
   });
   expect(compared.envelope.result.comparison_id).toBe(receipt.comparison_id);
-  expect(compared.text).toMatch(/^Comparison is (regressed|inconclusive|equivalent|improved) \((valid|exploratory|invalid)\)/);
+  // The text a model reads is the envelope itself, verdict included.
+  expect(JSON.parse(compared.text)).toEqual(compared.envelope);
+  expect(compared.envelope.result.decision).toMatch(/^(regressed|inconclusive|equivalent|improved)$/);
+  expect(compared.envelope.result.validity).toMatch(/^(valid|exploratory|invalid)$/);
 
   const frozen = await callTool(session, "freeze_run_set", {
     members: [
@@ -242,7 +251,7 @@ random_seed = 7
   const comparisonRequest = { baseline_run_set_id: receipt.run_set_ids[0], candidate_run_set_id: receipt.run_set_ids[1] };
   const decisive = await callTool(session, "record_comparison", comparisonRequest);
   expect(decisive.envelope.result).toMatchObject({ ref_type: "comparison", decision: "regressed", validity: "valid" });
-  expect(decisive.text).toBe(`Recorded comparison ${decisive.envelope.result.ref_id}: regressed (valid).`);
+  expect(JSON.parse(decisive.text)).toEqual(decisive.envelope);
   // Valid but not decisive: too few samples for the minimum asked.
   const weak = await callTool(session, "record_comparison", { ...comparisonRequest, minimum_samples: 100 });
   expect(weak.envelope.result).toMatchObject({ decision: "inconclusive", validity: "valid" });

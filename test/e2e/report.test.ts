@@ -318,8 +318,10 @@ describe("MCP: SVG flame graph and viewer plan; flameox open", () => {
     expect(content.text).toMatch(/<title>hot_function \(work\.py:\d+\) — self /);
     const templates = await session.client.listResourceTemplates();
     expect(templates.resourceTemplates.map((template) => template.uriTemplate)).toContain("flameox://runs/{run_id}/flamegraph.svg");
-    const missing = await session.client.readResource({ uri: "flameox://runs/no-such-run/flamegraph.svg" });
-    expect((missing.contents[0] as { text: string }).text).toContain("RUN_NOT_FOUND");
+    // A missing run is MCP's resource-not-found error carrying the domain code, not a successful read.
+    const missing = await session.client.readResource({ uri: "flameox://runs/no-such-run/flamegraph.svg" }).catch((error) => error);
+    expect(missing.code).toBe(-32002);
+    expect(missing.data.error.code).toBe("RUN_NOT_FOUND");
   });
 
   test("get_native_viewer_plan names the report and the viewers with exact commands, read-only", async () => {

@@ -50,9 +50,13 @@ export function pytestCaptureCommand(input: {
 }): CaptureCommand {
   const { workload } = input;
   if (!isPytestCommand(workload.argv)) {
-    throw planRefused("capture", `The pytest adapter wraps 'pytest …' or 'python -m pytest …', not '${workload.argv[0] ?? ""}'.`, {
-      remediation: ["Declare the workload as `python -m pytest <args>` (or `pytest <args>`) and plan again."],
-    });
+    throw planRefused(
+      "capture",
+      `The pytest adapter wraps 'pytest …' or 'python -m pytest …', not '${basename(workload.argv[0] ?? "")}'.`,
+      {
+        remediation: ["Declare the workload as `python -m pytest <args>` (or `pytest <args>`) and plan again."],
+      },
+    );
   }
   const events = join(input.artifactDirectory, pytestEventsFileName);
   return {

@@ -116,8 +116,15 @@ export function artifactNotFound(
 
 // ── Workspace and configuration ───────────────────────────────────────────────────────────────
 
+/** Names the project by its folder's name only: the message reaches agents, which never see host paths. */
 export function workspaceNotFound(root: string): FlameoxError {
-  return failure("WORKSPACE_NOT_FOUND", `No flameox workspace exists at ${root}.`, {
+  const project =
+    root
+      .split(/[\\/]/)
+      .filter((part) => part !== "")
+      .pop() ?? root;
+  return failure("WORKSPACE_NOT_FOUND", `No flameox workspace exists in the project folder '${project}' (.diagnostics is missing).`, {
+    details: { project_folder: project },
     remediation: ["Verify the fixed project root, then call initialize_workspace (CLI: flameox init)."],
     next: { tool: "initialize_workspace", arguments: {} },
   });
@@ -234,7 +241,12 @@ export function executionRefused(message: string, options: FailureOptions = {}):
  * or debugger controls, credentials): refused when declared, naming every offending key, so nothing
  * is written that could never run. The recovery is configure_workload again without them.
  */
-export function environmentRefused(workloadName: string, refused: { name: string; reason: string }[]): FlameoxError {
+/** `retry`: the configure_workload arguments without the refused entries, when the refused call is known. */
+export function environmentRefused(
+  workloadName: string,
+  refused: { name: string; reason: string }[],
+  retry: Record<string, unknown> | null = null,
+): FlameoxError {
   const names = refused.map((entry) => entry.name);
   return failure(
     "EXECUTION_REFUSED",
@@ -246,7 +258,7 @@ export function environmentRefused(workloadName: string, refused: { name: string
         next_tool: "configure_workload",
       },
       remediation: [`Declare the workload again without ${names.join(", ")}; nothing was written to flameox.toml.`],
-      next: { tool: "configure_workload" },
+      next: { tool: "configure_workload", arguments: retry },
     },
   );
 }

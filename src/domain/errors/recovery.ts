@@ -5,6 +5,7 @@
 export type RecoveryKind =
   | "repeat_same_call"
   | "wait_then_repeat"
+  | "correct_arguments"
   | "replan_capture"
   | "replan_reduction"
   | "initialize_workspace"
@@ -30,8 +31,12 @@ export type Recovery = {
   context?: Record<string, unknown>;
 };
 
-/** The next tool of a recovery and, when they are known, its exact arguments. */
-export type NextStep = { tool: string; arguments?: Record<string, unknown> | null };
+/**
+ * The next tool of a recovery and, when they are known, its exact arguments. `callerSupplies` names the
+ * fields only the caller can fill (its own content: a workload's argv, a file's path); every other
+ * required field is in `arguments`.
+ */
+export type NextStep = { tool: string; arguments?: Record<string, unknown> | null; callerSupplies?: string[] };
 
 /** Each tool a recovery can name, with its recovery kind and whether repeating the failed call is safe. */
 const stepByTool: Record<string, { kind: RecoveryKind; safe: boolean }> = {
@@ -76,7 +81,8 @@ export function recoveryVia(step: NextStep): Recovery {
     );
   }
   const known = stepByTool[step.tool] ?? (step.tool.startsWith("extract_") ? { kind: "extract_evidence" as const, safe: true } : null);
-  const context = args ? { arguments: args } : undefined;
+  const supplies = step.callerSupplies && step.callerSupplies.length > 0 ? { caller_supplies: step.callerSupplies } : {};
+  const context = args ? { arguments: args, ...supplies } : step.callerSupplies ? { arguments: {}, ...supplies } : undefined;
   return known ? recovery(known.kind, step.tool, known.safe, context) : recovery("manual", step.tool, false, context);
 }
 
@@ -99,11 +105,14 @@ export function configurationRecovery(
   diagnostic: string,
   repairTool: "configure_workload" | "configure_experiment" = "configure_workload",
 ): Recovery {
+  // The definition itself is the caller's to write: the hint names the fields it must supply.
   if (repairable)
     return recovery("configure_workload", repairTool, false, {
       kind: "configure_workload",
       operation: "create",
       config_path: "flameox.toml",
+      arguments: { operation: "create" },
+      caller_supplies: repairTool === "configure_workload" ? ["name", "argv"] : ["name", "workload", "factors"],
     });
   return manualRecovery({
     kind: "manual_configuration",

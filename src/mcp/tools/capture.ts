@@ -30,7 +30,7 @@ export const captureTools = [
   defineTool({
     name: "execute_capture_plan",
     description:
-      "Run a plan: the run, its first analysis, output_tail/exception if it failed. plan_id is consumed: never retry (list_runs if the reply is lost). Over 45 s: start_detached_capture. Next: next_tool.",
+      "Run a plan: the run, its first analysis, output_tail/exception if it failed. plan_id is consumed: never retry (list_runs if the reply is lost). Progress every 5 s. Over 45 s (see execution_guidance): start_detached_capture. Next: next_tool.",
     input: ExecutePlanRequest,
     annotations: execute,
     async handler(input, { services, signal, progress }) {

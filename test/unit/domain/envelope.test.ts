@@ -30,7 +30,13 @@ test("recovery names the exact next step for each kind of failure", () => {
     next_tool: "configure_workload",
     safe_to_repeat_same_call: false,
     retry_after_ms: null,
-    context: { kind: "configure_workload", operation: "create", config_path: "flameox.toml" },
+    context: {
+      kind: "configure_workload",
+      operation: "create",
+      config_path: "flameox.toml",
+      arguments: { operation: "create" },
+      caller_supplies: ["name", "argv"],
+    },
   });
   expect(recoveryFor(invalidConfiguration("bad", { repairable: false, diagnostic: "line 3: oops" }))).toEqual({
     kind: "manual",

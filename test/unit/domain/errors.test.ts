@@ -92,7 +92,13 @@ describe("error factories carry their recovery", () => {
     const repairable = invalidConfiguration("flameox.toml is invalid", { repairable: true });
     expect(repairable.code).toBe("WORKSPACE_INVALID");
     expect(repairable.details).toEqual({ invalid_configuration: true, next_tool: "configure_workload" });
-    expect(repairable.recovery.context).toEqual({ kind: "configure_workload", operation: "create", config_path: "flameox.toml" });
+    expect(repairable.recovery.context).toEqual({
+      kind: "configure_workload",
+      operation: "create",
+      config_path: "flameox.toml",
+      arguments: { operation: "create" },
+      caller_supplies: ["name", "argv"],
+    });
     const manual = invalidConfiguration("bad", { repairable: false, diagnostic: "x".repeat(900) });
     expect(manual.recovery.kind).toBe("manual");
     expect(manual.recovery.next_tool).toBeNull();

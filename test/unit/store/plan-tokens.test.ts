@@ -28,14 +28,14 @@ describe("plan tokens", () => {
     const { capture } = store("once");
     capture.issue(issued("token-a", Date.now() + 60_000));
     expect(capture.consume("token-a", Date.now())).toEqual({ intent: { run_id: "r-1" } });
-    expect(capture.consume("token-a", Date.now())).toEqual({ refused: "was already consumed" });
+    expect(capture.consume("token-a", Date.now())).toEqual({ refused: "was already consumed", spent: { run_id: "r-1" } });
   });
 
   test("an unknown or expired token is refused, and only the token's digest is stored", () => {
     const { capture, state } = store("refusals");
-    expect(capture.consume("never-issued", Date.now())).toEqual({ refused: "does not exist" });
+    expect(capture.consume("never-issued", Date.now())).toEqual({ refused: "does not exist", spent: null });
     capture.issue(issued("token-b", 1_000));
-    expect(capture.consume("token-b", 1_000)).toEqual({ refused: "has expired" });
+    expect(capture.consume("token-b", 1_000)).toEqual({ refused: "has expired", spent: { run_id: "r-1" } });
     const row = state.database.query<{ token_hash: string; plan_id: string }, []>("SELECT token_hash, plan_id FROM capture_plans").get()!;
     expect(row.token_hash).toBe(capture.digest("token-b"));
     expect(row.plan_id).toBe(publicPlanId("token-b"));
@@ -49,7 +49,7 @@ describe("plan tokens", () => {
     const experiment = new PlanTokenStore<"experiment", { experiment_name: string }>(fresh.source, "experiment");
     capture.issue(issued("shared-token", Date.now() + 60_000));
     expect(experiment.digest("shared-token")).not.toBe(capture.digest("shared-token"));
-    expect(experiment.consume("shared-token", Date.now())).toEqual({ refused: "does not exist" });
+    expect(experiment.consume("shared-token", Date.now())).toEqual({ refused: "does not exist", spent: null });
     experiment.issue({
       token: "experiment-token",
       intent: { experiment_name: "sweep" },
@@ -58,7 +58,10 @@ describe("plan tokens", () => {
       expiresAtMs: Date.now() + 60_000,
     });
     expect(experiment.consume("experiment-token", Date.now())).toEqual({ intent: { experiment_name: "sweep" } });
-    expect(experiment.consume("experiment-token", Date.now())).toEqual({ refused: "was already consumed" });
+    expect(experiment.consume("experiment-token", Date.now())).toEqual({
+      refused: "was already consumed",
+      spent: { experiment_name: "sweep" },
+    });
   });
 
   test("of several processes racing for one token, exactly one gets the intent", async () => {
