@@ -9,7 +9,7 @@ import { previousFlameox } from "./lib/previous-flameox.ts";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { modelVisibleBytes, promptVisibleBytes } from "../../src/mcp/model-visible.ts";
+import { framedModelVisibleBytes, modelVisibleBytes } from "../../src/mcp/model-visible.ts";
 
 const root = resolve(import.meta.dir, "../..");
 const binary = process.env.FLAMEOX_BINARY || join(root, "dist", "flameox");
@@ -32,7 +32,7 @@ function startMedians(argv: string[], env: Record<string, string | undefined>): 
 
 async function handshakeOnce(
   project: string,
-): Promise<{ ms: number; toolsListBytes: number; modelVisibleBytes: number; promptVisibleBytes: number }> {
+): Promise<{ ms: number; toolsListBytes: number; modelVisibleBytes: number; framedVisibleBytes: number }> {
   const started = performance.now();
   const child = Bun.spawn([binary, "mcp", "serve", "--project-root", project], { stdin: "pipe", stdout: "pipe", stderr: "ignore" });
   child.stdin.write(
@@ -46,7 +46,7 @@ async function handshakeOnce(
   let buffer = "";
   let toolsListBytes = 0;
   let visibleBytes = 0;
-  let promptBytes = 0;
+  let framedBytes = 0;
   let elapsed = 0;
   for (;;) {
     const { value, done } = await reader.read();
@@ -59,13 +59,13 @@ async function handshakeOnce(
       elapsed = performance.now() - started;
       toolsListBytes = Buffer.byteLength(answer);
       visibleBytes = modelVisibleBytes(JSON.parse(answer).result.tools);
-      promptBytes = promptVisibleBytes(JSON.parse(answer).result.tools);
+      framedBytes = framedModelVisibleBytes(JSON.parse(answer).result.tools);
       break;
     }
   }
   child.kill();
   await child.exited;
-  return { ms: elapsed, toolsListBytes, modelVisibleBytes: visibleBytes, promptVisibleBytes: promptBytes };
+  return { ms: elapsed, toolsListBytes, modelVisibleBytes: visibleBytes, framedVisibleBytes: framedBytes };
 }
 
 function median(values: number[]): number {
@@ -90,13 +90,13 @@ async function measureHandshake(folders: string[]): Promise<Record<string, numbe
   const times: number[] = [];
   let bytes = 0;
   let visible = 0;
-  let prompt = 0;
+  let framed = 0;
   for (let index = 0; index < runs; index += 1) {
     const result = await handshakeOnce(project);
     times.push(result.ms);
     bytes = result.toolsListBytes;
     visible = result.modelVisibleBytes;
-    prompt = result.promptVisibleBytes;
+    framed = result.framedVisibleBytes;
   }
   const cache = mkdtempSync(join(tmpdir(), "flameox-bench-cache-"));
   folders.push(cache);
@@ -131,7 +131,7 @@ async function measureHandshake(folders: string[]): Promise<Record<string, numbe
     handshake_runs: runs,
     tools_list_bytes: bytes,
     tools_list_model_visible_bytes: visible,
-    tools_list_prompt_visible_bytes: prompt,
+    tools_list_model_visible_framed_bytes: framed,
     binary_bytes: statSync(binary).size,
     duckdb_first_run_extraction_ms: Number((coldStatus - warmStatus).toFixed(1)),
     status_cold_cache_ms: Number(coldStatus.toFixed(1)),

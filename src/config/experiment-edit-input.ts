@@ -39,7 +39,7 @@ export const ConfigureExperimentInputSchema = v.strictObject({
   name: described(ConfigurationNameSchema, "Experiment name."),
   operation: described(v.picklist(["create", "replace"]), "replace needs expected_configuration_id."),
   workload: described(shortText, "Declared workload."),
-  factors: described(v.record(v.string(), FactorLevelsSchema), "Parameter: levels; first is the baseline."),
+  factors: described(v.record(v.string(), FactorLevelsSchema), "Factor: levels; first is baseline."),
   treatment_factor: v.optional(described(shortText, "Compared factor, if several.")),
   blocks: v.optional(described(intBetween(1, 1000), "Default 10.")),
   warmups: v.optional(described(intBetween(0, 100), "Unmeasured rounds.")),

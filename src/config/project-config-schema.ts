@@ -241,7 +241,7 @@ export const ConfigureWorkloadInputSchema = v.strictObject({
     ),
   ),
   identity: v.optional(v.nullable(about(WorkloadIdentitySchema, "What identifies a run."))),
-  expected_configuration_id: v.optional(v.nullable(about(DigestSchema, "configuration_id from workload_configuration_status."))),
+  expected_configuration_id: v.optional(v.nullable(about(DigestSchema, "From workload_configuration_status."))),
 });
 
 export type Scalar = v.InferOutput<typeof ScalarSchema>;

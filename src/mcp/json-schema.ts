@@ -14,7 +14,48 @@ export type JsonSchema = Record<string, unknown>;
 export function inputJsonSchema(schema: v.GenericSchema): JsonSchema {
   const json = portable(toJsonSchema(schema, { errorMode: "ignore" }) as JsonSchema);
   if (json.type !== "object") return { type: "object", properties: {} };
-  return json;
+  return withStructuredArgumentsAsSignatures(json);
+}
+
+/**
+ * Arguments are published typed one level deep. An argument that is itself a structured object (or a
+ * list of them) is published as `object`/`array` with its shape as a signature in its description,
+ * `{name:string,included?:boolean=true,status:available|failed}`: the keys, which are optional,
+ * the enum values and the defaults, in a third of the bytes the nested schema took. A model reads that
+ * as well as the schema, and the server's validation of every nested key, value and bound is unchanged.
+ */
+function withStructuredArgumentsAsSignatures(root: JsonSchema): JsonSchema {
+  const properties = root.properties as Record<string, JsonSchema> | undefined;
+  if (properties === undefined) return root;
+  return { ...root, properties: Object.fromEntries(Object.entries(properties).map(([name, argument]) => [name, asSignature(argument)])) };
+}
+
+function asSignature(argument: JsonSchema): JsonSchema {
+  const items = argument.items;
+  const structured = isSchema(argument.properties) || (isSchema(items) && isSchema(items.properties));
+  if (!structured) return argument;
+  const { properties: _properties, required: _required, items: _items, ...rest } = argument;
+  const typed = argument.type === "array" ? { ...rest, items: { type: "object" } } : rest;
+  return { ...typed, description: `${argument.description ?? ""} ${signature(argument)}`.trim() };
+}
+
+function signature(node: JsonSchema): string {
+  if (Array.isArray(node.enum)) return node.enum.join("|");
+  if (Array.isArray(node.anyOf)) return (node.anyOf as JsonSchema[]).map(signature).join("|");
+  if (node.type === "array" && isSchema(node.items)) {
+    const item = signature(node.items);
+    return item.includes("|") && !item.startsWith("{") ? `(${item})[]` : `${item}[]`;
+  }
+  if (isSchema(node.properties)) {
+    const required = new Set(Array.isArray(node.required) ? node.required : []);
+    const fields = Object.entries(node.properties).map(([name, field]) => {
+      const value = field as JsonSchema;
+      const fallback = value.default === undefined ? "" : `=${JSON.stringify(value.default)}`;
+      return `${name}${required.has(name) ? "" : "?"}:${signature(value)}${fallback}`;
+    });
+    return `{${fields.join(",")}}`;
+  }
+  return typeof node.type === "string" ? node.type : "any";
 }
 
 /**
@@ -60,13 +101,13 @@ function portable(node: JsonSchema): JsonSchema {
     out.maximum = out.type === "integer" ? out.exclusiveMaximum - 1 : out.exclusiveMaximum;
     delete out.exclusiveMaximum;
   }
-  // Size bounds are a large share of the catalog a model reads on every turn and tell it little; the
-  // server enforces them and its INVALID_ARGUMENTS names the bound that failed. Patterns and numeric
-  // ranges (page maximums, thresholds) stay: they say what a value may be.
-  for (const keyword of sizeKeywords) delete out[keyword];
-  // A count's lower bound of 1 and an id's bound of the largest safe integer say nothing a model would miss.
-  if (out.type === "integer" && out.minimum === 1) delete out.minimum;
-  if (typeof out.maximum === "number" && out.maximum >= Number.MAX_SAFE_INTEGER) delete out.maximum;
+  // Validation-only keywords are a large share of the catalog a model reads on every turn and tell it
+  // little: size bounds, patterns of names and ids (a model copies ids it was given), timestamp formats,
+  // lower bounds of 0 or 1 and caps (page sizes, counts, time budgets). The server enforces every one of them and
+  // its INVALID_ARGUMENTS names the bound that failed. Fractional ranges stay: `0..1` says what a ratio is.
+  for (const keyword of validationOnlyKeywords) delete out[keyword];
+  if (out.minimum === 0 || (out.type === "integer" && out.minimum === 1)) delete out.minimum;
+  if (typeof out.maximum === "number" && (out.type === "integer" || out.maximum > 1)) delete out.maximum;
   if (out.default === null || isEmpty(out.default) || out.default === false) delete out.default;
   if (Array.isArray(out.required) && out.required.length === 0) delete out.required;
   // Closedness is the server's to enforce (valibot refuses unknown keys at every level and names them);
@@ -74,11 +115,11 @@ function portable(node: JsonSchema): JsonSchema {
   // twentieth of the catalog, and is a keyword older Gemini declarations refuse. A map whose values may
   // be of several types says so in its description; its value union is left to the server too.
   if (out.additionalProperties === false) delete out.additionalProperties;
-  if (isSchema(out.additionalProperties) && Array.isArray(out.additionalProperties.anyOf)) delete out.additionalProperties;
+  if (isSchema(out.additionalProperties) && JSON.stringify(out.additionalProperties).includes('"anyOf"')) delete out.additionalProperties;
   return out;
 }
 
-const sizeKeywords = ["minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"];
+const validationOnlyKeywords = ["minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "pattern", "format"];
 
 /** An empty list or map: what an omitted collection means anyway. */
 function isEmpty(value: unknown): boolean {

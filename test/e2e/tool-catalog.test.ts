@@ -3,10 +3,10 @@
  * and a real SDK client accepts typed results and errors under the published outputSchemas.
  */
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { modelVisibleBytes, promptVisibleBytes } from "../../src/mcp/model-visible.ts";
+import { framedModelVisibleBytes, modelVisibleBytes } from "../../src/mcp/model-visible.ts";
 import type { ListedTool } from "../../src/mcp/registry.ts";
 import { binaryPath, callTool, connectMcp, temporaryFolder, testEnvironment } from "../support/binary.ts";
-import { modelVisibleByteLimit, promptVisibleByteLimit, schemaRuleViolations } from "../support/schema-rules.ts";
+import { framedModelVisibleByteLimit, modelVisibleByteLimit, schemaRuleViolations } from "../support/schema-rules.ts";
 import { offeredTools, sortedToolNames } from "../support/contract.ts";
 
 // Each test starts the compiled binary.
@@ -49,7 +49,6 @@ test("tools/list of the binary is portable, fully described and within the model
   expect(tools.flatMap(schemaRuleViolations)).toEqual([]);
   const visible = modelVisibleBytes(tools);
   expect(visible).toBeLessThanOrEqual(modelVisibleByteLimit);
-  expect(promptVisibleBytes(tools)).toBeLessThanOrEqual(promptVisibleByteLimit);
   expect(visible).toBeLessThan(Buffer.byteLength(line));
   // No shared placeholder: every published outputSchema types its result.
   const outputSchemas = tools.filter((tool) => tool.outputSchema).map((tool) => JSON.stringify(tool.outputSchema));
@@ -61,6 +60,15 @@ test("the SDK client validates typed results and errors against the published ou
   const session = await connectMcp(temporaryFolder("catalog-client"), ["--init"]);
   try {
     const listed = await session.client.listTools();
+    // The catalog as the SDK client hands it to a host, each tool counted with its framing.
+    const visible = listed.tools.map(({ name, description, inputSchema, annotations }) => ({
+      name,
+      description,
+      inputSchema,
+      annotations,
+    }));
+    expect(modelVisibleBytes(visible as never)).toBeLessThanOrEqual(modelVisibleByteLimit);
+    expect(framedModelVisibleBytes(visible as never)).toBeLessThanOrEqual(framedModelVisibleByteLimit);
     expect(listed.tools.find((tool) => tool.name === "create_investigation")?.outputSchema).toBeDefined();
     // callTool validates structuredContent against the cached outputSchema and throws on a mismatch.
     const created = await callTool(session, "create_investigation", { question: "Is the parser the hot spot?" });

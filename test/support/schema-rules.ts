@@ -5,18 +5,16 @@
  */
 export const toolDescriptionLimit = 400;
 /**
- * What a model reads of the catalog on every turn, in bytes (src/mcp/model-visible.ts). Issue 12 set
- * 40,000 for the 58 tools of the time (64,402 bytes then). The surface has since grown to every tool the
- * contract names (71: configure_experiment, capability setup, adapters, dependencies, pipelines,
- * reductions, xctrace), and a tool cannot be much under 330 bytes (name, the four explicit hints at 88,
- * a description that says what it is for and what comes next, a typed schema). Closedness moved to the
- * server (no `additionalProperties: false`), map value unions to the server too, and descriptions are
- * terse, so the whole surface costs about 650 bytes a tool. Names, descriptions and inputSchemas alone
- * (what hosts send a model; annotations steer the client) are under 40,000.
+ * What a model reads of the catalog on every turn, in bytes: names, descriptions, inputSchemas and
+ * annotations, each part's JSON (src/mcp/model-visible.ts), for the whole surface, as issue 12 sets it.
  */
-export const modelVisibleByteLimit = 46_500;
-/** Names, descriptions and inputSchemas only: the part every host puts in front of the model. */
-export const promptVisibleByteLimit = 40_000;
+export const modelVisibleByteLimit = 40_000;
+/**
+ * The same four parts counted with their framing, each tool as `{"name":…,"description":…,"inputSchema":…,
+ * "annotations":…}` the way a client receives it (54 bytes a tool more). Not yet within 40,000: 71 tools with
+ * four explicit hints each, typed schemas and descriptions of at least 60 characters put it at about 42,300.
+ */
+export const framedModelVisibleByteLimit = 42_500;
 
 const forbiddenKeywords = [
   "$ref",

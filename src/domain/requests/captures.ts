@@ -25,7 +25,7 @@ export const StartDetachedCaptureRequest = v.strictObject({
   plan_id: planId,
   idempotency_key: described(
     v.pipe(v.string(), v.minLength(8), v.maxLength(200), v.regex(/^[A-Za-z0-9._:/-]+$/)),
-    "8+ characters; same key and plan reconnects.",
+    "8+ characters; reuse to reconnect.",
   ),
 });
 
@@ -35,7 +35,7 @@ export const ImportArtifactRequest = v.strictObject({
   path: described(v.pipe(v.string(), v.minLength(1), v.maxLength(4096)), "Path in source_root."),
   // Any name: the import service checks it, so an unknown kind gets the remedy that names the right one.
   kind: optionalOrNull(name("Detected if omitted; execution_trace for traces.")),
-  sensitivity: v.optional(described(v.picklist(["normal", "internal", "sensitive"]), "How sensitive the bytes are."), "internal"),
+  sensitivity: v.optional(described(v.picklist(["normal", "internal", "sensitive"]), "Sensitivity."), "internal"),
   media_type: optionalOrNull(described(v.pipe(v.string(), v.maxLength(200)), "MIME type.")),
   source_root: v.optional(described(v.picklist(["project", "temp"]), "project root or system temp."), "project"),
   producer: v.optional(name("Producing tool."), "auto"),

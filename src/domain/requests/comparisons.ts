@@ -26,8 +26,8 @@ export const hotspotLimit = integerWithin(1, 100, "Hotspots to list.");
 
 /** compare_run_sets and record_comparison. Omitted parameters come from the experiment when both sets share one. */
 export const CompareRunSetsRequest = v.strictObject({
-  baseline_run_set_id: identifier("Baseline run set or run id."),
-  candidate_run_set_id: identifier("Candidate run set or run id."),
+  baseline_run_set_id: identifier("Run set or run id."),
+  candidate_run_set_id: identifier("Run set or run id."),
   metric: optionalOrNull(text(200, "Default runtime.wall_time_ns.")),
   unit: optionalOrNull(text(50, "Expected unit.")),
   polarity: optionalOrNull(described(v.picklist(["lower_is_better", "higher_is_better", "neutral"]), "Which way is better.")),
@@ -49,7 +49,7 @@ export const ScalingRequest = v.strictObject({
 
 export const RecordAnalysisRequest = v.strictObject({
   recipe: described(v.picklist(analysisRecipeNames), "Analysis recipe."),
-  input_id: optionalOrNull(identifier("Run or artifact id.")),
+  input_id: optionalOrNull(identifier("Run/artifact id.")),
   comparison_input_id: optionalComparison,
   experiment_id: optionalOrNull(identifier("scaling: experiment.")),
   run_set_id: optionalOrNull(identifier("scaling: run set.")),

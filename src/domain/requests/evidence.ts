@@ -8,13 +8,13 @@ import { RunFilter } from "./runs.ts";
 const unit = optionalOrNull(described(v.picklist(["ns", "samples", "bytes", "retained_bytes"]), "Default: first present."));
 /** A drill-down's unit defaults to the first the frame's own stacks have; a frame held both at peak and at exit picks with retained_bytes. */
 const drillDownUnit = optionalOrNull(described(v.picklist(["ns", "samples", "bytes", "retained_bytes"]), "Default: frame's."));
-const thread = optionalOrNull(described(v.pipe(v.string(), v.maxLength(500)), "Only this thread."));
-const orderBy = v.optional(described(v.picklist(["self", "total"]), "Rank by self or total."), "self");
+const thread = optionalOrNull(described(v.pipe(v.string(), v.maxLength(500)), "Thread."));
+const orderBy = v.optional(described(v.picklist(["self", "total"]), "Ranking."), "self");
 
 export const HotspotsRequest = v.strictObject({
   run_or_artifact: runOrArtifact(),
   limit: limit(pageLimits.hotspots),
-  group_by: v.optional(described(v.picklist(["function", "line"]), "Per function or per line."), "function"),
+  group_by: v.optional(described(v.picklist(["function", "line"]), "Grouping."), "function"),
   order_by: orderBy,
   unit,
   thread,
@@ -38,7 +38,7 @@ export const MemoryRequest = v.strictObject({
   cursor,
 });
 
-export const optionalComparison = optionalOrNull(runOrArtifact("Compare with this run/artifact."));
+export const optionalComparison = optionalOrNull(runOrArtifact("Other run/artifact."));
 
 export const ExecutionRequest = v.strictObject({
   run_or_artifact: runOrArtifact(),
@@ -54,7 +54,7 @@ export const PytorchRequest = v.strictObject({
   cursor,
 });
 
-export const phase = optionalOrNull(text(200, "Only this phase annotation."));
+export const phase = optionalOrNull(text(200, "Phase annotation."));
 
 export const AcceleratorLaunchesRequest = v.strictObject({
   run_or_artifact: runOrArtifact(),
@@ -74,8 +74,8 @@ export const TraceWindowRequest = v.strictObject({
 export const FailuresRequest = v.strictObject({ limit: limit(pageLimits.failures, "Most clusters to list."), filter: RunFilter });
 
 export const MeasurementsRequest = v.strictObject({
-  run_id: optionalOrNull(identifier("Only this run.")),
-  artifact_id: optionalOrNull(identifier("Only this artifact.")),
+  run_id: optionalOrNull(identifier("Run id.")),
+  artifact_id: optionalOrNull(identifier("Artifact id.")),
   name_prefix: optionalOrNull(text(200, "Name prefix.")),
   include_warmups: v.optional(described(v.boolean(), "Include warm-ups."), false),
   limit: limit(pageLimits.measurements),
@@ -102,7 +102,7 @@ export const SummarizeEvidenceRequest = v.strictObject({
       output_excerpts: v.optional(described(v.picklist(["none", "internal"]), "Process output excerpts."), "none"),
       sensitive_context: v.optional(described(v.picklist(["redact", "include"]), "Redact sensitive context."), "redact"),
     }),
-    "What to summarize.",
+    "Inputs.",
   ),
 });
 
@@ -111,5 +111,5 @@ export const ViewerPlanRequest = v.strictObject({ run_or_artifact: runOrArtifact
 /** Every extract_* tool. */
 export const ExtractionRequest = v.strictObject({
   run_id: identifier("Run id."),
-  artifact_id: optionalOrNull(identifier("Only this artifact.")),
+  artifact_id: optionalOrNull(identifier("Artifact id.")),
 });

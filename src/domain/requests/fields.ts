@@ -31,7 +31,7 @@ export const name = (description: string) => described(nameText, description);
 export const text = (maximum: number, description: string) =>
   described(v.pipe(v.string(), v.minLength(1), v.maxLength(maximum)), description);
 
-export const runOrArtifact = (description = "Run or artifact id.") => identifier(description);
+export const runOrArtifact = (description = "Run/artifact id.") => identifier(description);
 
 /** The page-size bounds of one listing: the same object sizes the MCP field and the CLI's --limit. */
 export type LimitSpec = { maximum: number; default: number };
@@ -41,7 +41,7 @@ export const limit = (spec: LimitSpec, description = "Page size.") =>
   v.optional(described(limitValue(spec.maximum), description), spec.default);
 
 export const cursorText = v.pipe(v.string(), v.minLength(1), v.maxLength(4096));
-export const cursor = optionalOrNull(described(cursorText, "From next_cursor."));
+export const cursor = optionalOrNull(described(cursorText, "next_cursor."));
 
 /** A workload parameter or adapter option value. */
 export const scalar = v.union([v.pipe(v.string(), v.maxLength(4096)), v.number(), v.boolean()]);

@@ -42,7 +42,7 @@ export const RegisterPipelineRequest = v.strictObject({
       stages: described(v.pipe(v.array(PipelineStage), v.minLength(1), v.maxLength(100)), "Stages."),
       limitations: v.optional(described(limitations, "Caveats."), []),
     }),
-    "The pipeline.",
+    "Pipeline.",
   ),
 });
 

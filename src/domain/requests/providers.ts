@@ -20,7 +20,7 @@ const adapters = described(
 
 export const StartCapabilitySetupRequest = v.strictObject({
   adapters,
-  idempotency_key: described(v.pipe(v.string(), v.minLength(1), v.maxLength(200)), "Same key and request reconnect."),
+  idempotency_key: described(v.pipe(v.string(), v.minLength(1), v.maxLength(200)), "Reuse to reconnect."),
 });
 
 export const PrepareCapabilitiesRequest = v.strictObject({ adapters });

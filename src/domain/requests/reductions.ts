@@ -34,7 +34,7 @@ export const PlanReductionRequest = v.strictObject({
       engine: v.optional(described(v.picklist(reductionEngines), "Engine."), "native_ddmin"),
       limits: v.optional(described(ReductionLimits, "Budgets."), {}),
     }),
-    "The reduction.",
+    "Reduction.",
   ),
 });
 

@@ -21,7 +21,7 @@ export const RunFilter = optionalOrNull(
       created_after: timestamp("Created after."),
       created_before: timestamp("Created before."),
     }),
-    "All given fields must match.",
+    "All must match.",
   ),
 );
 
@@ -32,11 +32,11 @@ export const GetRunRequest = v.strictObject({ run_id: identifier("Run id.") });
 export const ListArtifactsRequest = v.strictObject({
   limit: limit(pageLimits.artifacts),
   cursor,
-  run_id: optionalOrNull(identifier("Only this run.")),
+  run_id: optionalOrNull(identifier("Run id.")),
   kind: optionalOrNull(identifier("Only this kind.")),
 });
 
 export const GetArtifactRequest = v.strictObject({
   artifact_id: identifier("Artifact id."),
-  run_id: optionalOrNull(identifier("Only this run.")),
+  run_id: optionalOrNull(identifier("Run id.")),
 });

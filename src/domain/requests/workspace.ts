@@ -15,7 +15,7 @@ export const ListCapabilitiesRequest = v.strictObject({
 });
 
 export const workflowKinds = ["workload", "experiment"] as const;
-const workflowKind = v.optional(described(v.picklist(workflowKinds), "Workload or experiment."), "workload");
+const workflowKind = v.optional(described(v.picklist(workflowKinds), "Declaration kind."), "workload");
 
 export const ListDeclaredWorkflowsRequest = v.strictObject({
   kind: workflowKind,

@@ -33,7 +33,7 @@ function callEdgeTool(direction: "callers" | "callees", description: string) {
 export const analysisTools = [
   defineTool({
     name: "analyze_hotspots",
-    description: "Time, samples or bytes per function or line, CPU and GPU apart. Next: get_frame_callers/callees, get_stack_examples.",
+    description: "Time, samples or bytes per function or line. Next: get_frame_callers.",
     input: HotspotsRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {
@@ -51,11 +51,11 @@ export const analysisTools = [
       };
     },
   }),
-  callEdgeTool("callers", "The frames directly calling a frame from analyze_hotspots, with weight and share."),
-  callEdgeTool("callees", "The frames a frame from analyze_hotspots directly calls, with weight and share."),
+  callEdgeTool("callers", "Direct callers of a frame from analyze_hotspots, with weight and share."),
+  callEdgeTool("callees", "Direct callees of a frame from analyze_hotspots, with weight and share."),
   defineTool({
     name: "get_stack_examples",
-    description: "The heaviest full stacks through a frame from analyze_hotspots, root first.",
+    description: "Heaviest full stacks through a frame from analyze_hotspots, root first.",
     input: FrameDrillDownRequest,
     annotations: readOnly,
     async handler(input, { services }) {

@@ -12,8 +12,7 @@ import { defineTool } from "../define-tool.ts";
 export const captureTools = [
   defineTool({
     name: "plan_capture",
-    description:
-      "Plan a capture of a workload with an adapter; runs nothing. Returns the command and a single-use plan_id. Next: execute_capture_plan (over 45 s: start_detached_capture).",
+    description: "Plan a capture of a workload with an adapter; runs nothing. Next: execute_capture_plan.",
     input: PlanCaptureRequest,
     annotations: readOnly,
     async handler(input, { services }) {
@@ -30,7 +29,7 @@ export const captureTools = [
   defineTool({
     name: "execute_capture_plan",
     description:
-      "Run a plan: the run, its first analysis, output_tail/exception if it failed. plan_id is consumed: never retry (list_runs if the reply is lost). Progress every 5 s. Over 45 s (see execution_guidance): start_detached_capture. Next: next_tool.",
+      "Run a plan: run, analysis, failure output. plan_id is consumed: never retry (list_runs if lost). Over 45 s: start_detached_capture.",
     input: ExecutePlanRequest,
     annotations: execute,
     async handler(input, { services, signal, progress }) {
@@ -47,7 +46,7 @@ export const captureTools = [
   }),
   defineTool({
     name: "start_detached_capture",
-    description: "Start a plan in the background; returns its run_id at once. Next: get_detached_capture.",
+    description: "Start a plan in the background; returns run_id at once. Next: get_detached_capture.",
     input: StartDetachedCaptureRequest,
     annotations: idempotentExecute,
     async handler(input, { services }) {
@@ -61,7 +60,7 @@ export const captureTools = [
   }),
   defineTool({
     name: "get_detached_capture",
-    description: "State and progress of a detached capture; when terminal, its analysis too. Next: next_tool.",
+    description: "A detached capture's state and progress; analysis once ended. Next: next_tool.",
     input: DetachedCaptureRequest,
     annotations: readOnly,
     async handler(input, { services }) {
@@ -71,7 +70,7 @@ export const captureTools = [
   }),
   defineTool({
     name: "cancel_detached_capture",
-    description: "Cancel a detached capture: kills its process tree and records the run cancelled.",
+    description: "Cancel a detached capture: kills its process tree, records the run cancelled.",
     input: DetachedCaptureRequest,
     annotations: idempotentExecute,
     async handler(input, { services }) {
@@ -81,8 +80,7 @@ export const captureTools = [
   }),
   defineTool({
     name: "import_artifact",
-    description:
-      "Import a profile, trace, failure log or other file as a run (most become evidence). Next: evidence.next_tool; evidence.limitation_details says why none.",
+    description: "Import a profile, trace, log or other file as a run and evidence. Next: evidence.next_tool.",
     input: ImportArtifactRequest,
     annotations: additive,
     async handler(input, { services }) {
@@ -103,8 +101,7 @@ export const captureTools = [
   }),
   defineTool({
     name: "import_xctrace",
-    description:
-      "Keep an Instruments .trace folder as one sensitive artifact with a summary of its xctrace table of contents. Needs xctrace on PATH (macOS).",
+    description: "Keep an Instruments .trace folder (macOS) as a sensitive artifact with its contents.",
     input: ImportXctraceRequest,
     annotations: additive,
     async handler(input, { services, signal }) {

@@ -25,7 +25,7 @@ export const comparisonTools = [
   }),
   defineTool({
     name: "compare_run_sets",
-    description: "Compare two run sets on a metric: ratio, CI, p-value, decision, validity. Next: record_comparison.",
+    description: "Compare two run sets on a metric: ratio, CI, p-value, decision. Next: record_comparison.",
     input: CompareRunSetsRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {
@@ -41,7 +41,7 @@ export const comparisonTools = [
   }),
   defineTool({
     name: "record_comparison",
-    description: "Run compare_run_sets and persist it so a finding can cite it. Next: record_finding.",
+    description: "compare_run_sets, persisted so a finding can cite it. Next: record_finding.",
     input: CompareRunSetsRequest,
     annotations: additive,
     async handler(input, { services, progress }) {
@@ -63,7 +63,7 @@ export const comparisonTools = [
   }),
   defineTool({
     name: "analyze_scaling",
-    description: "How a metric grows with a numeric size over existing runs: fits, fastest-growing hotspot.",
+    description: "How a metric grows with a numeric size across runs: fits, fastest-growing hotspot.",
     input: ScalingRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {
@@ -79,7 +79,7 @@ export const comparisonTools = [
   }),
   defineTool({
     name: "record_analysis",
-    description: "Run an analysis recipe and persist it so a finding can cite it. Next: record_finding.",
+    description: "Run an analysis recipe, persisted so a finding can cite it. Next: record_finding.",
     input: RecordAnalysisRequest,
     annotations: additive,
     async handler(input, { services, progress }) {

@@ -5,7 +5,7 @@ import { defineTool } from "../define-tool.ts";
 export const discoveryTools = [
   defineTool({
     name: "list_declared_workflows",
-    description: "The workloads (or experiments) declared in flameox.toml. Next: get_declared_workflow.",
+    description: "Workloads or experiments declared in flameox.toml. Next: get_declared_workflow.",
     input: ListDeclaredWorkflowsRequest,
     annotations: readOnly,
     async handler(input, { services }) {
@@ -15,7 +15,7 @@ export const discoveryTools = [
   }),
   defineTool({
     name: "get_declared_workflow",
-    description: "One workload or experiment: parameter values, requirements, adapter readiness. Next: plan_capture.",
+    description: "A workload or experiment: parameters, requirements, adapter readiness. Next: plan_capture.",
     input: GetDeclaredWorkflowRequest,
     annotations: readOnly,
     async handler(input, { services }) {

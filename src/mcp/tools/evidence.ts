@@ -6,7 +6,7 @@ import { defineTool } from "../define-tool.ts";
 export const evidenceTools = [
   defineTool({
     name: "get_evidence",
-    description: "One piece of evidence (run, artifact, run set, trial, analysis, comparison…) by type and id.",
+    description: "One evidence record (run, artifact, trial, analysis...) by type and id.",
     input: GetEvidenceRequest,
     annotations: readOnly,
     async handler(input, { services }) {
@@ -16,7 +16,7 @@ export const evidenceTools = [
   }),
   defineTool({
     name: "summarize_evidence",
-    description: "Summarize runs, comparisons, analyses and findings as JSON plus Markdown for a report.",
+    description: "Runs, comparisons, analyses and findings as JSON and Markdown for a report.",
     input: SummarizeEvidenceRequest,
     annotations: readOnly,
     async handler(input, { services }) {

@@ -6,7 +6,7 @@ import { defineTool } from "../define-tool.ts";
 export const executionTools = [
   defineTool({
     name: "analyze_execution",
-    description: "Coverage per project file: covered/missed lines (missed_line_ranges), or what ran in only one of two runs.",
+    description: "Coverage per file (missed_line_ranges), or what ran in one of two runs only.",
     input: ExecutionRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {

@@ -8,8 +8,7 @@ import { evidenceResourceUri } from "../../domain/resource-uris.ts";
 export const experimentTools = [
   defineTool({
     name: "configure_experiment",
-    description:
-      "Declare or replace an experiment in flameox.toml (configure_workload's twin; this release's own name). Defaults: 10 blocks, polarity from the metric. Never runs it. Next: plan_experiment.",
+    description: "Declare or replace an experiment in flameox.toml (configure_workload's twin; own name). Next: plan_experiment.",
     input: ConfigureExperimentInputSchema,
     output: ExperimentConfigurationResultSchema,
     annotations: configure,
@@ -23,8 +22,7 @@ export const experimentTools = [
   }),
   defineTool({
     name: "plan_experiment",
-    description:
-      "Plan a declared experiment: randomized-block order from random_seed, the smallest change it detects, single-use plan_id. Next: run_experiment.",
+    description: "Plan a declared experiment: seeded block order, detectable change. Next: run_experiment.",
     input: PlanExperimentRequest,
     annotations: readOnly,
     async handler(input, { services }) {
@@ -39,7 +37,7 @@ export const experimentTools = [
   }),
   defineTool({
     name: "run_experiment",
-    description: "Run a plan's trials, freeze a run set per treatment, compare two treatments. Next: next_tool.",
+    description: "Run a plan's trials, freeze run sets per treatment, compare them. Next: next_tool.",
     input: RunExperimentRequest,
     annotations: execute,
     async handler(input, { services, signal, progress }) {
@@ -83,7 +81,7 @@ export const experimentTools = [
   }),
   defineTool({
     name: "get_experiment",
-    description: "An experiment's protocol, status, trial counts, run sets, comparison. Next: list_experiment_trials.",
+    description: "An experiment's protocol, status, run sets, comparison. Next: list_experiment_trials.",
     input: GetExperimentRequest,
     annotations: readOnly,
     async handler(input, { services }) {

@@ -35,7 +35,7 @@ export const extractionTools = [
   ),
   extractionTool(
     "python_startup",
-    "Normalize a python-startup capture into startup and import times. Next: query_measurements.",
+    "Normalize a python-startup capture into import times. Next: query_measurements.",
     (result) => `Extracted ${number(result.measurement_count)} startup measurements.`,
   ),
   extractionTool(
@@ -45,17 +45,17 @@ export const extractionTools = [
   ),
   extractionTool(
     "coverage",
-    "Normalize a coverage.py database into executed lines and branch arcs. Next: analyze_execution.",
+    "Normalize a coverage.py database into executed lines. Next: analyze_execution.",
     (result) => `Extracted ${number(result.line_count)} lines and ${number(result.arc_count)} arcs.`,
   ),
   extractionTool(
     "memray",
-    "Normalize a memray capture into memory measurements and peak stacks. Next: analyze_memory.",
+    "Normalize a memray capture into memory measurements and stacks. Next: analyze_memory.",
     (result) => `Peak memory was ${number(result.peak_bytes)} bytes; ${number(result.retained_bytes)} bytes remained at end.`,
   ),
   extractionTool(
     "perfetto",
-    "Normalize a Chrome/Perfetto trace (e.g. torch.profiler's) into trace events. Next: analyze_pytorch.",
+    "Normalize a Chrome/Perfetto trace into trace events. Next: analyze_pytorch.",
     (result) => `Extracted ${number(result.slice_count)} slices into ${number(result.frame_count)} frame aggregates.`,
   ),
   extractionTool(
@@ -65,7 +65,7 @@ export const extractionTools = [
   ),
   extractionTool(
     "observations",
-    "Normalize a semantic observations JSONL file into annotation and configuration observations.",
+    "Normalize a semantic observations JSONL file. Next: get_evidence.",
     (result) => `Extracted ${number(result.observation_count)} semantic observations.`,
   ),
 ];

@@ -6,7 +6,7 @@ import { defineTool } from "../define-tool.ts";
 export const failureTools = [
   defineTool({
     name: "analyze_failures",
-    description: "Failed runs, tests and failure logs grouped by signature, with counts and examples. Next: get_run.",
+    description: "Failed runs, tests and logs clustered by signature, with examples. Next: get_run.",
     input: FailuresRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {

@@ -22,7 +22,7 @@ import { defineTool } from "../define-tool.ts";
 export const investigationTools = [
   defineTool({
     name: "create_investigation",
-    description: "Open an investigation: the question hypotheses and findings link to. Next: record_hypothesis.",
+    description: "Open an investigation: the question findings answer. Next: record_hypothesis.",
     input: CreateInvestigationRequest,
     output: InvestigationSchema,
     annotations: additive,
@@ -48,7 +48,7 @@ export const investigationTools = [
   }),
   defineTool({
     name: "get_investigation",
-    description: "One investigation: question, symptom, parent, status and creation time.",
+    description: "One investigation: question, symptom, parent, status. Next: list_findings.",
     input: GetInvestigationRequest,
     output: InvestigationSchema,
     annotations: readOnly,
@@ -59,7 +59,7 @@ export const investigationTools = [
   }),
   defineTool({
     name: "record_hypothesis",
-    description: "Record or revise (append-only) a hypothesis. Next: plan_experiment with its hypothesis_id.",
+    description: "Record or revise (append-only) a hypothesis. Next: plan_experiment with hypothesis_id.",
     input: RecordHypothesisRequest,
     output: HypothesisSchema,
     annotations: additive,
@@ -111,7 +111,7 @@ export const investigationTools = [
   }),
   defineTool({
     name: "list_findings",
-    description: "Findings, newest first, optionally of one investigation or assessment. Next: get_finding.",
+    description: "Findings, newest first, of an investigation or assessment. Next: get_finding.",
     input: ListFindingsRequest,
     output: FindingPageSchema,
     annotations: readOnly,

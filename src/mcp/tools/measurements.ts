@@ -6,7 +6,7 @@ import { defineTool } from "../define-tool.ts";
 export const measurementTools = [
   defineTool({
     name: "query_measurements",
-    description: "Measurements (benchmarks, tests, fixtures, startup, memory) by run, artifact and name.",
+    description: "Measurements (benchmarks, tests, startup, memory) by run, artifact or name.",
     input: MeasurementsRequest,
     annotations: readOnly,
     async handler(input, { services }) {

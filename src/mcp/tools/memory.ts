@@ -6,8 +6,7 @@ import { defineTool } from "../define-tool.ts";
 export const memoryTools = [
   defineTool({
     name: "analyze_memory",
-    description:
-      "Memory peak, bytes retained at exit, peak RSS, and the functions holding most at peak (paged) and exit (leading_ranking).",
+    description: "Memory peak, retained bytes, peak RSS, functions holding most. Next: get_stack_examples.",
     input: MemoryRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {

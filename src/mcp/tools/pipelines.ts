@@ -6,7 +6,7 @@ import { defineTool } from "../define-tool.ts";
 export const pipelineTools = [
   defineTool({
     name: "register_artifact_pipeline",
-    description: "Record a producer's pipeline: ordered stages with status, output, format, summary. Next: compare_artifact_pipelines.",
+    description: "Record a producer's pipeline of ordered stages and outputs. Next: compare_artifact_pipelines.",
     input: RegisterPipelineRequest,
     annotations: additive,
     async handler(input, { services }) {
@@ -20,7 +20,7 @@ export const pipelineTools = [
   }),
   defineTool({
     name: "compare_artifact_pipelines",
-    description: "Compare two pipelines stage by stage: presence, status, output, size and summary changes, first divergent stage.",
+    description: "Compare two pipelines stage by stage, to the first divergence.",
     input: ComparePipelinesRequest,
     annotations: readOnly,
     async handler(input, { services }) {

@@ -16,7 +16,7 @@ import { defineTool } from "../define-tool.ts";
 export const providerTools = [
   defineTool({
     name: "start_capability_setup",
-    description: "Install list_capabilities' setup_adapters as managed providers. Next: get_capability_setup with its operation_id.",
+    description: "Install setup_adapters as managed providers. Next: get_capability_setup.",
     input: StartCapabilitySetupRequest,
     output: OperationStatusSchema,
     annotations: configure,
@@ -27,7 +27,7 @@ export const providerTools = [
   }),
   defineTool({
     name: "get_capability_setup",
-    description: "Poll a setup operation: state, phase, progress, item outcomes. When it ends: list_capabilities.",
+    description: "Poll a setup operation: state, progress, outcomes. When done: list_capabilities.",
     input: CapabilitySetupRequest,
     output: OperationStatusSchema,
     annotations: readOnly,
@@ -38,7 +38,7 @@ export const providerTools = [
   }),
   defineTool({
     name: "cancel_capability_setup",
-    description: "Cancel a setup this server runs: stops its installer, removes what it staged.",
+    description: "Cancel a running setup: stops its installer, removes what it staged.",
     input: CapabilitySetupRequest,
     output: OperationStatusSchema,
     annotations: configure,
@@ -49,7 +49,7 @@ export const providerTools = [
   }),
   defineTool({
     name: "prepare_capabilities",
-    description: "start_capability_setup without a key, for older clients: each call is a new operation.",
+    description: "start_capability_setup without idempotency_key (older clients). Next: get_capability_setup.",
     input: PrepareCapabilitiesRequest,
     output: OperationStatusSchema,
     annotations: configure,
@@ -60,7 +60,7 @@ export const providerTools = [
   }),
   defineTool({
     name: "prepare_adapter",
-    description: "Approve a pair from list_capabilities' setup_third_party_adapters. Next: list_capabilities.",
+    description: "Approve an adapter from setup_third_party_adapters. Next: list_capabilities.",
     input: PrepareAdapterRequest,
     output: AdapterPreparationResultSchema,
     annotations: configure,
@@ -71,7 +71,7 @@ export const providerTools = [
   }),
   defineTool({
     name: "prepare_workload_dependencies",
-    description: "What the workload's interpreter lacks of its declared Python distributions; installs nothing.",
+    description: "Which declared Python distributions the workload lacks; installs nothing.",
     input: PrepareWorkloadDependenciesRequest,
     output: WorkloadDependencySetupResultSchema,
     annotations: readOnly,

@@ -8,7 +8,7 @@ export const reductionTools = [
   defineTool({
     name: "plan_reduction",
     description:
-      "Plan shrinking an artifact while a predicate workload (reading FLAMEOX_REDUCTION_CANDIDATE) exits 0. Single-use plan_id. Next: execute_reduction.",
+      "Plan shrinking an artifact while a predicate workload (reads FLAMEOX_REDUCTION_CANDIDATE) exits 0. Next: execute_reduction.",
     input: PlanReductionRequest,
     annotations: readOnly,
     async handler(input, { services }) {
@@ -21,7 +21,7 @@ export const reductionTools = [
   }),
   defineTool({
     name: "execute_reduction",
-    description: "Run a reduction plan (ddmin, every attempt recorded) and store the reduced artifact. Never retry a consumed plan_id.",
+    description: "Run a reduction plan (plan_id is consumed), store the reduced artifact. Next: get_reduction.",
     input: ExecuteReductionRequest,
     annotations: execute,
     async handler(input, { services, signal, progress }) {
@@ -34,7 +34,7 @@ export const reductionTools = [
   }),
   defineTool({
     name: "get_reduction",
-    description: "A reduction's disposition, sizes, reduced artifact and attempts (paged). Next: get_artifact.",
+    description: "A reduction's outcome, sizes, reduced artifact, attempts. Next: get_artifact.",
     input: GetReductionRequest,
     annotations: readOnly,
     async handler(input, { services }) {

@@ -5,7 +5,7 @@ import { defineTool } from "../define-tool.ts";
 export const runTools = [
   defineTool({
     name: "list_runs",
-    description: "Runs, newest first, with workload, adapter and statuses; filter narrows them. Next: get_run.",
+    description: "Runs, newest first, with workload, adapter and statuses. Next: get_run.",
     input: ListRunsRequest,
     annotations: readOnly,
     async handler(input, { services }) {
@@ -15,8 +15,7 @@ export const runTools = [
   }),
   defineTool({
     name: "get_run",
-    description:
-      "One run's manifest: statuses, command, exit, output tails, a crash's exception, resources, artifacts. Next: analyze_hotspots.",
+    description: "One run: statuses, command, exit, output tails, artifacts. Next: analyze_hotspots.",
     input: GetRunRequest,
     annotations: readOnly,
     async handler(input, { services }) {
@@ -30,7 +29,7 @@ export const runTools = [
   }),
   defineTool({
     name: "list_artifacts",
-    description: "Stored artifacts' metadata (sha256, size, kinds), of one run or kind. Next: get_artifact.",
+    description: "Artifacts' metadata (sha256, size, kind) of a run or kind. Next: get_artifact.",
     input: ListArtifactsRequest,
     annotations: readOnly,
     async handler(input, { services }) {
@@ -40,7 +39,7 @@ export const runTools = [
   }),
   defineTool({
     name: "get_artifact",
-    description: "One artifact's metadata, registrations and extracted evidence. Never its bytes.",
+    description: "One artifact's metadata, registrations and evidence (never bytes). Next: analyze_hotspots.",
     input: GetArtifactRequest,
     annotations: readOnly,
     async handler(input, { services }) {

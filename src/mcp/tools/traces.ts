@@ -6,7 +6,7 @@ import { defineTool } from "../define-tool.ts";
 export const traceTools = [
   defineTool({
     name: "analyze_pytorch",
-    description: "PyTorch operators of a torch.profiler trace: time, calls, shapes, memory. Next: get_trace_window.",
+    description: "PyTorch operators of a torch.profiler trace: time, calls, shapes. Next: get_trace_window.",
     input: PytorchRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {
@@ -20,7 +20,7 @@ export const traceTools = [
   }),
   defineTool({
     name: "analyze_accelerator_launches",
-    description: "GPU launches, kernels, copies and stream gaps from trace events. Next: get_trace_window.",
+    description: "GPU launches, kernels, copies and stream gaps of a trace. Next: get_trace_window.",
     input: AcceleratorLaunchesRequest,
     annotations: readOnly,
     async handler(input, { services, progress }) {
@@ -33,7 +33,7 @@ export const traceTools = [
   }),
   defineTool({
     name: "get_trace_window",
-    description: "Trace events of one artifact overlapping [start_ns, end_ns), in time order.",
+    description: "Trace events of an artifact overlapping [start_ns, end_ns), in time order.",
     input: TraceWindowRequest,
     annotations: readOnly,
     async handler(input, { services }) {

@@ -6,7 +6,7 @@ import { flameGraphResourceUri } from "../../domain/resource-uris.ts";
 export const viewerTools = [
   defineTool({
     name: "get_native_viewer_plan",
-    description: "Commands that prepare a run's evidence for viewers (HTML report, speedscope, Perfetto).",
+    description: "Commands to open a run's evidence in viewers (HTML report, speedscope, Perfetto).",
     input: ViewerPlanRequest,
     annotations: readOnly,
     async handler(input, { services }) {

@@ -7,7 +7,7 @@ import { defineTool } from "../define-tool.ts";
 export const workspaceTools = [
   defineTool({
     name: "initialize_workspace",
-    description: "Create the workspace when workspace_status says WORKSPACE_NOT_FOUND. Next: configure_workload.",
+    description: "Create the workspace (workspace_status: not found). Next: configure_workload.",
     input: NoArgumentsRequest,
     annotations: configure,
     async handler(_input, { services }) {
@@ -22,8 +22,7 @@ export const workspaceTools = [
   }),
   defineTool({
     name: "workspace_status",
-    description:
-      "Workspace identity, counts and storage; closes runs whose flameox process died (see warnings). Call first; workspace_found false means initialize_workspace.",
+    description: "Workspace identity, counts, storage; closes runs of dead processes. Call first.",
     input: NoArgumentsRequest,
     annotations: readOnly,
     async handler(_input, { services }) {
@@ -38,7 +37,7 @@ export const workspaceTools = [
   }),
   defineTool({
     name: "workload_configuration_status",
-    description: "Whether flameox.toml is missing, valid or invalid, and its configuration_id. Next: its next_tool.",
+    description: "Is flameox.toml missing, valid or invalid; its configuration_id. Next: next_tool.",
     input: NoArgumentsRequest,
     output: WorkloadConfigurationStatusSchema,
     annotations: readOnly,
@@ -49,7 +48,7 @@ export const workspaceTools = [
   }),
   defineTool({
     name: "configure_workload",
-    description: "Declare or replace a workload in flameox.toml; never runs it. Next: list_declared_workflows.",
+    description: "Declare or replace a workload in flameox.toml; runs nothing. Next: list_declared_workflows.",
     input: ConfigureWorkloadInputSchema,
     output: WorkloadConfigurationResultSchema,
     annotations: configure,
@@ -60,8 +59,7 @@ export const workspaceTools = [
   }),
   defineTool({
     name: "validate_workspace",
-    description:
-      "Check the database, flameox.toml, artifacts (size; sha256 with mode=full), evidence and leftovers of dead processes. Read-only; repair_plan_id names the plan `flameox repair` applies.",
+    description: "Check database, flameox.toml, artifacts, evidence; read-only. `flameox repair` applies its repair_plan_id.",
     input: ValidateWorkspaceRequest,
     annotations: readOnly,
     async handler(input, { services }) {
@@ -74,8 +72,7 @@ export const workspaceTools = [
   }),
   defineTool({
     name: "list_capabilities",
-    description:
-      "Capture adapters: status, permissions, options, setup or remedy; plan_capture probes 'unknown' itself. Next: plan_capture.",
+    description: "Capture adapters: status, options, setup or remedy. Next: plan_capture.",
     input: ListCapabilitiesRequest,
     annotations: readOnly,
     async handler(input, { services }) {

@@ -6,10 +6,10 @@ import { expect, test } from "bun:test";
 import * as v from "valibot";
 import { callTool } from "../../../src/mcp/server.ts";
 import { inputJsonSchema } from "../../../src/mcp/json-schema.ts";
-import { modelVisibleBytes, promptVisibleBytes } from "../../../src/mcp/model-visible.ts";
+import { framedModelVisibleBytes, modelVisibleBytes } from "../../../src/mcp/model-visible.ts";
 import { listedTools, toolsByName } from "../../../src/mcp/registry.ts";
 import type { Services } from "../../../src/services/services.ts";
-import { modelVisibleByteLimit, promptVisibleByteLimit, schemaRuleViolations } from "../../support/schema-rules.ts";
+import { framedModelVisibleByteLimit, modelVisibleByteLimit, schemaRuleViolations } from "../../support/schema-rules.ts";
 
 test("every tool's inputSchema is portable: typed properties and branches, no nulls, const, $ref, propertyNames or exclusive bounds; every property described", () => {
   expect(listedTools().flatMap(schemaRuleViolations)).toEqual([]);
@@ -62,18 +62,57 @@ test("the conversion turns nullable, literal, record and exclusive bounds into p
       fixed: { type: "string", enum: ["v1"], description: "Fixed." },
       // A map of mixed value types publishes as an object; the server checks its values.
       map: { type: "object", description: "Map." },
-      ratio: { type: "number", minimum: 0, maximum: 1, description: "Ratio." },
+      // A fraction keeps its range's upper end; the lower bound of 0 is the server's.
+      ratio: { type: "number", maximum: 1, description: "Ratio." },
       count: { type: "integer", minimum: 2, description: "Count." },
     },
     required: ["fixed", "map", "ratio", "count"],
   });
 });
 
+test("a structured argument publishes as a typed object or list whose description carries its shape; the server still checks every nested key", () => {
+  const member = v.strictObject({
+    run_id: v.pipe(v.string(), v.description("Run.")),
+    status: v.optional(v.pipe(v.picklist(["available", "failed"]), v.description("Status.")), "available"),
+    tags: v.optional(v.pipe(v.array(v.picklist(["a", "b"])), v.description("Tags."))),
+  });
+  const input = v.strictObject({
+    members: v.pipe(v.array(member), v.description("Members.")),
+    limits: v.optional(
+      v.pipe(
+        v.strictObject({ attempts: v.optional(v.pipe(v.number(), v.integer(), v.maxValue(9), v.description("Attempts.")), 3) }),
+        v.description("Budgets."),
+      ),
+    ),
+    name: v.pipe(v.string(), v.regex(/^[a-z]+$/), v.description("Name.")),
+  });
+  expect(inputJsonSchema(input)).toEqual({
+    type: "object",
+    properties: {
+      members: {
+        type: "array",
+        items: { type: "object" },
+        description: 'Members. {run_id:string,status?:available|failed="available",tags?:(a|b)[]}[]',
+      },
+      limits: { type: "object", description: "Budgets. {attempts?:integer=3}" },
+      // The pattern is validation only: the server applies it.
+      name: { type: "string", description: "Name." },
+    },
+    required: ["members", "name"],
+  });
+  expect(v.safeParse(input, { members: [{ run_id: "r", bogus: 1 }], name: "n" }).success).toBe(false);
+  expect(v.safeParse(input, { members: [{ run_id: "r", status: "gone" }], name: "n" }).success).toBe(false);
+  expect(v.safeParse(input, { members: [], limits: { attempts: 10 }, name: "n" }).success).toBe(false);
+  expect(v.safeParse(input, { members: [{ run_id: "r" }], name: "N" }).success).toBe(false);
+  expect(v.safeParse(input, { members: [{ run_id: "r", tags: ["a"] }], limits: { attempts: 9 }, name: "n" }).success).toBe(true);
+});
+
 test(`the model-visible part of tools/list (names, descriptions, inputSchemas, annotations) is at most ${modelVisibleByteLimit} bytes`, () => {
   const bytes = modelVisibleBytes(listedTools());
   expect(bytes).toBeLessThanOrEqual(modelVisibleByteLimit);
-  // What hosts send the model (no annotations) stays within issue 12's 40,000 for the whole surface.
-  expect(promptVisibleBytes(listedTools())).toBeLessThanOrEqual(promptVisibleByteLimit);
+  // Framing adds the same keys to every tool: 54 bytes each.
+  expect(framedModelVisibleBytes(listedTools())).toBe(bytes + 54 * listedTools().length);
+  expect(framedModelVisibleBytes(listedTools())).toBeLessThanOrEqual(framedModelVisibleByteLimit);
   // The count is of the parts themselves: a tool's bytes grow with each of them.
   const [first] = listedTools();
   expect(modelVisibleBytes([{ ...first!, description: `${first!.description}x` }])).toBe(modelVisibleBytes([first!]) + 1);
@@ -92,5 +131,5 @@ test("the server's own validation stays exact: unknown keys are refused, and the
   // Published as optional, not nullable.
   const published = listedTools().find((tool) => tool.name === "list_runs")!.inputSchema as any;
   expect(published.properties.cursor.type).toBe("string");
-  expect(published.properties.filter.properties.adapter.type).toBe("string");
+  expect(published.properties.filter.description).toContain("adapter?:string,");
 });
