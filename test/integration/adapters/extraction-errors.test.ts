@@ -172,7 +172,9 @@ describe("analyses that lack their evidence name the next tool", () => {
     }
     const wrongKind = await failure(() => services.extraction.extract("coverage", { run_id: receipt.run_id }));
     expect(wrongKind.code).toBe("CAPABILITY_UNAVAILABLE");
-    expect(wrongKind.nextTool).toBe("import_artifact");
+    // An import holds no coverage: the runs a coverage capture recorded are where it is.
+    expect(wrongKind.nextTool).toBe("list_runs");
+    expect(wrongKind.nextArguments).toEqual({ filter: { adapter: "coverage" } });
     const evidence = services.evidence.get({ ref_type: "run", ref_id: receipt.run_id });
     expect(evidence.data.run_id).toBe(receipt.run_id);
     const summary = await services.evidence.summarize({ run_ids: [receipt.run_id] });
