@@ -244,16 +244,18 @@ export class ReductionService {
   }
 }
 
-/** ShrinkRay would be a managed provider; until managed setup exists the native engine is the only one. */
+/**
+ * ShrinkRay is not offered as a managed provider: the registry's release needs Python 3.12 or newer and
+ * pulls in a large dependency tree (measured: about 12 minutes to install on a 2-core host), too heavy to
+ * install behind a reduction request. The same request with the native engine is the recovery.
+ */
 function shrinkrayUnavailable(request: PlanReductionInput) {
   return capabilityUnavailable(
-    "The shrinkray reduction engine is not available: this release has no managed ShrinkRay provider (the registry's ShrinkRay needs Python 3.12 or newer).",
+    "The shrinkray reduction engine is not available in this release; native_ddmin (ddmin over the same partitions, run by flameox itself) is.",
     {
-      details: { engine: "shrinkray", available_engines: ["native_ddmin"], next_tool: "list_capabilities" },
-      remediation: [
-        `Plan with engine='native_ddmin' (the same request otherwise): ${JSON.stringify({ ...request, engine: "native_ddmin" }).slice(0, 300)}`,
-      ],
-      next: { tool: "list_capabilities", arguments: {} },
+      details: { engine: "shrinkray", available_engines: ["native_ddmin"] },
+      remediation: ["Plan the same reduction with engine 'native_ddmin'."],
+      next: { tool: "plan_reduction", arguments: { request: { ...request, engine: "native_ddmin" } } },
     },
   );
 }

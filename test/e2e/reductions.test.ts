@@ -140,6 +140,10 @@ describe("reductions over stdio", () => {
 
     const shrinkray = await callTool(session, "plan_reduction", { request: { ...request, engine: "shrinkray" } });
     expect(shrinkray.envelope.error.code).toBe("CAPABILITY_UNAVAILABLE");
-    expect(shrinkray.envelope.error.recovery.next_tool).toBe("list_capabilities");
+    // Its recovery is the same request with the native engine, and that plan is accepted as given.
+    expect(shrinkray.envelope.error.recovery.next_tool).toBe("plan_reduction");
+    const retried = await callTool(session, "plan_reduction", shrinkray.envelope.error.recovery.context.arguments);
+    expect(retried.envelope.error).toBeNull();
+    expect(retried.envelope.result.plan_id).toBeString();
   });
 });

@@ -11,7 +11,7 @@ import { planId } from "./captures.ts";
 export const reductionPartitioners = ["text_lines", "json_top_level", "jsonl_records", "chrome_trace_events"] as const;
 export type ReductionPartitioner = (typeof reductionPartitioners)[number];
 
-/** native_ddmin runs inside flameox; shrinkray would be a managed provider (not available in this release). */
+/** native_ddmin runs inside flameox; shrinkray is named by the contract and refused with a recovery to native_ddmin. */
 export const reductionEngines = ["native_ddmin", "shrinkray"] as const;
 
 const integerBetween = (minimum: number, maximum: number) => v.pipe(v.number(), v.integer(), v.minValue(minimum), v.maxValue(maximum));
