@@ -19,6 +19,7 @@ import {
   type UnitSummary,
 } from "../analysis/hotspots.ts";
 import { readRun } from "../store/run-store.ts";
+import { offsetPage, pageEvidence } from "./evidence-needs.ts";
 import { limitWithin, pinEvidenceScope, scopeLimitations, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { flameGraphResourceUri } from "../domain/resource-uris.ts";
@@ -232,7 +233,6 @@ export class AnalysisService {
         { frameId: request.frame_id, groupBy: frame.groupBy, direction: direction === "callers" ? -1 : 1, unit, thread: request.thread },
         { offset, limit },
       );
-      const truncated = offset + result.edges.length < result.total;
       return {
         schema_version: 1,
         run_or_artifact: request.run_or_artifact,
@@ -242,14 +242,8 @@ export class AnalysisService {
         unit,
         frame_weight: result.frame_weight,
         edges: result.edges,
-        total: result.total,
-        returned: result.edges.length,
-        truncated,
-        next_cursor: truncated ? nextCursor(offset + result.edges.length) : null,
-        evidence:
-          result.total === 0
-            ? { status: "empty", reason: "The frame has no samples in this unit or thread.", next_tool: null, next_arguments: null }
-            : { status: "available", reason: "From extracted stack samples.", next_tool: null, next_arguments: null },
+        ...offsetPage(offset, result.edges.length, result.total, nextCursor),
+        evidence: pageEvidence(result.total, "The frame has no samples in this unit or thread.", "From extracted stack samples."),
       };
     });
   }
@@ -270,7 +264,6 @@ export class AnalysisService {
         { frameId: request.frame_id, groupBy: frame.groupBy, unit, thread: request.thread },
         { offset, limit },
       );
-      const truncated = offset + result.examples.length < result.total;
       return {
         schema_version: 1,
         run_or_artifact: request.run_or_artifact,
@@ -278,14 +271,8 @@ export class AnalysisService {
         frame: frame.identity,
         unit,
         examples: result.examples,
-        total: result.total,
-        returned: result.examples.length,
-        truncated,
-        next_cursor: truncated ? nextCursor(offset + result.examples.length) : null,
-        evidence:
-          result.total === 0
-            ? { status: "empty", reason: "No stacks contain the frame in this unit or thread.", next_tool: null, next_arguments: null }
-            : { status: "available", reason: "From extracted stack samples.", next_tool: null, next_arguments: null },
+        ...offsetPage(offset, result.examples.length, result.total, nextCursor),
+        evidence: pageEvidence(result.total, "No stacks contain the frame in this unit or thread.", "From extracted stack samples."),
       };
     });
   }
