@@ -18,6 +18,7 @@ import {
   type TimeDomain,
   type UnitSummary,
 } from "../analysis/hotspots.ts";
+import type { EvidenceView } from "../store/evidence-query.ts";
 import { readRun } from "../store/run-store.ts";
 import { offsetPage, pageEvidence } from "./evidence-needs.ts";
 import { limitWithin, pinEvidenceScope, scopeLimitations, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
@@ -100,6 +101,16 @@ export type StackExamplesResult = {
   truncated: boolean;
   next_cursor: string | null;
   evidence: EvidenceStatus;
+};
+
+/** get_frame_callers, get_frame_callees and get_stack_examples: one page about one frame of a run or artifact. */
+type FramePageRequest = {
+  run_or_artifact: string;
+  frame_id: string;
+  limit: number;
+  cursor: string | null;
+  unit: StackUnit | null;
+  thread: string | null;
 };
 
 export class AnalysisService {
@@ -214,20 +225,8 @@ export class AnalysisService {
     });
   }
 
-  async callEdges(
-    request: {
-      run_or_artifact: string;
-      frame_id: string;
-      limit: number;
-      cursor: string | null;
-      unit: StackUnit | null;
-      thread: string | null;
-    },
-    direction: "callers" | "callees",
-  ): Promise<CallEdgeResult> {
-    const { limit, scope, offset, nextCursor } = this.pinPage(`get_frame_${direction}`, request);
-    return withEvidence(this.workspace, scope, async (view) => {
-      const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
+  async callEdges(request: FramePageRequest, direction: "callers" | "callees"): Promise<CallEdgeResult> {
+    return this.framePage(`get_frame_${direction}`, request, async ({ view, frame, unit, scope, offset, limit, nextCursor }) => {
       const result = await queryCallEdges(
         view,
         { frameId: request.frame_id, groupBy: frame.groupBy, direction: direction === "callers" ? -1 : 1, unit, thread: request.thread },
@@ -248,17 +247,8 @@ export class AnalysisService {
     });
   }
 
-  async stackExamples(request: {
-    run_or_artifact: string;
-    frame_id: string;
-    limit: number;
-    cursor: string | null;
-    unit: StackUnit | null;
-    thread: string | null;
-  }): Promise<StackExamplesResult> {
-    const { limit, scope, offset, nextCursor } = this.pinPage("get_stack_examples", request);
-    return withEvidence(this.workspace, scope, async (view) => {
-      const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
+  async stackExamples(request: FramePageRequest): Promise<StackExamplesResult> {
+    return this.framePage("get_stack_examples", request, async ({ view, frame, unit, scope, offset, limit, nextCursor }) => {
       const result = await queryStackExamples(
         view,
         { frameId: request.frame_id, groupBy: frame.groupBy, unit, thread: request.thread },
@@ -277,12 +267,22 @@ export class AnalysisService {
     });
   }
 
-  private async frameAndUnit(
-    view: Parameters<typeof stackUnits>[0],
-    frameId: string,
-    requestedUnit: StackUnit | null,
-    runOrArtifact: string,
-  ) {
+  /** A page about one frame: the pinned page, then the frame and the unit it is read in, handed to `read`. */
+  private framePage<T>(
+    query: string,
+    request: FramePageRequest,
+    read: (
+      page: ReturnType<AnalysisService["pinPage"]> & { view: EvidenceView } & Awaited<ReturnType<AnalysisService["frameAndUnit"]>>,
+    ) => Promise<T>,
+  ): Promise<T> {
+    const page = this.pinPage(query, request);
+    return withEvidence(this.workspace, page.scope, async (view) => {
+      const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
+      return read({ ...page, view, frame, unit });
+    });
+  }
+
+  private async frameAndUnit(view: EvidenceView, frameId: string, requestedUnit: StackUnit | null, runOrArtifact: string) {
     const frame = await resolveFrame(view, frameId);
     if (!frame) {
       throw invalidInput(
