@@ -73,6 +73,20 @@ export type HotspotRequest = {
   cursor: string | null;
 };
 
+/** The first answer about a profile: functions by self weight over all threads, first page. */
+export function defaultHotspotRequest(runOrArtifact: string, limit: number): HotspotRequest {
+  return {
+    run_or_artifact: runOrArtifact,
+    limit,
+    group_by: "function",
+    order_by: "self",
+    unit: null,
+    thread: null,
+    per_thread: false,
+    cursor: null,
+  };
+}
+
 export type CallEdgeResult = {
   schema_version: 1;
   run_or_artifact: string;
