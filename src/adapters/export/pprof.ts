@@ -22,7 +22,18 @@ import {
 
 export type PprofExportOptions = { unit?: StackUnit /** Sampling period in the weight unit, when known. */; period?: number };
 
-const sampleTypesByUnit: Record<StackUnit, { types: Array<[string, string]>; weightIndex: number }> = {
+type SampleTypes = { types: Array<[string, string]>; weightIndex: number };
+
+/** Memory in use: live allocations and their bytes. */
+const inUse: SampleTypes = {
+  types: [
+    ["inuse_objects", "count"],
+    ["inuse_space", "bytes"],
+  ],
+  weightIndex: 1,
+};
+
+const sampleTypesByUnit: Record<StackUnit, SampleTypes> = {
   ns: {
     types: [
       ["samples", "count"],
@@ -33,21 +44,9 @@ const sampleTypesByUnit: Record<StackUnit, { types: Array<[string, string]>; wei
   samples: { types: [["samples", "count"]], weightIndex: 0 },
   // flameox's byte-weighted stacks are memory in use at one moment (memray's high-water mark, a heap
   // profile's inuse_space), and their sample_count is the number of live allocations.
-  bytes: {
-    types: [
-      ["inuse_objects", "count"],
-      ["inuse_space", "bytes"],
-    ],
-    weightIndex: 1,
-  },
+  bytes: inUse,
   // Still allocated when the program ended: what pprof calls in use.
-  retained_bytes: {
-    types: [
-      ["inuse_objects", "count"],
-      ["inuse_space", "bytes"],
-    ],
-    weightIndex: 1,
-  },
+  retained_bytes: inUse,
 };
 
 /** profile.proto's string table: index 0 is "", every other text once, in the order first used. */
