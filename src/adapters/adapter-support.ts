@@ -2,22 +2,9 @@
  * What the tool adapters share: finding the workload's interpreter, running probes through the
  * broker, turning a probe into a typed refusal, and writing embedded collector files once.
  */
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  readSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, existsSync, mkdirSync, openSync, readSync, renameSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { capabilityUnavailable } from "../domain/errors.ts";
-import { runProcess } from "../exec/broker.ts";
 import { resolveExecutable } from "../exec/executable.ts";
 import type {
   CaptureCommand,
@@ -29,6 +16,7 @@ import type {
   ProbeResult,
   PythonWorkloadInvocation,
 } from "./capture-adapter.ts";
+import { probeRunner } from "./command-runner.ts";
 
 export function isPythonExecutable(path: string): boolean {
   return /^python(\d+(\.\d+)?)?$/.test(basename(path));
@@ -78,32 +66,6 @@ export function workloadPython(argv: readonly string[], pathValue: string): stri
     }
   }
   return null;
-}
-
-/** Probes run through the one broker like every other process, with output in a scratch folder. */
-export function probeRunner(): CommandRunner {
-  return async (argv, options) => {
-    const scratch = mkdtempSync(join(tmpdir(), "flameox-probe-"));
-    try {
-      const stdoutPath = join(scratch, "stdout");
-      const stderrPath = join(scratch, "stderr");
-      const result = await runProcess(
-        {
-          argv,
-          cwd: options.cwd ?? scratch,
-          deadline: Date.now() + options.timeoutMs,
-          stdoutPath,
-          stderrPath,
-          trustedEnvironment: options.env ?? {},
-          outputBudgetBytes: 4 * 1024 * 1024,
-        },
-        { sampling: false },
-      );
-      return { exitCode: result.exit_code, stdout: readFileSync(stdoutPath, "utf8"), stderr: readFileSync(stderrPath, "utf8") };
-    } finally {
-      rmSync(scratch, { recursive: true, force: true });
-    }
-  };
 }
 
 /** A probe that says no becomes CAPABILITY_UNAVAILABLE naming the exact remedy and how to re-check. */

@@ -17,27 +17,20 @@ export type HotspotQuery = {
   orderBy: "self" | "total";
 };
 
-export type Hotspot = {
-  rank: number;
-  frame_id: string;
-  function: string;
-  file: string | null;
-  line: number | null;
-  module: string | null;
-  language: string;
-  thread: string | null;
-  self_weight: number;
-  total_weight: number;
-  self_share: number;
-  total_share: number;
-  unit: StackUnit;
-  /**
-   * Whose clock the time is on, when the ranking holds accelerator time: `accelerator` for slices on
-   * an accelerator's track (kernels, copies, device annotations), `cpu` for host threads. Each row's
-   * shares are then of its own domain's total. null when the ranking has no accelerator time.
-   */
-  time_domain: TimeDomain | null;
-};
+export type Hotspot = { rank: number } & FrameIdentity & {
+    thread: string | null;
+    self_weight: number;
+    total_weight: number;
+    self_share: number;
+    total_share: number;
+    unit: StackUnit;
+    /**
+     * Whose clock the time is on, when the ranking holds accelerator time: `accelerator` for slices on
+     * an accelerator's track (kernels, copies, device annotations), `cpu` for host threads. Each row's
+     * shares are then of its own domain's total. null when the ranking has no accelerator time.
+     */
+    time_domain: TimeDomain | null;
+  };
 
 export type TimeDomain = "cpu" | "accelerator";
 

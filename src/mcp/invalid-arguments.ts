@@ -16,70 +16,44 @@ export function fieldProblems(issues: readonly v.BaseIssue<unknown>[]): FieldPro
   return problems;
 }
 
+/** Issues whose message is "<words> (received …)": the wrong type of value, or none of the allowed ones. */
+const simpleIssues: Record<string, { words: (expected: unknown) => string; type: string }> = {
+  string: { words: () => "Input should be a valid string", type: "string_type" },
+  number: { words: () => "Input should be a valid number", type: "number_type" },
+  integer: { words: () => "Input should be a valid integer", type: "int_type" },
+  boolean: { words: () => "Input should be a valid boolean", type: "bool_type" },
+  array: { words: () => "Input should be a valid array", type: "list_type" },
+  picklist: { words: (expected) => `Input should be ${expected}`, type: "literal_error" },
+  literal: { words: (expected) => `Input should be ${expected}`, type: "literal_error" },
+  enum: { words: (expected) => `Input should be ${expected}`, type: "literal_error" },
+  union: { words: () => "Input matches none of the allowed shapes", type: "union_error" },
+  variant: { words: () => "Input matches none of the allowed shapes", type: "union_error" },
+  regex: { words: (expected) => `String should match pattern ${expected}`, type: "string_pattern_mismatch" },
+};
+
+/** Bound issues: valibot's `expected` carries the comparison sign (">=5"), which the message states in words. */
+const boundIssues: Record<string, { words: string; sign: string; type: string }> = {
+  min_length: { words: "Length should be at least", sign: ">=", type: "too_short" },
+  max_length: { words: "Length should be at most", sign: "<=", type: "too_long" },
+  min_value: { words: "Input should be greater than or equal to", sign: ">=", type: "greater_than_equal" },
+  max_value: { words: "Input should be less than or equal to", sign: "<=", type: "less_than_equal" },
+  gt_value: { words: "Input should be greater than", sign: ">", type: "greater_than" },
+};
+
 function describe(issue: v.BaseIssue<unknown>, field: string): FieldProblem {
-  switch (issue.type) {
-    case "strict_object":
-    case "object":
-    case "loose_object":
-      if (issue.expected === "never") return { field, message: "Unknown argument field.", type: "extra_forbidden" };
-      if (issue.received === "undefined") return { field, message: "Field required", type: "missing" };
-      return { field, message: `Input should be an object (received ${issue.received})`, type: "object_type" };
-    case "string":
-      return { field, message: `Input should be a valid string (received ${issue.received})`, type: "string_type" };
-    case "number":
-      return { field, message: `Input should be a valid number (received ${issue.received})`, type: "number_type" };
-    case "integer":
-      return { field, message: `Input should be a valid integer (received ${issue.received})`, type: "int_type" };
-    case "boolean":
-      return { field, message: `Input should be a valid boolean (received ${issue.received})`, type: "bool_type" };
-    case "array":
-      return { field, message: `Input should be a valid array (received ${issue.received})`, type: "list_type" };
-    case "picklist":
-    case "literal":
-    case "enum":
-      return { field, message: `Input should be ${issue.expected} (received ${issue.received})`, type: "literal_error" };
-    case "min_length":
-      return {
-        field,
-        message: `Length should be at least ${String(issue.expected).replace(">=", "")} (received ${issue.received})`,
-        type: "too_short",
-      };
-    case "max_length":
-      return {
-        field,
-        message: `Length should be at most ${String(issue.expected).replace("<=", "")} (received ${issue.received})`,
-        type: "too_long",
-      };
-    case "min_value":
-      return {
-        field,
-        message: `Input should be greater than or equal to ${String(issue.expected).replace(">=", "")} (received ${issue.received})`,
-        type: "greater_than_equal",
-      };
-    case "max_value":
-      return {
-        field,
-        message: `Input should be less than or equal to ${String(issue.expected).replace("<=", "")} (received ${issue.received})`,
-        type: "less_than_equal",
-      };
-    case "gt_value":
-      return {
-        field,
-        message: `Input should be greater than ${String(issue.expected).replace(">", "")} (received ${issue.received})`,
-        type: "greater_than",
-      };
-    case "regex":
-      return {
-        field,
-        message: `String should match pattern ${issue.expected} (received ${issue.received})`,
-        type: "string_pattern_mismatch",
-      };
-    case "union":
-    case "variant":
-      return { field, message: `Input matches none of the allowed shapes (received ${issue.received})`, type: "union_error" };
-    default:
-      return { field, message: issue.message, type: issue.type };
+  if (issue.type === "strict_object" || issue.type === "object" || issue.type === "loose_object") {
+    if (issue.expected === "never") return { field, message: "Unknown argument field.", type: "extra_forbidden" };
+    if (issue.received === "undefined") return { field, message: "Field required", type: "missing" };
+    return { field, message: `Input should be an object (received ${issue.received})`, type: "object_type" };
   }
+  const simple = simpleIssues[issue.type];
+  if (simple) return { field, message: `${simple.words(issue.expected)} (received ${issue.received})`, type: simple.type };
+  const bound = boundIssues[issue.type];
+  if (bound) {
+    const limit = String(issue.expected).replace(bound.sign, "");
+    return { field, message: `${bound.words} ${limit} (received ${issue.received})`, type: bound.type };
+  }
+  return { field, message: issue.message, type: issue.type };
 }
 
 export function invalidArgumentsFromIssues(subject: string, issues: readonly v.BaseIssue<unknown>[]): FlameoxError {

@@ -1,4 +1,4 @@
-import { probeRunner } from "../adapters/adapter-support.ts";
+import { probeRunner } from "../adapters/command-runner.ts";
 import {
   type AdapterEntryPoint,
   adapterEntryPointGroup,

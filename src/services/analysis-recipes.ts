@@ -3,7 +3,7 @@
  * read-only analyze_* tool over pinned inputs, and states the inputs (and bundles) it read.
  */
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
-import type { AnalysisService } from "./analysis-service.ts";
+import { type AnalysisService, defaultHotspotRequest } from "./analysis-service.ts";
 import type { ScalingService } from "./scaling-service.ts";
 import { pinEvidenceScope } from "./evidence-scope.ts";
 import type { ExecutionAnalysisService } from "./execution-analysis-service.ts";
@@ -121,16 +121,7 @@ export const analysisRecipes = new Map<AnalysisRecipeName, Recipe>([
     "hotspots",
     // v2: accelerator time has its own denominator (time_domain, domain_totals); limitations repeated.
     singleInputRecipe("analyze_hotspots.v2", 20, (services, inputId, limit) =>
-      services.analysis.hotspots({
-        run_or_artifact: inputId,
-        limit,
-        group_by: "function",
-        order_by: "self",
-        unit: null,
-        thread: null,
-        per_thread: false,
-        cursor: null,
-      }),
+      services.analysis.hotspots(defaultHotspotRequest(inputId, limit)),
     ),
   ],
   [

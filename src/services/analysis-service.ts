@@ -18,7 +18,9 @@ import {
   type TimeDomain,
   type UnitSummary,
 } from "../analysis/hotspots.ts";
+import type { EvidenceView } from "../store/evidence-query.ts";
 import { readRun } from "../store/run-store.ts";
+import { offsetPage, pageEvidence } from "./evidence-needs.ts";
 import { limitWithin, pinEvidenceScope, scopeLimitations, withEvidence, type EvidenceScope } from "./evidence-scope.ts";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { flameGraphResourceUri } from "../domain/resource-uris.ts";
@@ -71,6 +73,20 @@ export type HotspotRequest = {
   cursor: string | null;
 };
 
+/** The first answer about a profile: functions by self weight over all threads, first page. */
+export function defaultHotspotRequest(runOrArtifact: string, limit: number): HotspotRequest {
+  return {
+    run_or_artifact: runOrArtifact,
+    limit,
+    group_by: "function",
+    order_by: "self",
+    unit: null,
+    thread: null,
+    per_thread: false,
+    cursor: null,
+  };
+}
+
 export type CallEdgeResult = {
   schema_version: 1;
   run_or_artifact: string;
@@ -99,6 +115,16 @@ export type StackExamplesResult = {
   truncated: boolean;
   next_cursor: string | null;
   evidence: EvidenceStatus;
+};
+
+/** get_frame_callers, get_frame_callees and get_stack_examples: one page about one frame of a run or artifact. */
+type FramePageRequest = {
+  run_or_artifact: string;
+  frame_id: string;
+  limit: number;
+  cursor: string | null;
+  unit: StackUnit | null;
+  thread: string | null;
 };
 
 export class AnalysisService {
@@ -213,26 +239,13 @@ export class AnalysisService {
     });
   }
 
-  async callEdges(
-    request: {
-      run_or_artifact: string;
-      frame_id: string;
-      limit: number;
-      cursor: string | null;
-      unit: StackUnit | null;
-      thread: string | null;
-    },
-    direction: "callers" | "callees",
-  ): Promise<CallEdgeResult> {
-    const { limit, scope, offset, nextCursor } = this.pinPage(`get_frame_${direction}`, request);
-    return withEvidence(this.workspace, scope, async (view) => {
-      const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
+  async callEdges(request: FramePageRequest, direction: "callers" | "callees"): Promise<CallEdgeResult> {
+    return this.framePage(`get_frame_${direction}`, request, async ({ view, frame, unit, scope, offset, limit, nextCursor }) => {
       const result = await queryCallEdges(
         view,
         { frameId: request.frame_id, groupBy: frame.groupBy, direction: direction === "callers" ? -1 : 1, unit, thread: request.thread },
         { offset, limit },
       );
-      const truncated = offset + result.edges.length < result.total;
       return {
         schema_version: 1,
         run_or_artifact: request.run_or_artifact,
@@ -242,35 +255,19 @@ export class AnalysisService {
         unit,
         frame_weight: result.frame_weight,
         edges: result.edges,
-        total: result.total,
-        returned: result.edges.length,
-        truncated,
-        next_cursor: truncated ? nextCursor(offset + result.edges.length) : null,
-        evidence:
-          result.total === 0
-            ? { status: "empty", reason: "The frame has no samples in this unit or thread.", next_tool: null, next_arguments: null }
-            : { status: "available", reason: "From extracted stack samples.", next_tool: null, next_arguments: null },
+        ...offsetPage(offset, result.edges.length, result.total, nextCursor),
+        evidence: pageEvidence(result.total, "The frame has no samples in this unit or thread.", "From extracted stack samples."),
       };
     });
   }
 
-  async stackExamples(request: {
-    run_or_artifact: string;
-    frame_id: string;
-    limit: number;
-    cursor: string | null;
-    unit: StackUnit | null;
-    thread: string | null;
-  }): Promise<StackExamplesResult> {
-    const { limit, scope, offset, nextCursor } = this.pinPage("get_stack_examples", request);
-    return withEvidence(this.workspace, scope, async (view) => {
-      const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
+  async stackExamples(request: FramePageRequest): Promise<StackExamplesResult> {
+    return this.framePage("get_stack_examples", request, async ({ view, frame, unit, scope, offset, limit, nextCursor }) => {
       const result = await queryStackExamples(
         view,
         { frameId: request.frame_id, groupBy: frame.groupBy, unit, thread: request.thread },
         { offset, limit },
       );
-      const truncated = offset + result.examples.length < result.total;
       return {
         schema_version: 1,
         run_or_artifact: request.run_or_artifact,
@@ -278,24 +275,28 @@ export class AnalysisService {
         frame: frame.identity,
         unit,
         examples: result.examples,
-        total: result.total,
-        returned: result.examples.length,
-        truncated,
-        next_cursor: truncated ? nextCursor(offset + result.examples.length) : null,
-        evidence:
-          result.total === 0
-            ? { status: "empty", reason: "No stacks contain the frame in this unit or thread.", next_tool: null, next_arguments: null }
-            : { status: "available", reason: "From extracted stack samples.", next_tool: null, next_arguments: null },
+        ...offsetPage(offset, result.examples.length, result.total, nextCursor),
+        evidence: pageEvidence(result.total, "No stacks contain the frame in this unit or thread.", "From extracted stack samples."),
       };
     });
   }
 
-  private async frameAndUnit(
-    view: Parameters<typeof stackUnits>[0],
-    frameId: string,
-    requestedUnit: StackUnit | null,
-    runOrArtifact: string,
-  ) {
+  /** A page about one frame: the pinned page, then the frame and the unit it is read in, handed to `read`. */
+  private framePage<T>(
+    query: string,
+    request: FramePageRequest,
+    read: (
+      page: ReturnType<AnalysisService["pinPage"]> & { view: EvidenceView } & Awaited<ReturnType<AnalysisService["frameAndUnit"]>>,
+    ) => Promise<T>,
+  ): Promise<T> {
+    const page = this.pinPage(query, request);
+    return withEvidence(this.workspace, page.scope, async (view) => {
+      const { frame, unit } = await this.frameAndUnit(view, request.frame_id, request.unit, request.run_or_artifact);
+      return read({ ...page, view, frame, unit });
+    });
+  }
+
+  private async frameAndUnit(view: EvidenceView, frameId: string, requestedUnit: StackUnit | null, runOrArtifact: string) {
     const frame = await resolveFrame(view, frameId);
     if (!frame) {
       throw invalidInput(

@@ -11,7 +11,7 @@ import type { ManagedProviders } from "./managed-providers.ts";
 import { capabilityUnavailable, type FlameoxError } from "../domain/errors.ts";
 import { captureAdapters } from "../adapters/capture-adapters.ts";
 import { hasProbe } from "../adapters/capture-adapter.ts";
-import { probeRunner } from "../adapters/adapter-support.ts";
+import { probeRunner } from "../adapters/command-runner.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 
 export type CapabilityMode = "passive" | "active_cached" | "active_refresh";

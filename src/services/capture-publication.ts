@@ -14,7 +14,7 @@ import { crashPoint } from "../store/crash-points.ts";
 import { readRun, reviseRun, type RunArtifactReference, type RunManifest } from "../store/run-store.ts";
 import type { Workspace } from "../store/workspace.ts";
 import { type CaptureReceipt, type ConsumedPlan, trustedLocalLimitation } from "./capture-plan.ts";
-import { brokerCommandRunner } from "./command-runner.ts";
+import { brokerCommandRunner } from "../adapters/command-runner.ts";
 import { type PreparedBundle, prepareBundle } from "./evidence-publisher.ts";
 import { defaultNextStep } from "./receipt-next-step.ts";
 import { crashException, placesOf, streamTail, tailCharacters } from "./run-output.ts";

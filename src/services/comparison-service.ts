@@ -1,5 +1,5 @@
 import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
-import { comparisonInvalid, type FlameoxError, invalidInput, notFound, runNotFound, workspaceInvalid } from "../domain/errors.ts";
+import { comparisonInvalid, type FlameoxError, invalidInput, notFound, runNotFound } from "../domain/errors.ts";
 import { compatibilityMismatches, metricNamesSql, metricPerRun, type MemberFacts } from "../analysis/comparison.ts";
 import { metricUnitsOf, type Partition, partitionMembers, samplesOf, sampleMismatches } from "../analysis/comparison-sides.ts";
 import { differentialHotspots, type DifferentialHotspots } from "../analysis/differential.ts";
@@ -133,28 +133,16 @@ export class ComparisonService {
       ...sampleMismatches({ metric, requestedUnit: request.unit ?? null, units, samples, missingMetric, partition }),
       ...statistics.validity_mismatches,
     ]);
-    const limitations: string[] = [];
-    if (statistics.pairing === "unpaired" && sameExperiment === null && (baseline.runSet.experiment_id || candidate.runSet.experiment_id)) {
-      limitations.push(
-        "The run sets come from different experiments (or only one from an experiment), so blocks cannot pair them; the comparison is unpaired.",
-      );
-    }
+    const acrossExperiments =
+      statistics.pairing === "unpaired" && sameExperiment === null && (baseline.runSet.experiment_id || candidate.runSet.experiment_id);
+    const limitations = acrossExperiments
+      ? [
+          "The run sets come from different experiments (or only one from an experiment), so blocks cannot pair them; the comparison is unpaired.",
+        ]
+      : [];
     await progress?.(2, 2, "Comparison result ready");
     return comparisonResult({
-      // The id digests the normalized request, both memberships and the pinned commit: same inputs, same id.
-      comparisonId: digestOf({
-        recipe: comparisonRecipe,
-        request: {
-          metric,
-          unit: request.unit ?? null,
-          pairing: request.pairing ?? "auto",
-          hotspot_limit: request.hotspot_limit ?? 10,
-          ...parameters,
-        },
-        baseline: baseline.runSet.membership_digest,
-        candidate: candidate.runSet.membership_digest,
-        corpus_commit_id: head.commit_id,
-      }),
+      comparisonId: comparisonIdOf(request, { metric, parameters }, [baseline.runSet, candidate.runSet], head.commit_id),
       corpusCommitId: head.commit_id,
       baseline: sideSummary(baseline, members.baseline[0]?.member.treatment ?? null),
       candidate: sideSummary(candidate, members.candidate[0]?.member.treatment ?? null),
@@ -312,4 +300,26 @@ function sideSummary(resolved: { runSet: RunSet; kind: "run_set" | "run" }, firs
     members: resolved.runSet.members.length,
     treatment: (resolved.runSet.selection.treatment as string | undefined) ?? firstTreatment,
   };
+}
+
+/** The id digests the normalized request, both memberships and the pinned commit: same inputs, same id. */
+function comparisonIdOf(
+  request: CompareRunSetsRequest,
+  resolved: { metric: string; parameters: ReturnType<typeof comparisonParameters> },
+  [baseline, candidate]: [{ membership_digest: string }, { membership_digest: string }],
+  corpusCommitId: string,
+): string {
+  return digestOf({
+    recipe: comparisonRecipe,
+    request: {
+      metric: resolved.metric,
+      unit: request.unit ?? null,
+      pairing: request.pairing ?? "auto",
+      hotspot_limit: request.hotspot_limit ?? 10,
+      ...resolved.parameters,
+    },
+    baseline: baseline.membership_digest,
+    candidate: candidate.membership_digest,
+    corpus_commit_id: corpusCommitId,
+  });
 }

@@ -25,6 +25,16 @@ export const available = (
   nextArguments: Record<string, unknown> | null = null,
 ): EvidenceStatus => ({ status: "available", reason, next_tool: nextTool, next_arguments: nextArguments });
 
+/** Whether a page rests on samples: `empty` with the reason when there are none, else `available`. */
+export const pageEvidence = (total: number, emptyReason: string, availableReason: string): EvidenceStatus =>
+  total === 0 ? { status: "empty", reason: emptyReason, next_tool: null, next_arguments: null } : available(availableReason);
+
+/** The paging fields of one offset page: how many came back, whether more remain, and the cursor to the rest. */
+export function offsetPage(offset: number, returned: number, total: number, nextCursor: (position: number) => string) {
+  const truncated = offset + returned < total;
+  return { total, returned, truncated, next_cursor: truncated ? nextCursor(offset + returned) : null };
+}
+
 /** The evidence an analysis reads, and where it comes from: which artifact kinds, extractor, adapter and import kind. */
 export type EvidenceNeed = { what: string; kinds: string[]; extractTool: string; adapter: string; importKind: string };
 

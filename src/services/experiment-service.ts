@@ -3,7 +3,6 @@ import type { ExperimentConfig, Scalar, WorkloadConfig } from "../config/project
 import { resolveWorkloadInvocation, scalarText } from "../config/workload-template.ts";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { canonicalJson, digestOf } from "../domain/canonical-json.ts";
-import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
 import { notFound, planRefused, undeclared, workspaceInvalid } from "../domain/errors.ts";
 import { type ExperimentStatistics, type PlannedTrial, polarityOfMetric, type TrialOutcome } from "../domain/experiment.ts";
 import { effectiveFactors, type OrderSummary, realizeOrder, summarizeOrder } from "../analysis/experiment-design.ts";
@@ -16,6 +15,7 @@ import type { ExperimentExecution, ExperimentIntent, ExperimentReceipt } from ".
 import type { InvestigationService } from "./investigation-service.ts";
 import { bestEffortProgress, defaultHeartbeatIntervalMs, heartbeatProgress, type ProgressReporter } from "./progress.ts";
 import type { WorkloadService } from "./workload-service.ts";
+import { keysetPage, resumeAfter } from "./keyset-page.ts";
 
 export type { ExperimentIntent, ExperimentReceipt };
 
@@ -333,28 +333,16 @@ export class ExperimentService {
       outcome: request.outcome ?? null,
       limit,
     });
-    const after = request.cursor
-      ? (decodeCursor(workspace.cursorSecret(), request.cursor, { scope, snapshot: request.experiment_id }) as number)
-      : 0;
+    const binding = { secret: workspace.cursorSecret(), scope, snapshot: request.experiment_id };
+    const after = resumeAfter<number>(binding, request.cursor) ?? 0;
     const { total, trials } = this.experiments.trialPage({
       experimentId: request.experiment_id,
       outcome: request.outcome ?? null,
       afterOrdinal: after,
       limit,
     });
-    const truncated = trials.length > limit;
-    const page = trials.slice(0, limit);
-    return {
-      schema_version: 1,
-      experiment_id: request.experiment_id,
-      trials: page,
-      total,
-      returned: page.length,
-      truncated,
-      next_cursor: truncated
-        ? encodeCursor(workspace.cursorSecret(), { scope, snapshot: request.experiment_id, position: page[page.length - 1]!.ordinal })
-        : null,
-    };
+    const { page, fields } = keysetPage(binding, trials, total, limit, (last) => last.ordinal);
+    return { schema_version: 1, experiment_id: request.experiment_id, trials: page, ...fields };
   }
 
   getTrial(trialId: string, experimentId: string | null = null): Trial {

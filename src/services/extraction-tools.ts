@@ -23,7 +23,7 @@ import { extractPyperf } from "../adapters/pyperf/pyperf-adapter.ts";
 import { extractPytestEvents } from "../adapters/pytest/pytest-events-extractor.ts";
 import { extractPythonStartup } from "../adapters/python-startup/python-startup-adapter.ts";
 import { executableDigest } from "../exec/executable.ts";
-import { brokerCommandRunner } from "./command-runner.ts";
+import { brokerCommandRunner } from "../adapters/command-runner.ts";
 import { capabilityUnavailable } from "../domain/errors.ts";
 import type { RunArtifactFile } from "../store/artifact-registry.ts";
 import type { RunManifest } from "../store/run-store.ts";

@@ -6,7 +6,7 @@ import { detectProfileFormat } from "../adapters/formats/detect.ts";
 import type { DetectedFormat } from "../adapters/formats/format-catalog.ts";
 import { extractProfile } from "../adapters/formats/extract-profile.ts";
 import { extractFailureLog } from "../adapters/failures/failure-log.ts";
-import { type LimitationDetail, failureLogToExtract, importPlan } from "./import-plan.ts";
+import { type ImportPlan, type LimitationDetail, failureLogToExtract, importPlan } from "./import-plan.ts";
 import { type StagedArtifact, stageArtifactFile } from "../store/artifact-store.ts";
 import { type PublishArtifactInput, publishArtifact, reclaimUnpublished } from "../store/artifact-placement.ts";
 import { advanceCorpus, type CorpusHead } from "../store/corpus.ts";
@@ -124,34 +124,10 @@ export class ImportService {
     const producer = request.producer !== "auto" ? request.producer : (detected.producer ?? plan.producer);
     const producerVersion = request.producer_version ?? detected.producer_version ?? null;
     let bundle: PreparedBundle | null = null;
-    let limitations: string[] = [];
     try {
-      if (plan.profileFormat) {
-        const format = plan.profileFormat;
-        bundle = await prepareBundle(
-          workspace,
-          { runId, artifactId: stored.artifact_id, extractor: "profile", extractorVersion: "1" },
-          async (sink) => {
-            const result = await extractProfile(stored.staged_path, sink, {
-              projectRoot: this.workspace.projectRoot,
-              format,
-            });
-            limitations = result.limitations;
-            return limitations;
-          },
-        );
-      } else if (failureLog) {
-        bundle = await prepareBundle(
-          workspace,
-          { runId, artifactId: stored.artifact_id, extractor: "failure-log", extractorVersion: "1" },
-          async (sink) => {
-            limitations = extractFailureLog(stored.staged_path, sink, {
-              projectRoot: this.workspace.projectRoot,
-            }).limitations;
-            return limitations;
-          },
-        );
-      }
+      const extracted = await this.extractOnImport(workspace, { runId, stored }, plan.profileFormat, failureLog !== null);
+      bundle = extracted.bundle;
+      let limitations = extracted.limitations;
       const details: LimitationDetail[] = bundle
         ? limitations.map((message) => ({ source: "extraction", code: "extraction", message }))
         : plan.notes;
@@ -205,6 +181,32 @@ export class ImportService {
       reclaimUnpublished(workspace, [stored]);
       throw withoutStorePath(error, stored.staged_path, basename(source));
     }
+  }
+
+  /** A profile or a failure log is extracted as it is imported; any other kind waits for its extract tool (no bundle). */
+  private async extractOnImport(
+    workspace: Workspace,
+    input: { runId: string; stored: StagedArtifact },
+    profileFormat: ImportPlan["profileFormat"],
+    isFailureLog: boolean,
+  ): Promise<{ bundle: PreparedBundle | null; limitations: string[] }> {
+    const projectRoot = this.workspace.projectRoot;
+    const path = input.stored.staged_path;
+    let limitations: string[] = [];
+    const context = { runId: input.runId, artifactId: input.stored.artifact_id, extractorVersion: "1" };
+    if (profileFormat) {
+      const bundle = await prepareBundle(workspace, { ...context, extractor: "profile" }, async (sink) => {
+        limitations = (await extractProfile(path, sink, { projectRoot, format: profileFormat })).limitations;
+        return limitations;
+      });
+      return { bundle, limitations };
+    }
+    if (!isFailureLog) return { bundle: null, limitations };
+    const bundle = await prepareBundle(workspace, { ...context, extractor: "failure-log" }, async (sink) => {
+      limitations = extractFailureLog(path, sink, { projectRoot }).limitations;
+      return limitations;
+    });
+    return { bundle, limitations };
   }
 }
 

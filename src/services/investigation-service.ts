@@ -1,5 +1,4 @@
 import { digestOf } from "../domain/canonical-json.ts";
-import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
 import { type FlameoxError, notFound, staleInput, workspaceInvalid } from "../domain/errors.ts";
 import type {
   Assessment,
@@ -17,6 +16,7 @@ import type { EvidenceRecordStore } from "../store/evidence-record-store.ts";
 import type { InvestigationStore, ListedRecords, ListPosition } from "../store/investigation-store.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import { checkFindingRules } from "./finding-rules.ts";
+import { keysetPage, resumeAfter } from "./keyset-page.ts";
 
 const listAgain = { limit: 100 };
 
@@ -234,34 +234,21 @@ export class InvestigationService {
   ): ListPage<Key, Item> {
     const workspace = this.workspace.open();
     const scope = digestOf({ query: `list_${key}`, filter, limit: request.limit });
-    let pinnedAt = new Date().toISOString();
-    let after: ListPosition | null = null;
-    if (request.cursor) {
-      const decoded = decodeCursor(workspace.cursorSecret(), request.cursor, { scope, snapshot: key }) as ListPosition & {
-        pinned_at: string;
-      };
-      pinnedAt = decoded.pinned_at;
-      after = { created_at: decoded.created_at, id: decoded.id };
-    }
+    const binding = { secret: workspace.cursorSecret(), scope, snapshot: key };
+    const resumed = resumeAfter<ListPosition & { pinned_at: string }>(binding, request.cursor);
+    const pinnedAt = resumed?.pinned_at ?? new Date().toISOString();
+    const after = resumed && { created_at: resumed.created_at, id: resumed.id };
     const { total, rows } = list({ pinnedAt, after, limit: request.limit });
-    const truncated = rows.length > request.limit;
-    const page = rows.slice(0, request.limit);
-    const last = page[page.length - 1];
+    const { page, fields } = keysetPage(binding, rows, total, request.limit, (last) => ({
+      pinned_at: pinnedAt,
+      created_at: last.created_at,
+      id: last.id,
+    }));
     return {
       schema_version: 1,
       corpus_commit_id: corpusHead(workspace.state.database).commit_id,
       [key]: page.map((row) => row.record),
-      total,
-      returned: page.length,
-      truncated,
-      next_cursor:
-        truncated && last
-          ? encodeCursor(workspace.cursorSecret(), {
-              scope,
-              snapshot: key,
-              position: { pinned_at: pinnedAt, created_at: last.created_at, id: last.id },
-            })
-          : null,
+      ...fields,
     } as ListPage<Key, Item>;
   }
 }

@@ -1,7 +1,7 @@
 import { queryHotspots, stackUnits, type Hotspot } from "../analysis/hotspots.ts";
 import { memoryMeasurements, type MemoryMeasurement } from "../analysis/recipes/memory.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
-import { available, type EvidenceStatus, maximumRows, missingEvidence, queryCursors, scopeRun } from "./evidence-needs.ts";
+import { available, type EvidenceStatus, maximumRows, missingEvidence, offsetPage, queryCursors, scopeRun } from "./evidence-needs.ts";
 import { limitWithin, pinEvidenceScope, scopeLimitations, withEvidence } from "./evidence-scope.ts";
 
 export type MemoryAnalysisResult = {
@@ -94,7 +94,6 @@ export class MemoryAnalysisService {
     const hotspots = result.page?.hotspots ?? [];
     const retained = result.retained?.hotspots ?? [];
     const total = result.page?.total ?? 0;
-    const truncated = offset + hotspots.length < total;
     const peakBytes = pick("memory.peak_bytes");
     const retainedBytes = pick("memory.leaked_bytes");
     const leading = leakOf(retainedBytes, peakBytes) && retained[0] ? "retained_at_exit" : "peak";
@@ -114,10 +113,7 @@ export class MemoryAnalysisService {
       top_allocations: hotspots,
       retained_allocations: retained,
       retained_truncated: (result.retained?.total ?? 0) > retained.length,
-      total,
-      returned: hotspots.length,
-      truncated,
-      next_cursor: truncated ? cursors.encode(offset + hotspots.length, scope.snapshot) : null,
+      ...offsetPage(offset, hotspots.length, total, (position) => cursors.encode(position, scope.snapshot)),
       limitations: scopeLimitations(scope),
       evidence: allocatorEvidence
         ? available(

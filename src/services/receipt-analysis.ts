@@ -1,6 +1,6 @@
 import type { DefaultAnalysisKind } from "../adapters/registry.ts";
 import { toFlameoxError } from "../domain/errors.ts";
-import type { AnalysisService } from "./analysis-service.ts";
+import { type AnalysisService, defaultHotspotRequest } from "./analysis-service.ts";
 import { boundedProjection } from "./bounded-projection.ts";
 import type { EvidenceStatus } from "./evidence-needs.ts";
 import type { ExecutionAnalysisService } from "./execution-analysis-service.ts";
@@ -113,16 +113,7 @@ export class ReceiptAnalysisService {
     const { services } = this;
     switch (kind) {
       case "hotspots": {
-        const result = await services.hotspots.hotspots({
-          run_or_artifact: runId,
-          limit: receiptItems,
-          group_by: "function",
-          order_by: "self",
-          unit: null,
-          thread: null,
-          per_thread: false,
-          cursor: null,
-        });
+        const result = await services.hotspots.hotspots(defaultHotspotRequest(runId, receiptItems));
         return { result, drop: ["per_thread", "thread"] };
       }
       case "memory":

@@ -5,7 +5,6 @@ import { maximumReductionUnits, partitionArtifact } from "../analysis/reduction/
 import { resolveWorkloadInvocation } from "../config/workload-template.ts";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { digestOf } from "../domain/canonical-json.ts";
-import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
 import {
   artifactNotFound,
   capabilityUnavailable,
@@ -36,6 +35,7 @@ import type { ProgressReporter } from "./progress.ts";
 import type { ReductionRunner } from "./reduction-runner.ts";
 import type { WorkloadService } from "./workload-service.ts";
 import { displayArgv } from "./host-paths.ts";
+import { keysetPage, resumeAfter } from "./keyset-page.ts";
 
 export type { ReductionIntent, ReductionPlan, ReductionResult };
 
@@ -157,23 +157,16 @@ export class ReductionService {
       });
     const scope = digestOf({ query: "get_reduction", reduction_id: record.reduction_id, limit: request.limit });
     // Attempts are append-only, so a cursor stays valid while a reduction is still adding to them.
-    const after = request.cursor
-      ? (decodeCursor(workspace.cursorSecret(), request.cursor, { scope, snapshot: record.reduction_id }) as number)
-      : 0;
+    const binding = { secret: workspace.cursorSecret(), scope, snapshot: record.reduction_id };
+    const after = resumeAfter<number>(binding, request.cursor) ?? 0;
     const { total, rows } = this.reductions.attempts(record.reduction_id, after, request.limit);
-    const page = rows.slice(0, request.limit);
-    const truncated = rows.length > request.limit;
+    const { page, fields } = keysetPage(binding, rows, total, request.limit, (last) => last.attempt);
     const resultArtifact = record.final_artifact_id ?? record.best_known_artifact_id;
     return {
       ...record,
       attempts: {
         rows: page,
-        total,
-        returned: page.length,
-        truncated,
-        next_cursor: truncated
-          ? encodeCursor(workspace.cursorSecret(), { scope, snapshot: record.reduction_id, position: page[page.length - 1]!.attempt })
-          : null,
+        ...fields,
       },
       resource_uri: reductionResourceUri(record.reduction_id),
       final_artifact_resource_uri: resultArtifact ? artifactResourceUri(resultArtifact) : null,

@@ -1,5 +1,4 @@
 import { digestOf } from "../domain/canonical-json.ts";
-import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
 import { artifactNotFound, runNotFound } from "../domain/errors.ts";
 import { artifactResourceUri, runResourceUri } from "../domain/resource-uris.ts";
 import { pageLimits } from "../domain/requests/limits.ts";
@@ -9,6 +8,7 @@ import { currentBundlesOfArtifact } from "../store/evidence-registry.ts";
 import { listRunManifests, readRun, type RunFilter, type RunManifest } from "../store/run-store.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import { displayArgv, displayPath } from "./host-paths.ts";
+import { keysetPage, resumeAfter } from "./keyset-page.ts";
 
 export type { RunFilter };
 
@@ -109,36 +109,21 @@ export class RunService {
       filter: Object.fromEntries(applied.map((key) => [key, filter[key]])),
       limit: limit,
     });
-    let position: { created_at: string; run_id: string } | null = null;
-    let pinnedAt = new Date().toISOString();
-    if (request.cursor) {
-      const decoded = decodeCursor(workspace.cursorSecret(), request.cursor, { scope, snapshot: "runs" }) as {
-        pinned_at: string;
-        created_at: string;
-        run_id: string;
-      };
-      position = { created_at: decoded.created_at, run_id: decoded.run_id };
-      pinnedAt = decoded.pinned_at;
-    }
+    const binding = { secret: workspace.cursorSecret(), scope, snapshot: "runs" };
+    const resumed = resumeAfter<{ pinned_at: string; created_at: string; run_id: string }>(binding, request.cursor);
+    const pinnedAt = resumed?.pinned_at ?? new Date().toISOString();
+    const position = resumed && { created_at: resumed.created_at, run_id: resumed.run_id };
     const { total, manifests } = listRunManifests(database, filter, { pinnedAt, after: position, limit: limit });
-    const truncated = manifests.length > limit;
-    const page = manifests.slice(0, limit);
-    const last = page[page.length - 1];
+    const { page, fields } = keysetPage(binding, manifests, total, limit, (last) => ({
+      pinned_at: pinnedAt,
+      created_at: last.created_at,
+      run_id: last.run_id,
+    }));
     return {
       schema_version: 1,
       corpus_commit_id: corpusHead(database).commit_id,
       runs: page.map(summarize),
-      total,
-      returned: page.length,
-      truncated,
-      next_cursor:
-        truncated && last
-          ? encodeCursor(workspace.cursorSecret(), {
-              scope,
-              snapshot: "runs",
-              position: { pinned_at: pinnedAt, created_at: last.created_at, run_id: last.run_id },
-            })
-          : null,
+      ...fields,
       coverage: { filters_applied: applied, population_complete: true },
     };
   }
@@ -163,11 +148,10 @@ export class RunService {
     const workspace = this.workspace.open();
     const database = workspace.state.database;
     const scope = digestOf({ query: "list_artifacts", run_id: request.run_id, kind: request.kind, limit: limit });
-    let after: string | null = null;
-    if (request.cursor) after = decodeCursor(workspace.cursorSecret(), request.cursor, { scope, snapshot: "artifacts" }) as string;
+    const binding = { secret: workspace.cursorSecret(), scope, snapshot: "artifacts" };
+    const after = resumeAfter<string>(binding, request.cursor);
     const { total, artifacts } = listArtifacts(database, { runId: request.run_id, kind: request.kind }, { after, limit: limit });
-    const truncated = artifacts.length > limit;
-    const page = artifacts.slice(0, limit);
+    const { page, fields } = keysetPage(binding, artifacts, total, limit, (last) => last.artifact_id);
     return {
       schema_version: 1,
       corpus_commit_id: corpusHead(database).commit_id,
@@ -179,12 +163,7 @@ export class RunService {
         effective_sensitivity: maxSensitivity(row.sensitivities),
         resource_uri: artifactResourceUri(row.artifact_id),
       })),
-      total,
-      returned: page.length,
-      truncated,
-      next_cursor: truncated
-        ? encodeCursor(workspace.cursorSecret(), { scope, snapshot: "artifacts", position: page[page.length - 1]!.artifact_id })
-        : null,
+      ...fields,
     };
   }
 

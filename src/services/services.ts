@@ -104,6 +104,7 @@ export class Services {
   readonly pipelines: PipelineService;
   readonly reductions: ReductionService;
 
+  // Long by design: the whole service graph, built in dependency order, is readable in one place; splitting it would hide that order.
   constructor(options: ServicesOptions) {
     const workspace = new WorkspaceHandle(options);
     this.handle = workspace;

@@ -12,7 +12,17 @@ import {
 } from "../analysis/recipes/trace-events.ts";
 import { traceWindow, traceWindowEventsThrough, type TraceWindowEvent, type TraceWindowKey } from "../analysis/recipes/trace-window.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
-import { available, type EvidenceStatus, maximumRows, missingEvidence, queryCursors, registrationsOf, scopeRun } from "./evidence-needs.ts";
+import {
+  available,
+  type EvidenceStatus,
+  maximumRows,
+  missingEvidence,
+  offsetPage,
+  pageEvidence,
+  queryCursors,
+  registrationsOf,
+  scopeRun,
+} from "./evidence-needs.ts";
 import { type EvidenceScope, limitWithin, pinEvidenceScope, scopeLimitations, withEvidence } from "./evidence-scope.ts";
 import type { RunManifest } from "../store/run-store.ts";
 
@@ -148,7 +158,6 @@ export class TraceAnalysisService {
     if (outcome.kind === "unextracted") throw this.unextractedTrace(scope);
     if (outcome.kind === "not_torch") throw notTorch(request.run_or_artifact, outcome.categories);
     const { page, allocations, split } = outcome;
-    const truncated = offset + page.operators.length < page.total;
     return {
       schema_version: 1,
       run_or_artifact: request.run_or_artifact,
@@ -157,22 +166,13 @@ export class TraceAnalysisService {
       operators: page.operators,
       allocations,
       time_split: split,
-      total: page.total,
-      returned: page.operators.length,
-      truncated,
-      next_cursor: truncated ? cursors.encode(offset + page.operators.length, scope.snapshot) : null,
+      ...offsetPage(offset, page.operators.length, page.total, (position) => cursors.encode(position, scope.snapshot)),
       limitations: scopeLimitations(scope),
-      evidence:
-        page.total === 0
-          ? {
-              status: "empty",
-              reason: "The torch trace holds no cpu_op events (was the profiler active around the work?).",
-              next_tool: null,
-              next_arguments: null,
-            }
-          : available(
-              `Operators from ${page.total} distinct cpu_op names; self time excludes child operators, calls and total time count outermost calls; accelerator time is reported apart (time_split).`,
-            ),
+      evidence: pageEvidence(
+        page.total,
+        "The torch trace holds no cpu_op events (was the profiler active around the work?).",
+        `Operators from ${page.total} distinct cpu_op names; self time excludes child operators, calls and total time count outermost calls; accelerator time is reported apart (time_split).`,
+      ),
     };
   }
 
@@ -314,10 +314,7 @@ export class TraceAnalysisService {
       truncated,
       next_cursor:
         truncated && last ? cursors.encode({ ts_ns: last.ts_ns, event_id: last.event_id, run_id: last.run_id }, scope.snapshot) : null,
-      evidence:
-        page.total === 0
-          ? { status: "empty", reason: "No trace events overlap this window.", next_tool: null, next_arguments: null }
-          : available("Trace events overlapping the window, in time order."),
+      evidence: pageEvidence(page.total, "No trace events overlap this window.", "Trace events overlapping the window, in time order."),
     };
   }
 

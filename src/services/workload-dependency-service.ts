@@ -1,5 +1,6 @@
 import { isAbsolute, relative, resolve } from "node:path";
-import { isPythonExecutable, probeRunner, workloadPython } from "../adapters/adapter-support.ts";
+import { isPythonExecutable, workloadPython } from "../adapters/adapter-support.ts";
+import { probeRunner } from "../adapters/command-runner.ts";
 import { inspectDistributions } from "../adapters/providers/distribution-inspection.ts";
 import { resolveWorkloadInvocation } from "../config/workload-template.ts";
 import { capabilityUnavailable, processFailed, toFlameoxError } from "../domain/errors.ts";

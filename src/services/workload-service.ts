@@ -1,5 +1,4 @@
 import { digestOf } from "../domain/canonical-json.ts";
-import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
 import {
   environmentRefused,
   FlameoxError,
@@ -31,6 +30,7 @@ import type {
   WorkloadConfigurationResultSchema,
   WorkloadConfigurationStatusSchema,
 } from "../domain/results/workloads.ts";
+import { keysetPage, resumeAfter } from "./keyset-page.ts";
 
 export type WorkloadConfigurationStatus = v.InferOutput<typeof WorkloadConfigurationStatusSchema>;
 export type WorkloadConfigurationResult = v.InferOutput<typeof WorkloadConfigurationResultSchema>;
@@ -200,21 +200,16 @@ export class WorkloadService {
     const configurationId = state.configurationId!;
     const all = this.summaries(config, request.kind);
     const scope = digestOf({ query: "list_declared_workflows", kind: request.kind, limit: request.limit });
-    const secret = this.workspace.open().cursorSecret();
-    let after: string | null = null;
-    if (request.cursor) after = decodeCursor(secret, request.cursor, { scope, snapshot: configurationId }) as string;
-    const remaining = after === null ? all : all.filter((workflow) => workflow.name > after!);
-    const page = remaining.slice(0, request.limit);
-    const truncated = remaining.length > page.length;
+    const binding = { secret: this.workspace.open().cursorSecret(), scope, snapshot: configurationId };
+    const after = resumeAfter<string>(binding, request.cursor);
+    const remaining = after === null ? all : all.filter((workflow) => workflow.name > after);
+    const { page, fields } = keysetPage(binding, remaining, all.length, request.limit, (last) => last.name);
     return {
       schema_version: 1,
       configuration_id: configurationId,
       kind: request.kind,
       workflows: page,
-      total: all.length,
-      returned: page.length,
-      truncated,
-      next_cursor: truncated ? encodeCursor(secret, { scope, snapshot: configurationId, position: page[page.length - 1]!.name }) : null,
+      ...fields,
     };
   }
 

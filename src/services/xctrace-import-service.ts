@@ -59,14 +59,7 @@ export class XctraceImportService {
   async importTrace(request: { path: string; source_root: "project" | "temp" }, signal?: AbortSignal): Promise<XctraceImportReceipt> {
     const workspace = this.workspace.open();
     const folder = this.imports.resolveImportPath(request.path, request.source_root, "folder");
-    const xctrace = findOnPath("xctrace", process.env.PATH ?? "");
-    if (!xctrace)
-      throw capabilityUnavailable("xctrace is not on PATH; it ships with Xcode on macOS, so .trace packages can only be imported there.", {
-        details: { missing_executable: "xctrace", next_tool: "list_capabilities" },
-        remediation: [
-          "On macOS, install Xcode (or its command line tools) so that xctrace is on PATH, then import again; nothing was stored.",
-        ],
-      });
+    const xctrace = requireXctrace();
     const policy = loadWorkspacePolicy(workspace.root);
     const staging = processStagingPath(workspace, `xctrace-${crypto.randomUUID()}`);
     mkdirSync(staging, { recursive: true, mode: 0o700 });
@@ -93,24 +86,8 @@ export class XctraceImportService {
       staged.push(summaryArtifact);
       const version = summary.runs.find((run) => run.instruments_version)?.instruments_version ?? null;
       const runId = crypto.randomUUID();
-      const registration = (
-        artifact: StagedArtifact,
-        name: string,
-        role: string,
-        mediaType: string,
-        format: string,
-      ): PublishArtifactInput => ({
-        runId,
-        artifact,
-        displayName: name,
-        kind: role === "xctrace_package" ? "execution_trace" : "collector_metadata",
-        role,
-        mediaType,
-        sensitivity: "sensitive",
-        producer: "xctrace",
-        producerVersion: version,
-        format,
-      });
+      const registration = (artifact: StagedArtifact, name: string, role: string, mediaType: string, format: string) =>
+        xctraceRegistration({ runId, producerVersion: version }, { artifact, name, role, mediaType, format });
       const corpus = publish(workspace, runId, [
         registration(packageArtifact, `${displayName}.tar`, "xctrace_package", "application/x-tar", "xctrace_trace_package"),
         registration(tocArtifact, `${displayName}.toc.xml`, "xctrace_toc", "application/xml", "xctrace_toc"),
@@ -138,6 +115,34 @@ export class XctraceImportService {
       rmSync(staging, { recursive: true, force: true });
     }
   }
+}
+
+function requireXctrace(): string {
+  const xctrace = findOnPath("xctrace", process.env.PATH ?? "");
+  if (xctrace) return xctrace;
+  throw capabilityUnavailable("xctrace is not on PATH; it ships with Xcode on macOS, so .trace packages can only be imported there.", {
+    details: { missing_executable: "xctrace", next_tool: "list_capabilities" },
+    remediation: ["On macOS, install Xcode (or its command line tools) so that xctrace is on PATH, then import again; nothing was stored."],
+  });
+}
+
+/** The package is the execution trace; its table of contents and their summary are collector metadata. Everything is sensitive. */
+function xctraceRegistration(
+  run: { runId: string; producerVersion: string | null },
+  file: { artifact: StagedArtifact; name: string; role: string; mediaType: string; format: string },
+): PublishArtifactInput {
+  return {
+    runId: run.runId,
+    artifact: file.artifact,
+    displayName: file.name,
+    kind: file.role === "xctrace_package" ? "execution_trace" : "collector_metadata",
+    role: file.role,
+    mediaType: file.mediaType,
+    sensitivity: "sensitive",
+    producer: "xctrace",
+    producerVersion: run.producerVersion,
+    format: file.format,
+  };
 }
 
 async function exportToc(

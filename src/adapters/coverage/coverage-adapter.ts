@@ -7,14 +7,6 @@ import { projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 import { probePythonPackage } from "../adapter-support.ts";
 import { requireSqliteFile } from "../formats/sqlite-file.ts";
-export type {
-  PythonWorkloadInvocation,
-  CaptureArtifact,
-  CaptureCommand,
-  CommandResult,
-  CommandRunner,
-  ProbeResult,
-} from "../capture-adapter.ts";
 
 export const coverageRequirement = "coverage==7.17.5";
 export const coverageDataFileName = ".coverage";

@@ -1,7 +1,6 @@
 import * as v from "valibot";
-import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
-import { availablePythonWorkload, collectorPlan, isPythonExecutable, probeWorkloadPython, workloadPython } from "../adapter-support.ts";
-import { adapterDescriptor } from "../registry.ts";
+import { collectorPlan, isPythonExecutable, workloadPython } from "../adapter-support.ts";
+import { pythonToolAdapter } from "../python-tool-adapter.ts";
 import { coverageCaptureCommand, coverageRequirement, extractCoverage, probeCoverage } from "./coverage-adapter.ts";
 import { coverageStatementsUnavailable, extractCoverageStatements } from "./coverage-statements.ts";
 
@@ -14,16 +13,13 @@ export const CoverageOptionsSchema = v.strictObject({
  * coverage.py in branch mode; the .coverage SQLite becomes line and arc observations, and coverage's
  * JSON report over it the statements (executed, missed, excluded) and the missed branches.
  */
-export const coverageAdapter: CaptureAdapter & { probe(context: ProbeContext): Promise<ProbeResult> } = {
-  descriptor: adapterDescriptor("coverage")!,
-  optionsSchema: CoverageOptionsSchema as unknown as CaptureAdapter["optionsSchema"],
+export const coverageAdapter = pythonToolAdapter({
+  name: "coverage",
+  requirement: coverageRequirement,
+  optionsSchema: CoverageOptionsSchema,
   extractor: { name: "coverage", version: "2" },
-  probe(context) {
-    return probeWorkloadPython(context, "coverage", coverageRequirement, probeCoverage);
-  },
-  async planCollector(context) {
-    const options = v.parse(CoverageOptionsSchema, context.options);
-    const workload = await availablePythonWorkload("coverage", context, coverageAdapter.probe);
+  probe: probeCoverage,
+  plan(context, options, workload) {
     const command = coverageCaptureCommand({
       workload,
       artifactDirectory: context.artifactDirectory,
@@ -70,4 +66,4 @@ export const coverageAdapter: CaptureAdapter & { probe(context: ProbeContext): P
     if (!limitation) return { limitations };
     return { limitations: [...limitations, limitation.message], limitationDetails: [limitation] };
   },
-};
+});

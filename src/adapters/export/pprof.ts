@@ -22,7 +22,18 @@ import {
 
 export type PprofExportOptions = { unit?: StackUnit /** Sampling period in the weight unit, when known. */; period?: number };
 
-const sampleTypesByUnit: Record<StackUnit, { types: Array<[string, string]>; weightIndex: number }> = {
+type SampleTypes = { types: Array<[string, string]>; weightIndex: number };
+
+/** Memory in use: live allocations and their bytes. */
+const inUse: SampleTypes = {
+  types: [
+    ["inuse_objects", "count"],
+    ["inuse_space", "bytes"],
+  ],
+  weightIndex: 1,
+};
+
+const sampleTypesByUnit: Record<StackUnit, SampleTypes> = {
   ns: {
     types: [
       ["samples", "count"],
@@ -33,22 +44,76 @@ const sampleTypesByUnit: Record<StackUnit, { types: Array<[string, string]>; wei
   samples: { types: [["samples", "count"]], weightIndex: 0 },
   // flameox's byte-weighted stacks are memory in use at one moment (memray's high-water mark, a heap
   // profile's inuse_space), and their sample_count is the number of live allocations.
-  bytes: {
-    types: [
-      ["inuse_objects", "count"],
-      ["inuse_space", "bytes"],
-    ],
-    weightIndex: 1,
-  },
+  bytes: inUse,
   // Still allocated when the program ended: what pprof calls in use.
-  retained_bytes: {
-    types: [
-      ["inuse_objects", "count"],
-      ["inuse_space", "bytes"],
-    ],
-    weightIndex: 1,
-  },
+  retained_bytes: inUse,
 };
+
+/** profile.proto's string table: index 0 is "", every other text once, in the order first used. */
+class StringTable {
+  readonly strings: string[] = [""];
+  private readonly indexOf = new Map<string, number>([["", 0]]);
+
+  intern(text: string): number {
+    let index = this.indexOf.get(text);
+    if (index === undefined) {
+      index = this.strings.length;
+      this.strings.push(text);
+      this.indexOf.set(text, index);
+    }
+    return index;
+  }
+}
+
+/** One Location per frame key and one Function per (name, file), each written when first met. */
+class LocationTable {
+  readonly locations = new ProtoWriter();
+  readonly functions = new ProtoWriter();
+  private readonly locationByKey = new Map<string, number>();
+  private readonly functionByIdentity = new Map<string, number>();
+
+  constructor(
+    private readonly frames: ReadonlyMap<string, FrameRow>,
+    private readonly strings: StringTable,
+  ) {}
+
+  locationOf(key: string): number {
+    let id = this.locationByKey.get(key);
+    if (id !== undefined) return id;
+    const frame = frameOf(this.frames, key);
+    const identity = `${frame.function}\u0000${frame.file ?? ""}`;
+    let functionId = this.functionByIdentity.get(identity);
+    if (functionId === undefined) {
+      functionId = this.functionByIdentity.size + 1;
+      this.functionByIdentity.set(identity, functionId);
+      const name = this.strings.intern(frame.function);
+      this.functions.message(
+        5,
+        new ProtoWriter()
+          .uint(1, functionId)
+          .uint(2, name)
+          .uint(3, name)
+          .uint(4, this.strings.intern(frame.file ?? "")),
+      );
+    }
+    id = this.locationByKey.size + 1;
+    this.locationByKey.set(key, id);
+    this.locations.message(4, new ProtoWriter().uint(1, id).message(4, new ProtoWriter().uint(1, functionId).uint(2, frame.line ?? 0)));
+    return id;
+  }
+}
+
+/** The sample types, the period and the default sample type of a profile in `unit`. */
+function writeSampleTypes(out: ProtoWriter, strings: StringTable, unit: StackUnit, options: PprofExportOptions): void {
+  const layout = sampleTypesByUnit[unit];
+  for (const [type, typeUnit] of layout.types) {
+    out.message(1, new ProtoWriter().uint(1, strings.intern(type)).uint(2, strings.intern(typeUnit)));
+  }
+  const [weightType, weightUnit] = layout.types[layout.weightIndex] as [string, string];
+  out.message(11, new ProtoWriter().uint(1, strings.intern(weightType)).uint(2, strings.intern(weightUnit)));
+  if (options.period !== undefined && options.period > 0) out.uint(12, Math.round(options.period));
+  out.uint(14, strings.intern(weightType));
+}
 
 function* messages(
   frames: ReadonlyMap<string, FrameRow>,
@@ -56,67 +121,22 @@ function* messages(
   groups: StackGroup[],
   options: PprofExportOptions,
 ): Generator<Uint8Array> {
-  const strings: string[] = [""];
-  const stringIndex = new Map<string, number>([["", 0]]);
-  const intern = (text: string): number => {
-    let index = stringIndex.get(text);
-    if (index === undefined) {
-      index = strings.length;
-      strings.push(text);
-      stringIndex.set(text, index);
-    }
-    return index;
-  };
+  const strings = new StringTable();
   const out = new ProtoWriter();
-  const layout = sampleTypesByUnit[unit];
-  for (const [type, typeUnit] of layout.types) {
-    out.message(1, new ProtoWriter().uint(1, intern(type)).uint(2, intern(typeUnit)));
-  }
-  const [weightType, weightUnit] = layout.types[layout.weightIndex] as [string, string];
-  out.message(11, new ProtoWriter().uint(1, intern(weightType)).uint(2, intern(weightUnit)));
-  if (options.period !== undefined && options.period > 0) out.uint(12, Math.round(options.period));
-  out.uint(14, intern(weightType));
-
-  const locationByKey = new Map<string, number>();
-  const functionByIdentity = new Map<string, number>();
-  const locations = new ProtoWriter();
-  const functions = new ProtoWriter();
-  const threadKey = intern("thread");
-  const processKey = intern("process");
-  const locationOf = (key: string): number => {
-    let id = locationByKey.get(key);
-    if (id !== undefined) return id;
-    const frame = frameOf(frames, key);
-    const identity = `${frame.function}\u0000${frame.file ?? ""}`;
-    let functionId = functionByIdentity.get(identity);
-    if (functionId === undefined) {
-      functionId = functionByIdentity.size + 1;
-      functionByIdentity.set(identity, functionId);
-      const name = intern(frame.function);
-      functions.message(
-        5,
-        new ProtoWriter()
-          .uint(1, functionId)
-          .uint(2, name)
-          .uint(3, name)
-          .uint(4, intern(frame.file ?? "")),
-      );
-    }
-    id = locationByKey.size + 1;
-    locationByKey.set(key, id);
-    locations.message(4, new ProtoWriter().uint(1, id).message(4, new ProtoWriter().uint(1, functionId).uint(2, frame.line ?? 0)));
-    return id;
-  };
+  writeSampleTypes(out, strings, unit, options);
+  const threadKey = strings.intern("thread");
+  const processKey = strings.intern("process");
+  const table = new LocationTable(frames, strings);
   for (const group of groups) {
     const labels: ProtoWriter[] = [];
-    if (group.thread !== null) labels.push(new ProtoWriter().uint(1, threadKey).uint(2, intern(group.thread)));
-    if (group.process !== null) labels.push(new ProtoWriter().uint(1, processKey).uint(2, intern(group.process)));
+    if (group.thread !== null) labels.push(new ProtoWriter().uint(1, threadKey).uint(2, strings.intern(group.thread)));
+    if (group.process !== null) labels.push(new ProtoWriter().uint(1, processKey).uint(2, strings.intern(group.process)));
     for (const stack of group.stacks) {
       const weight = Math.round(stack.weight);
       if (weight <= 0) continue;
       const locationIds: number[] = [];
       for (let position = stack.frame_keys.length - 1; position >= 0; position -= 1)
-        locationIds.push(locationOf(stack.frame_keys[position] as string));
+        locationIds.push(table.locationOf(stack.frame_keys[position] as string));
       const values = unit === "samples" ? [weight] : [Math.max(Math.round(stack.sample_count), 0), weight];
       const sample = new ProtoWriter().packed(1, locationIds).packed(2, values);
       for (const label of labels) sample.message(3, label);
@@ -125,14 +145,14 @@ function* messages(
     }
   }
   yield out.take();
-  yield locations.take();
-  yield functions.take();
-  const table = new ProtoWriter();
-  for (const text of strings) {
-    table.string(6, text);
-    if (table.length >= 1 << 16) yield table.take();
+  yield table.locations.take();
+  yield table.functions.take();
+  const stringMessages = new ProtoWriter();
+  for (const text of strings.strings) {
+    stringMessages.string(6, text);
+    if (stringMessages.length >= 1 << 16) yield stringMessages.take();
   }
-  yield table.take();
+  yield stringMessages.take();
 }
 
 function prepare(groups: StackGroup[], options: PprofExportOptions): { unit: StackUnit; groups: StackGroup[] } {

@@ -9,7 +9,7 @@
 import type { ByteSource } from "./byte-source.ts";
 import { type NumberSources, type TraceClock, TraceEventRecord, parseWithSources, recordFromObject } from "./chrome-event-record.ts";
 import { ChromeEventScanner } from "./chrome-event-scanner.ts";
-import { CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, NEED_MORE, OPEN_BRACE, OPEN_BRACKET, QUOTE } from "./json-grammar.ts";
+import { CLOSE_BRACKET, COMMA, NEED_MORE, OPEN_BRACE, OPEN_BRACKET } from "./json-grammar.ts";
 import { FastScanError, JsonTextReader } from "./json-text-reader.ts";
 
 export { FastScanError };
@@ -161,18 +161,7 @@ export class ChromeTraceReader extends JsonTextReader {
   }
 
   private async readObject(): Promise<void> {
-    this.at++;
-    let code = await this.expect();
-    if (code === CLOSE_BRACE) {
-      this.at++;
-      return;
-    }
-    for (;;) {
-      if (code !== QUOTE) this.fail("expected a key");
-      const key = await this.readKey();
-      if ((await this.expect()) !== COLON) this.fail("expected ':'");
-      this.at++;
-      code = await this.expect();
+    await this.members(async (key, code) => {
       if (key === "traceEvents") {
         this.handlers.sawTraceEvents();
         if (code !== OPEN_BRACKET) {
@@ -184,11 +173,6 @@ export class ChromeTraceReader extends JsonTextReader {
         if (this.handlers.topLevelKey(key) === true) this.handlers.topLevelValue?.(key, await this.parseValue());
         else await this.skipValue();
       }
-      code = await this.expect();
-      this.at++;
-      if (code === CLOSE_BRACE) return;
-      if (code !== COMMA) this.fail("expected ',' or '}'");
-      code = await this.expect();
-    }
+    });
   }
 }

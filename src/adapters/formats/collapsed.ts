@@ -6,16 +6,13 @@ import { projectRelativePath, type EvidenceSink, type StackUnit } from "../../do
 import {
   FrameTable,
   RowEmitter,
-  LineTooLong,
   artifactParseFailed,
-  artifactTooLarge,
   boundStaging,
   languageForFile,
-  readLines,
   type ExtractOptions,
   type ExtractResult,
 } from "./common.ts";
-import { inflateFailed } from "./json-file.ts";
+import { readArtifactLines } from "./artifact-lines.ts";
 import { StackAggregator } from "./stack-aggregator.ts";
 import { type LabelledGroup, disambiguateThreadLabels } from "./thread-labels.ts";
 
@@ -82,52 +79,47 @@ export async function extractFolded(
   let badLines = 0;
   let firstBad: { line: number; byte_offset: number } | null = null;
   let lines = 0;
-  try {
-    for await (const { line, offset, number } of readLines(path)) {
-      const text = line.trimEnd();
-      if (text.trim() === "" || text.startsWith("#")) continue;
-      const space = text.lastIndexOf(" ");
-      const weightText = space === -1 ? "" : text.slice(space + 1);
-      const weight = Number(weightText);
-      if (space === -1 || weightText === "" || Number.isNaN(weight)) {
-        badLines++;
-        firstBad ??= { line: number, byte_offset: offset };
-        continue;
-      }
-      lines++;
-      if (!(weight >= 0 && weight <= Number.MAX_SAFE_INTEGER)) {
-        absurd++;
-        continue;
-      }
-      const { thread, process, tid, stack } = dialect.splitContext?.(text.slice(0, space)) ?? noContext(text.slice(0, space));
-      // The group is known even for an idle sample: its thread name may be the only one given.
-      const key = `${process ?? ""}\u0000${tid ?? ""}\u0000${thread ?? ""}`;
-      let group = labelled.get(key);
-      if (!group) {
-        group = { thread, process, tid, fallback: "", group: aggregator.group(key, { thread, process, unit, scale: 1 }) };
-        labelled.set(key, group);
-      }
-      if (stack.trim() === "") {
-        emptyStacks++;
-        continue;
-      }
-      let node = 0;
-      for (const part of stack.split(";")) {
-        const parsed = parseCollapsedFrame(part, { allowFileOnly: dialect.allowFileOnly });
-        const frameId = frames.intern({
-          function: parsed.function,
-          file: projectRelativePath(parsed.file, options.projectRoot),
-          line: parsed.line,
-          module: parsed.module,
-          language: options.language ?? dialect.language ?? languageForFile(parsed.file) ?? "unknown",
-        });
-        node = aggregator.child(node, frameId);
-      }
-      aggregator.add(group.group, node, weight, unit === "samples" ? weight : 1);
+  for await (const { line, offset, number } of readArtifactLines(path)) {
+    const text = line.trimEnd();
+    if (text.trim() === "" || text.startsWith("#")) continue;
+    const space = text.lastIndexOf(" ");
+    const weightText = space === -1 ? "" : text.slice(space + 1);
+    const weight = Number(weightText);
+    if (space === -1 || weightText === "" || Number.isNaN(weight)) {
+      badLines++;
+      firstBad ??= { line: number, byte_offset: offset };
+      continue;
     }
-  } catch (error) {
-    if (error instanceof LineTooLong) throw artifactTooLarge(path, error.message, { line: error.line, byte_offset: error.offset });
-    throw inflateFailed(path, error);
+    lines++;
+    if (!(weight >= 0 && weight <= Number.MAX_SAFE_INTEGER)) {
+      absurd++;
+      continue;
+    }
+    const { thread, process, tid, stack } = dialect.splitContext?.(text.slice(0, space)) ?? noContext(text.slice(0, space));
+    // The group is known even for an idle sample: its thread name may be the only one given.
+    const key = `${process ?? ""}\u0000${tid ?? ""}\u0000${thread ?? ""}`;
+    let group = labelled.get(key);
+    if (!group) {
+      group = { thread, process, tid, fallback: "", group: aggregator.group(key, { thread, process, unit, scale: 1 }) };
+      labelled.set(key, group);
+    }
+    if (stack.trim() === "") {
+      emptyStacks++;
+      continue;
+    }
+    let node = 0;
+    for (const part of stack.split(";")) {
+      const parsed = parseCollapsedFrame(part, { allowFileOnly: dialect.allowFileOnly });
+      const frameId = frames.intern({
+        function: parsed.function,
+        file: projectRelativePath(parsed.file, options.projectRoot),
+        line: parsed.line,
+        module: parsed.module,
+        language: options.language ?? dialect.language ?? languageForFile(parsed.file) ?? "unknown",
+      });
+      node = aggregator.child(node, frameId);
+    }
+    aggregator.add(group.group, node, weight, unit === "samples" ? weight : 1);
   }
   if (firstBad && badLines * 2 > lines) {
     throw artifactParseFailed(path, `line ${firstBad.line} (byte ${firstBad.byte_offset}) does not end with a numeric weight`, firstBad);

@@ -7,18 +7,8 @@
  * taken as samples (a `sum()` aggregation would be some other unit; the file does not say).
  */
 import type { EvidenceSink } from "../../domain/evidence.ts";
-import {
-  FrameTable,
-  LineTooLong,
-  RowEmitter,
-  artifactParseFailed,
-  artifactTooLarge,
-  boundStaging,
-  readLines,
-  type ExtractOptions,
-  type ExtractResult,
-} from "./common.ts";
-import { inflateFailed } from "./json-file.ts";
+import { FrameTable, RowEmitter, artifactParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
+import { readArtifactLines } from "./artifact-lines.ts";
 import { StackAggregator } from "./stack-aggregator.ts";
 
 export const dtraceHeader = /^CPU\s+ID\s+FUNCTION:NAME\s*$/;
@@ -42,34 +32,29 @@ export async function extractDtraceStacks(path: string, sink: EvidenceSink, opti
   let pending: string[] = [];
   let entries = 0;
   let negative = 0;
-  try {
-    for await (const { line } of readLines(path)) {
-      if (line.trim() === "") {
-        pending = [];
-        continue;
-      }
-      if (dtraceHeader.test(line)) continue;
-      const count = dtraceCountLine.exec(line);
-      if (count) {
-        entries++;
-        const weight = Number(count[1]);
-        if (!(weight >= 0 && weight <= Number.MAX_SAFE_INTEGER)) negative++;
-        else if (pending.length > 0) {
-          let node = 0;
-          for (let index = pending.length - 1; index >= 0; index--) {
-            const frame = parseDtraceFrame(pending[index] as string);
-            node = aggregator.child(node, frames.intern({ ...frame, file: null, line: null, language: options.language ?? "native" }));
-          }
-          aggregator.add(group, node, weight, weight);
-        }
-        pending = [];
-        continue;
-      }
-      pending.push(line);
+  for await (const { line } of readArtifactLines(path)) {
+    if (line.trim() === "") {
+      pending = [];
+      continue;
     }
-  } catch (error) {
-    if (error instanceof LineTooLong) throw artifactTooLarge(path, error.message, { line: error.line, byte_offset: error.offset });
-    throw inflateFailed(path, error);
+    if (dtraceHeader.test(line)) continue;
+    const count = dtraceCountLine.exec(line);
+    if (count) {
+      entries++;
+      const weight = Number(count[1]);
+      if (!(weight >= 0 && weight <= Number.MAX_SAFE_INTEGER)) negative++;
+      else if (pending.length > 0) {
+        let node = 0;
+        for (let index = pending.length - 1; index >= 0; index--) {
+          const frame = parseDtraceFrame(pending[index] as string);
+          node = aggregator.child(node, frames.intern({ ...frame, file: null, line: null, language: options.language ?? "native" }));
+        }
+        aggregator.add(group, node, weight, weight);
+      }
+      pending = [];
+      continue;
+    }
+    pending.push(line);
   }
   if (entries === 0) throw artifactParseFailed(path, "no aggregated stacks (frame lines followed by a count line) were found");
   const emitter = new RowEmitter(sink, options.maxRows);

@@ -10,18 +10,9 @@
  * is missing. The text is read line by line; the JSON tree is walked without recursion.
  */
 import type { EvidenceSink } from "../../domain/evidence.ts";
-import {
-  FrameTable,
-  LineTooLong,
-  RowEmitter,
-  artifactParseFailed,
-  artifactTooLarge,
-  boundStaging,
-  readLines,
-  type ExtractOptions,
-  type ExtractResult,
-} from "./common.ts";
-import { inflateFailed, readJsonWithVisitor } from "./json-file.ts";
+import { FrameTable, RowEmitter, artifactParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
+import { readArtifactLines } from "./artifact-lines.ts";
+import { readJsonWithVisitor } from "./json-file.ts";
 import { StackAggregator } from "./stack-aggregator.ts";
 
 export const ghcReportTitle = /(Time and Allocation|Time and Space) Profiling Report/;
@@ -73,35 +64,30 @@ export async function extractGhcProf(path: string, sink: EvidenceSink, options: 
   const path_: { depth: number; node: number }[] = [];
   let nodes = 0;
   const pendingPercent: { node: number; percent: number }[] = [];
-  try {
-    for await (const { line } of readLines(path)) {
-      if (layout === null) {
-        const total = /total time\s*=.*\((\d+) ticks/.exec(line);
-        if (total) totalTicks = Number(total[1]);
-        layout = treeLayout(line.trimStart() === line ? line : "");
-        continue;
-      }
-      if (line.trim() === "") continue;
-      const depth = line.length - line.trimStart().length;
-      const numbers = line.trimEnd().split(/\s+/).slice(-layout.numbers);
-      const label = line.slice(0, layout.moduleAt).trim();
-      const moduleEnd = layout.sourceAt ?? line.length;
-      const module = line.slice(layout.moduleAt, moduleEnd).trim().split(/\s+/)[0] ?? "";
-      const source = layout.sourceAt === null ? null : sourceField(line, layout.sourceAt, numbers.length);
-      while (path_.length > 0 && (path_[path_.length - 1] as { depth: number }).depth >= depth) path_.pop();
-      const parent = path_[path_.length - 1]?.node ?? 0;
-      const node = stacks.aggregator.child(parent, stacks.frame({ label: label || "<unnamed>", module, source }));
-      path_.push({ depth, node });
-      nodes++;
-      // no., entries, individual %time, %alloc, inherited %time, %alloc[, ticks, bytes]
-      if (layout.ticksColumn !== null) {
-        const ticks = Number(numbers[layout.ticksColumn]) || 0;
-        stacks.aggregator.add(stacks.group, node, ticks, ticks);
-      } else pendingPercent.push({ node, percent: Number(numbers[2]) || 0 });
+  for await (const { line } of readArtifactLines(path)) {
+    if (layout === null) {
+      const total = /total time\s*=.*\((\d+) ticks/.exec(line);
+      if (total) totalTicks = Number(total[1]);
+      layout = treeLayout(line.trimStart() === line ? line : "");
+      continue;
     }
-  } catch (error) {
-    if (error instanceof LineTooLong) throw artifactTooLarge(path, error.message, { line: error.line, byte_offset: error.offset });
-    throw inflateFailed(path, error);
+    if (line.trim() === "") continue;
+    const depth = line.length - line.trimStart().length;
+    const numbers = line.trimEnd().split(/\s+/).slice(-layout.numbers);
+    const label = line.slice(0, layout.moduleAt).trim();
+    const moduleEnd = layout.sourceAt ?? line.length;
+    const module = line.slice(layout.moduleAt, moduleEnd).trim().split(/\s+/)[0] ?? "";
+    const source = layout.sourceAt === null ? null : sourceField(line, layout.sourceAt, numbers.length);
+    while (path_.length > 0 && (path_[path_.length - 1] as { depth: number }).depth >= depth) path_.pop();
+    const parent = path_[path_.length - 1]?.node ?? 0;
+    const node = stacks.aggregator.child(parent, stacks.frame({ label: label || "<unnamed>", module, source }));
+    path_.push({ depth, node });
+    nodes++;
+    // no., entries, individual %time, %alloc, inherited %time, %alloc[, ticks, bytes]
+    if (layout.ticksColumn !== null) {
+      const ticks = Number(numbers[layout.ticksColumn]) || 0;
+      stacks.aggregator.add(stacks.group, node, ticks, ticks);
+    } else pendingPercent.push({ node, percent: Number(numbers[2]) || 0 });
   }
   if (layout === null || nodes === 0)
     throw artifactParseFailed(path, "no cost-centre tree (`COST CENTRE MODULE … no. entries …`) was found");

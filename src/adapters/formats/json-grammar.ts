@@ -284,3 +284,17 @@ export function sameKey(text: string, starts: number[], start: number, length: n
   }
   return false;
 }
+
+/** The bytes of a value or key that spans chunks, joined: the parts kept so far and the last chunk's tail. */
+export function concatBytes(parts: Uint8Array[], tail: Uint8Array): Uint8Array {
+  let length = tail.length;
+  for (const part of parts) length += part.length;
+  const joined = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    joined.set(part, at);
+    at += part.length;
+  }
+  joined.set(tail, at);
+  return joined;
+}

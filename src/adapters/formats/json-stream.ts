@@ -12,6 +12,7 @@ import {
   OPEN_BRACE,
   OPEN_BRACKET,
   QUOTE,
+  concatBytes,
   describeCode,
   isJsonWhitespace,
   isScalarByte,
@@ -72,19 +73,6 @@ export function formatJsonPath(path: readonly JsonPathSegment[]): string {
   let text = "";
   for (const segment of path) text += typeof segment === "number" ? `[${segment}]` : text ? `.${segment}` : segment;
   return text || "(top level)";
-}
-
-function concatBytes(parts: Uint8Array[], tail: Uint8Array): Uint8Array {
-  let length = tail.length;
-  for (const part of parts) length += part.length;
-  const joined = new Uint8Array(length);
-  let at = 0;
-  for (const part of parts) {
-    joined.set(part, at);
-    at += part.length;
-  }
-  joined.set(tail, at);
-  return joined;
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   BACKSLASH,
   CLOSE_BRACE,
   CLOSE_BRACKET,
+  COLON,
   COMMA,
   JsonTextScanner,
   NEED_MORE,
@@ -152,6 +153,30 @@ export class JsonTextReader {
     }
     this.at = keyEnd;
     return key!;
+  }
+
+  /**
+   * An object's members: `member` reads each value (the reader is at it; `code` is its first
+   * character). A non-object is skipped.
+   */
+  protected async members(member: (key: string, code: number) => Promise<void>): Promise<void> {
+    if ((await this.expect()) !== OPEN_BRACE) return this.skipValue();
+    this.at++;
+    if ((await this.expect()) === CLOSE_BRACE) {
+      this.at++;
+      return;
+    }
+    for (;;) {
+      if ((await this.expect()) !== QUOTE) this.fail("expected a key");
+      const key = await this.readKey();
+      if ((await this.expect()) !== COLON) this.fail("expected ':'");
+      this.at++;
+      await member(key, await this.expect());
+      const code = await this.expect();
+      this.at++;
+      if (code === CLOSE_BRACE) return;
+      if (code !== COMMA) this.fail("expected ',' or '}'");
+    }
   }
 
   /** True at the end of the source with no text left. */

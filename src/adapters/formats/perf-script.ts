@@ -9,18 +9,8 @@
  */
 import { basename } from "node:path";
 import { projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts";
-import {
-  FrameTable,
-  LineTooLong,
-  RowEmitter,
-  artifactParseFailed,
-  artifactTooLarge,
-  boundStaging,
-  readLines,
-  type ExtractOptions,
-  type ExtractResult,
-} from "./common.ts";
-import { inflateFailed } from "./json-file.ts";
+import { FrameTable, RowEmitter, artifactParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
+import { readArtifactLines } from "./artifact-lines.ts";
 import { StackAggregator } from "./stack-aggregator.ts";
 import { type LabelledGroup, disambiguateThreadLabels } from "./thread-labels.ts";
 
@@ -121,28 +111,23 @@ class PerfSamples {
 export async function extractPerfScript(path: string, sink: EvidenceSink, options: ExtractOptions): Promise<ExtractResult> {
   boundStaging(sink, path);
   const read = new PerfSamples(options);
-  try {
-    for await (const { line } of readLines(path)) {
-      if (line.trim() === "") read.finish();
-      else if (line.startsWith("#")) continue;
-      else {
-        const header = perfHeaderOf(line);
-        if (!header) {
-          read.body(line);
-          continue;
-        }
-        const [, comm, pid, tid] = header as unknown as [string, string, string, string | undefined];
-        read.start(comm, pid, tid);
-        // Without -g the sampled address and symbol end the header line itself.
-        const inline = /:\s+([0-9a-fA-F]+)\s+(\S.*\))\s*$/.exec(line.slice(header[0].length));
-        if (inline) read.chain.push(parsePerfFrame(inline[2] as string));
+  for await (const { line } of readArtifactLines(path)) {
+    if (line.trim() === "") read.finish();
+    else if (line.startsWith("#")) continue;
+    else {
+      const header = perfHeaderOf(line);
+      if (!header) {
+        read.body(line);
+        continue;
       }
+      const [, comm, pid, tid] = header as unknown as [string, string, string, string | undefined];
+      read.start(comm, pid, tid);
+      // Without -g the sampled address and symbol end the header line itself.
+      const inline = /:\s+([0-9a-fA-F]+)\s+(\S.*\))\s*$/.exec(line.slice(header[0].length));
+      if (inline) read.chain.push(parsePerfFrame(inline[2] as string));
     }
-    read.finish();
-  } catch (error) {
-    if (error instanceof LineTooLong) throw artifactTooLarge(path, error.message, { line: error.line, byte_offset: error.offset });
-    throw inflateFailed(path, error);
   }
+  read.finish();
   if (read.samples === 0) throw artifactParseFailed(path, "no `perf script` sample headers (`comm pid time: event:`) were found");
   disambiguateThreadLabels([...read.labelled.values()]);
   const emitter = new RowEmitter(sink, options.maxRows);

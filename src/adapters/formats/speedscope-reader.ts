@@ -6,19 +6,7 @@
  * `SpeedscopeShapeError` naming where.
  */
 import type { ByteSource } from "./byte-source.ts";
-import {
-  CLOSE_BRACE,
-  CLOSE_BRACKET,
-  COLON,
-  COMMA,
-  DOT,
-  MINUS,
-  OPEN_BRACE,
-  OPEN_BRACKET,
-  QUOTE,
-  isDigit,
-  isJsonWhitespace,
-} from "./json-grammar.ts";
+import { CLOSE_BRACKET, COMMA, DOT, MINUS, OPEN_BRACE, OPEN_BRACKET, isDigit, isJsonWhitespace } from "./json-grammar.ts";
 import { stackUnitOf } from "./common.ts";
 import { JsonTextReader } from "./json-text-reader.ts";
 import { type ProfileState, type SpeedscopeFold, type SpeedscopeFrame, sampleHash, sampleHashSeed } from "./speedscope-fold.ts";
@@ -162,29 +150,6 @@ export class SpeedscopeReader extends JsonTextReader {
         await this.elements(async (at) => foldEvent(this.fold, state, await this.parseValue(), `profiles[${index}].events[${at}]`));
       } else await this.skipValue();
     });
-  }
-
-  /** An object's members: `member` reads each value (the reader is at it). A non-object is skipped. */
-  private async members(member: (key: string) => Promise<void>): Promise<void> {
-    if ((await this.expect()) !== OPEN_BRACE) return this.skipValue();
-    this.at++;
-    let code = await this.expect();
-    if (code === CLOSE_BRACE) {
-      this.at++;
-      return;
-    }
-    for (;;) {
-      if ((await this.expect()) !== QUOTE) this.fail("expected a key");
-      const key = await this.readKey();
-      if ((await this.expect()) !== COLON) this.fail("expected ':'");
-      this.at++;
-      await this.expect();
-      await member(key);
-      code = await this.expect();
-      this.at++;
-      if (code === CLOSE_BRACE) return;
-      if (code !== COMMA) this.fail("expected ',' or '}'");
-    }
   }
 
   /** An array's elements: `element` reads each (the reader is at it). A non-array is skipped. */

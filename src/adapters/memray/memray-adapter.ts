@@ -1,19 +1,11 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { sha256Hex } from "../../domain/canonical-json.ts";
 import { artifactParseFailed, capabilityUnavailable, type FlameoxError, planRefused } from "../../domain/errors.ts";
 import { frameKey, projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts";
 import exporterSource from "./flameox_memray_export.py" with { type: "text" };
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
-import { probePythonPackage } from "../adapter-support.ts";
-export type {
-  PythonWorkloadInvocation,
-  CaptureArtifact,
-  CaptureCommand,
-  CommandResult,
-  CommandRunner,
-  ProbeResult,
-} from "../capture-adapter.ts";
+import { probePythonPackage, writeCollectorFiles } from "../adapter-support.ts";
 
 export const memrayRequirement = "memray==1.20.0";
 export const memrayOutputFileName = "memory.bin";
@@ -58,14 +50,8 @@ export type MemrayCollectorFiles = { directory: string; exporter: string };
 
 export function writeMemrayCollectors(baseDirectory: string): MemrayCollectorFiles {
   const directory = join(baseDirectory, `memray-${sha256Hex(exporterSource).slice(0, 16)}`);
-  mkdirSync(directory, { recursive: true });
-  const exporter = join(directory, "flameox_memray_export.py");
-  if (!existsSync(exporter)) {
-    const temporary = `${exporter}.${process.pid}.${crypto.randomUUID()}.tmp`;
-    writeFileSync(temporary, exporterSource);
-    renameSync(temporary, exporter);
-  }
-  return { directory, exporter };
+  writeCollectorFiles(directory, { "flameox_memray_export.py": exporterSource });
+  return { directory, exporter: join(directory, "flameox_memray_export.py") };
 }
 
 function parseFailed(message: string, details: Record<string, unknown> = {}): FlameoxError {

@@ -1,28 +1,17 @@
 import { mkdirSync } from "node:fs";
 import * as v from "valibot";
-import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
-import {
-  availablePythonWorkload,
-  collectorPlan,
-  isPythonExecutable,
-  noPython,
-  probeWorkloadPython,
-  requireAvailable,
-  workloadPython,
-} from "../adapter-support.ts";
-import { adapterDescriptor } from "../registry.ts";
+import { collectorPlan, isPythonExecutable, noPython, requireAvailable, workloadPython } from "../adapter-support.ts";
+import { pythonToolAdapter } from "../python-tool-adapter.ts";
 import { extractMemray, memrayCaptureCommand, memrayRequirement, probeMemray, writeMemrayCollectors } from "./memray-adapter.ts";
 
 /** memray run; extraction runs the embedded exporter with the interpreter that captured. */
-export const memrayAdapter: CaptureAdapter & { probe(context: ProbeContext): Promise<ProbeResult> } = {
-  descriptor: adapterDescriptor("memray")!,
-  optionsSchema: v.strictObject({}) as unknown as CaptureAdapter["optionsSchema"],
+export const memrayAdapter = pythonToolAdapter({
+  name: "memray",
+  requirement: memrayRequirement,
+  optionsSchema: v.strictObject({}),
   extractor: { name: "memray", version: "1" },
-  probe(context) {
-    return probeWorkloadPython(context, "memray", memrayRequirement, probeMemray);
-  },
-  async planCollector(context) {
-    const workload = await availablePythonWorkload("memray", context, memrayAdapter.probe);
+  probe: probeMemray,
+  plan(context, _options, workload) {
     // The exporter is written now so the folder exists before the run; extraction reuses it.
     writeMemrayCollectors(context.collectorDirectory);
     const command = memrayCaptureCommand({ workload, artifactDirectory: context.artifactDirectory });
@@ -51,4 +40,4 @@ export const memrayAdapter: CaptureAdapter & { probe(context: ProbeContext): Pro
     );
     return { limitations: summary.limitations };
   },
-};
+});

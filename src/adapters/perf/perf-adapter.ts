@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { artifactParseFailed, capabilityUnavailable, type FlameoxError, planRefused } from "../../domain/errors.ts";
 import { frameKey, type EvidenceSink } from "../../domain/evidence.ts";
 import type { WorkloadInvocation, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
-export type { WorkloadInvocation, CaptureArtifact, CaptureCommand, CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 
 export const perfDataFileName = "perf.data";
 export const perfExtractorVersion = "flameox.perf-script@1";

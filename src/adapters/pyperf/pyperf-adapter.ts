@@ -2,14 +2,6 @@ import { join } from "node:path";
 import { planRefused } from "../../domain/errors.ts";
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 import { probePythonPackage } from "../adapter-support.ts";
-export type {
-  PythonWorkloadInvocation,
-  CaptureArtifact,
-  CaptureCommand,
-  CommandResult,
-  CommandRunner,
-  ProbeResult,
-} from "../capture-adapter.ts";
 
 export { extractPyperf, maxPyperfTextBytes, type PyperfSummary } from "./pyperf-extract.ts";
 

@@ -1,7 +1,8 @@
 import * as v from "valibot";
-import type { CaptureAdapter, CollectorContext, ProbeContext, ProbeResult, PythonWorkloadInvocation } from "../capture-adapter.ts";
-import { availablePythonWorkload, collectorPlan, probeRunner, probeWorkloadPython } from "../adapter-support.ts";
-import { adapterDescriptor } from "../registry.ts";
+import type { CollectorContext, ProbeContext, ProbeResult, PythonWorkloadInvocation } from "../capture-adapter.ts";
+import { availablePythonWorkload, collectorPlan } from "../adapter-support.ts";
+import { probeRunner } from "../command-runner.ts";
+import { pythonToolAdapter } from "../python-tool-adapter.ts";
 import { extractPyperf, probePyperf, pyperfCaptureCommand, pyperfRequirement } from "./pyperf-adapter.ts";
 
 const count = (minimum: number, fallback: number) =>
@@ -16,16 +17,14 @@ export const PyperfOptionsSchema = v.strictObject({
 });
 
 /** `pyperf command` around the whole workload: every value and warm-up becomes a measurement. */
-export const pyperfAdapter: CaptureAdapter & { probe(context: ProbeContext): Promise<ProbeResult> } = {
-  descriptor: adapterDescriptor("pyperf")!,
-  optionsSchema: PyperfOptionsSchema as unknown as CaptureAdapter["optionsSchema"],
+export const pyperfAdapter = pythonToolAdapter({
+  name: "pyperf",
+  requirement: pyperfRequirement,
+  optionsSchema: PyperfOptionsSchema,
   extractor: { name: "pyperf", version: "1" },
-  probe(context) {
-    return probeWorkloadPython(context, "pyperf", pyperfRequirement, probePyperf);
-  },
-  async planCollector(context) {
-    const options = v.parse(PyperfOptionsSchema, context.options);
-    const workload = await pyperfWorkload(context);
+  probe: probePyperf,
+  workload: pyperfWorkload,
+  plan(context, options, workload) {
     const command = pyperfCaptureCommand({
       workload,
       artifactDirectory: context.artifactDirectory,
@@ -40,18 +39,21 @@ export const pyperfAdapter: CaptureAdapter & { probe(context: ProbeContext): Pro
   async extract(_output, path, sink) {
     return { limitations: (await extractPyperf(path, sink)).limitations };
   },
-};
+});
 
 /**
  * pyperf runs in the workload's interpreter when that one has it; otherwise in a verified managed
  * pyperf environment, which works because `pyperf command` starts the workload as its own child.
  */
-async function pyperfWorkload(context: CollectorContext): Promise<PythonWorkloadInvocation> {
+async function pyperfWorkload(
+  context: CollectorContext,
+  probe: (context: ProbeContext) => Promise<ProbeResult>,
+): Promise<PythonWorkloadInvocation> {
   if (context.managedPython) {
     const pathValue = context.environment.PATH ?? process.env.PATH ?? "";
-    const own = await pyperfAdapter.probe({ workloadArgv: context.workloadArgv, adapterExecutable: null, pathValue, run: probeRunner() });
+    const own = await probe({ workloadArgv: context.workloadArgv, adapterExecutable: null, pathValue, run: probeRunner() });
     if (own.status !== "available")
       return { argv: context.workloadArgv, cwd: context.cwd, env: context.environment, python: context.managedPython };
   }
-  return availablePythonWorkload("pyperf", context, pyperfAdapter.probe);
+  return availablePythonWorkload("pyperf", context, probe);
 }

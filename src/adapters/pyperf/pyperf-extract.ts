@@ -117,35 +117,44 @@ function convert(value: number, unit: string): { value: number; unit: string } {
 
 type RunContext = { name: string; unit: string; runIndex: number; metadata: Metadata; sink: EvidenceSink; screen: ValueScreen };
 
+/** One timed value, a warm-up or a steady-state one, as a measurement; false when the screen leaves it out. */
+function emitSample(
+  context: RunContext,
+  sample: { value: number; valueIndex: number; warmup: boolean; dimensions: Record<string, unknown> },
+): boolean {
+  const converted = context.screen.accept(sample.value, context.unit, context.name);
+  if (!converted) return false;
+  context.sink.measurement({
+    name: `pyperf.${context.name}`,
+    value: converted.value,
+    unit: converted.unit,
+    aggregation: "sample",
+    is_warmup: sample.warmup,
+    worker: null,
+    run_index: context.runIndex,
+    value_index: sample.valueIndex,
+    phase: sample.warmup ? "warmup" : "steady_state",
+    dimensions: JSON.stringify(sample.dimensions),
+  });
+  return true;
+}
+
 function emitWarmups(run: PyperfRun, context: RunContext, calibration: boolean): number {
-  const { name, unit, runIndex, sink, screen } = context;
+  const { name, unit, runIndex } = context;
   const warmupList = run?.warmups === undefined ? [] : run.warmups;
   if (!Array.isArray(warmupList)) throw parseFailed(`run ${runIndex} of '${name}' has malformed warmups`);
   let emitted = 0;
   warmupList.forEach((entry, valueIndex) => {
     if (!Array.isArray(entry) || entry.length !== 2 || !finite(entry[0]) || !finite(entry[1]))
       throw parseFailed(`run ${runIndex} of '${name}': warm-up ${valueIndex} is not [loops, value]`);
-    const converted = screen.accept(entry[1], unit, name);
-    if (!converted) return;
-    sink.measurement({
-      name: `pyperf.${name}`,
-      value: converted.value,
-      unit: converted.unit,
-      aggregation: "sample",
-      is_warmup: true,
-      worker: null,
-      run_index: runIndex,
-      value_index: valueIndex,
-      phase: "warmup",
-      dimensions: JSON.stringify({ benchmark: name, pyperf_unit: unit, loops: entry[0], calibration }),
-    });
-    emitted++;
+    const dimensions = { benchmark: name, pyperf_unit: unit, loops: entry[0], calibration };
+    if (emitSample(context, { value: entry[1], valueIndex, warmup: true, dimensions })) emitted++;
   });
   return emitted;
 }
 
 function emitValues(run: PyperfRun, context: RunContext): number {
-  const { name, unit, runIndex, metadata, sink, screen } = context;
+  const { name, unit, runIndex, metadata } = context;
   const valueList = run?.values === undefined ? [] : run.values;
   if (!Array.isArray(valueList)) throw parseFailed(`run ${runIndex} of '${name}' has malformed values`);
   const loops = finite(metadata.loops) ? metadata.loops : null;
@@ -153,21 +162,8 @@ function emitValues(run: PyperfRun, context: RunContext): number {
   let emitted = 0;
   valueList.forEach((value, valueIndex) => {
     if (!finite(value)) throw parseFailed(`run ${runIndex} of '${name}': value ${valueIndex} is not a number`);
-    const converted = screen.accept(value, unit, name);
-    if (!converted) return;
-    sink.measurement({
-      name: `pyperf.${name}`,
-      value: converted.value,
-      unit: converted.unit,
-      aggregation: "sample",
-      is_warmup: false,
-      worker: null,
-      run_index: runIndex,
-      value_index: valueIndex,
-      phase: "steady_state",
-      dimensions: JSON.stringify({ benchmark: name, pyperf_unit: unit, loops, inner_loops: innerLoops }),
-    });
-    emitted++;
+    const dimensions = { benchmark: name, pyperf_unit: unit, loops, inner_loops: innerLoops };
+    if (emitSample(context, { value, valueIndex, warmup: false, dimensions })) emitted++;
   });
   return emitted;
 }

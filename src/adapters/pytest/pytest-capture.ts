@@ -5,7 +5,6 @@ import launcherSource from "./flameox_pytest_launcher.py" with { type: "text" };
 import pluginSource from "./flameox_pytest_plugin.py" with { type: "text" };
 import type { PythonWorkloadInvocation, CaptureCommand } from "../capture-adapter.ts";
 import { writeCollectorFiles } from "../adapter-support.ts";
-export type { PythonWorkloadInvocation, CaptureArtifact, CaptureCommand } from "../capture-adapter.ts";
 
 export const pytestEventsFileName = "pytest-events.jsonl";
 export const pytestRequirements = ["pytest==9.2.0", "pytest-xdist==3.8.0"];

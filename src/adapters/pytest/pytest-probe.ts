@@ -1,5 +1,4 @@
 import type { CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
-export type { CommandResult, CommandRunner, ProbeResult } from "../capture-adapter.ts";
 
 const versionScript = [
   "import json, importlib.metadata as m",

@@ -1,18 +1,11 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { sha256Hex } from "../../domain/canonical-json.ts";
 import { artifactParseFailed, type FlameoxError, planRefused } from "../../domain/errors.ts";
 import type { EvidenceSink, MeasurementRow } from "../../domain/evidence.ts";
 import collectorSource from "./flameox_python_startup.py" with { type: "text" };
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
-export type {
-  PythonWorkloadInvocation,
-  CaptureArtifact,
-  CaptureCommand,
-  CommandResult,
-  CommandRunner,
-  ProbeResult,
-} from "../capture-adapter.ts";
+import { writeCollectorFiles } from "../adapter-support.ts";
 
 export const pythonStartupOutputFileName = "python-startup.json";
 export const pythonStartupExtractorVersion = "flameox.python-startup@1";
@@ -21,14 +14,8 @@ export type PythonStartupCollectorFiles = { directory: string; collector: string
 
 export function writePythonStartupCollectors(baseDirectory: string): PythonStartupCollectorFiles {
   const directory = join(baseDirectory, `python-startup-${sha256Hex(collectorSource).slice(0, 16)}`);
-  mkdirSync(directory, { recursive: true });
-  const collector = join(directory, "flameox_python_startup.py");
-  if (!existsSync(collector)) {
-    const temporary = `${collector}.${process.pid}.${crypto.randomUUID()}.tmp`;
-    writeFileSync(temporary, collectorSource);
-    renameSync(temporary, collector);
-  }
-  return { directory, collector };
+  writeCollectorFiles(directory, { "flameox_python_startup.py": collectorSource });
+  return { directory, collector: join(directory, "flameox_python_startup.py") };
 }
 
 export function pythonStartupCaptureCommand(input: {

@@ -1,7 +1,6 @@
 import * as v from "valibot";
-import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
-import { availablePythonWorkload, collectorPlan, probeWorkloadPython } from "../adapter-support.ts";
-import { adapterDescriptor } from "../registry.ts";
+import { collectorPlan } from "../adapter-support.ts";
+import { pythonToolAdapter } from "../python-tool-adapter.ts";
 import {
   extractPythonStartup,
   probePythonStartup,
@@ -14,16 +13,13 @@ export const PythonStartupOptionsSchema = v.strictObject({
 });
 
 /** Fresh-interpreter startup samples with peak RSS, plus one `-X importtime` run grouped by package. */
-export const pythonStartupAdapter: CaptureAdapter & { probe(context: ProbeContext): Promise<ProbeResult> } = {
-  descriptor: adapterDescriptor("python-startup")!,
-  optionsSchema: PythonStartupOptionsSchema as unknown as CaptureAdapter["optionsSchema"],
+export const pythonStartupAdapter = pythonToolAdapter({
+  name: "python-startup",
+  requirement: "Python 3.8+",
+  optionsSchema: PythonStartupOptionsSchema,
   extractor: { name: "python-startup", version: "1" },
-  probe(context) {
-    return probeWorkloadPython(context, "python-startup", "Python 3.8+", probePythonStartup);
-  },
-  async planCollector(context) {
-    const options = v.parse(PythonStartupOptionsSchema, context.options);
-    const workload = await availablePythonWorkload("python-startup", context, pythonStartupAdapter.probe);
+  probe: probePythonStartup,
+  plan(context, options, workload) {
     const command = pythonStartupCaptureCommand({
       workload,
       artifactDirectory: context.artifactDirectory,
@@ -46,4 +42,4 @@ export const pythonStartupAdapter: CaptureAdapter & { probe(context: ProbeContex
   async extract(_output, path, sink) {
     return { limitations: extractPythonStartup(path, sink).limitations };
   },
-};
+});

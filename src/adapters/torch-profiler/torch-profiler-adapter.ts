@@ -1,19 +1,11 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { sha256Hex } from "../../domain/canonical-json.ts";
 import { artifactParseFailed, type FlameoxError, planRefused } from "../../domain/errors.ts";
 import launcherSource from "./flameox_torch_launcher.py" with { type: "text" };
 import sdkSource from "./flameox_torch.py" with { type: "text" };
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
-import { probePythonPackage } from "../adapter-support.ts";
-export type {
-  PythonWorkloadInvocation,
-  CaptureArtifact,
-  CaptureCommand,
-  CommandResult,
-  CommandRunner,
-  ProbeResult,
-} from "../capture-adapter.ts";
+import { probePythonPackage, writeCollectorFiles } from "../adapter-support.ts";
 
 export const torchRequirement = "torch==2.13.0";
 export const torchTraceFileName = "torch-trace.json";
@@ -35,14 +27,7 @@ export type TorchCollectorFiles = { directory: string; launcher: string; sdk: st
 export function writeTorchCollectors(baseDirectory: string): TorchCollectorFiles {
   const files = { "flameox_torch_launcher.py": launcherSource, "flameox_torch.py": sdkSource };
   const directory = join(baseDirectory, `torch-profiler-${sha256Hex(`${launcherSource}\u0000${sdkSource}`).slice(0, 16)}`);
-  mkdirSync(directory, { recursive: true });
-  for (const [name, text] of Object.entries(files)) {
-    const target = join(directory, name);
-    if (existsSync(target)) continue;
-    const temporary = `${target}.${process.pid}.${crypto.randomUUID()}.tmp`;
-    writeFileSync(temporary, text);
-    renameSync(temporary, target);
-  }
+  writeCollectorFiles(directory, files);
   return { directory, launcher: join(directory, "flameox_torch_launcher.py"), sdk: join(directory, "flameox_torch.py") };
 }
 

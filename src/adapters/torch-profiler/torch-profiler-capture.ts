@@ -1,8 +1,7 @@
 import * as v from "valibot";
-import type { CaptureAdapter, ProbeContext, ProbeResult } from "../capture-adapter.ts";
-import { availablePythonWorkload, collectorPlan, probeWorkloadPython } from "../adapter-support.ts";
+import { collectorPlan } from "../adapter-support.ts";
 import { extractChromeTrace } from "../formats/chrome-trace.ts";
-import { adapterDescriptor } from "../registry.ts";
+import { pythonToolAdapter } from "../python-tool-adapter.ts";
 import {
   probeTorch,
   torchCycleManifestFileName,
@@ -90,16 +89,13 @@ const metadataOutput = (role: string) => ({
  * torch.profiler around a whole script or module, or (mode 'sdk') the workload's own
  * `flameox_torch.profile()` with a schedule: one Chrome trace per cycle, each its own evidence bundle.
  */
-export const torchProfilerAdapter: CaptureAdapter & { probe(context: ProbeContext): Promise<ProbeResult> } = {
-  descriptor: adapterDescriptor("torch.profiler")!,
-  optionsSchema: TorchProfilerOptionsSchema as unknown as CaptureAdapter["optionsSchema"],
+export const torchProfilerAdapter = pythonToolAdapter({
+  name: "torch.profiler",
+  requirement: torchRequirement,
+  optionsSchema: TorchProfilerOptionsSchema,
   extractor: { name: "chrome-trace", version: "1" },
-  probe(context) {
-    return probeWorkloadPython(context, "torch.profiler", torchRequirement, probeTorch);
-  },
-  async planCollector(context) {
-    const options = v.parse(TorchProfilerOptionsSchema, context.options);
-    const workload = await availablePythonWorkload("torch.profiler", context, torchProfilerAdapter.probe);
+  probe: probeTorch,
+  plan(context, options, workload) {
     const { mode, schedule, ...profilerOptions } = options;
     const collectors = writeTorchCollectors(context.collectorDirectory);
     const overhead = "torch.profiler records every operator (with shapes, memory and stacks by default): large slowdowns for small ops";
@@ -145,4 +141,4 @@ export const torchProfilerAdapter: CaptureAdapter & { probe(context: ProbeContex
     const result = await extractChromeTrace(path, sink, { projectRoot: context.projectRoot });
     return { limitations: result.limitations };
   },
-};
+});

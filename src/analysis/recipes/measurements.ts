@@ -1,21 +1,12 @@
 /** Measurements by name prefix, keyset-paged in a total order. Pure SQL over EvidenceQuery; services decide what an absence means. */
+import type { MeasurementRow } from "../../domain/evidence.ts";
 import { type EvidenceQuery, sqlString, toNullableNumber, toNumber } from "../evidence-query.ts";
 import { keysetAfter } from "./keyset.ts";
 
-export type MeasurementRecord = {
-  run_id: string;
-  artifact_id: string;
-  name: string;
-  value: number;
-  unit: string;
-  aggregation: string | null;
-  is_warmup: boolean;
-  worker: string | null;
-  run_index: number | null;
-  value_index: number | null;
-  phase: string | null;
-  dimensions: Record<string, unknown> | null;
-};
+/** A stored measurement row with where it came from, its dimensions parsed from their JSON text. */
+export type MeasurementRecord = { run_id: string; artifact_id: string } & Omit<MeasurementRow, "dimensions"> & {
+    dimensions: Record<string, unknown> | null;
+  };
 
 const measurementKey = [
   "run_id",

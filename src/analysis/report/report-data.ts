@@ -3,7 +3,14 @@
  * bounded trace timeline, so the page stays small and smooth whatever the profile's size.
  */
 import type { FrameRow, TraceEventRow } from "../../domain/evidence.ts";
-import { type CallTree, type CallTreeNode, type DifferentialNode, type DifferentialTree, selectNodes } from "../flamegraph/tree.ts";
+import {
+  type CallTree,
+  type CallTreeNode,
+  type DifferentialNode,
+  type DifferentialTree,
+  type NodeSelection,
+  selectNodes,
+} from "../flamegraph/tree.ts";
 import type { EmbeddedGraph, EmbeddedTimeline } from "./embedded-data.ts";
 
 export type { EmbeddedGraph, EmbeddedTimeline } from "./embedded-data.ts";
@@ -26,17 +33,21 @@ function internFrame(
   return table.length - 1;
 }
 
-/** Flattens a call tree, keeping at most `maxNodes` nodes and none under `minShare` of the root. */
-export function embedCallTree(id: string, tree: CallTree, limits: GraphLimits): EmbeddedGraph {
-  const selection = selectNodes<CallTreeNode>(tree.root, (node) => node.total, {
-    maxNodes: limits.maxNodes,
-    minWeight: tree.root.total * limits.minShare,
-    totalNodes: tree.node_count,
-  });
+/**
+ * The flat arrays of a selected tree: frame, parent, depth, start, weight and self per node, plus the
+ * baseline columns of a differential tree (the key order is the embedded JSON's).
+ */
+function flatten<Node extends { frame_key: string | null }>(
+  head: { id: string; unit: EmbeddedGraph["unit"]; total: number; frames: ReadonlyMap<string, FrameRow> },
+  selection: NodeSelection<Node>,
+  weightOf: (node: Node) => { total: number; self: number },
+  baseline?: { total: number; of: (node: Node) => { total: number; self: number; delta: number } },
+): EmbeddedGraph {
+  const columns = baseline && { total: baseline.total, weight: [] as number[], self: [] as number[], delta: [] as number[] };
   const graph: EmbeddedGraph = {
-    id,
-    unit: tree.unit,
-    total: tree.root.total,
+    id: head.id,
+    unit: head.unit,
+    total: head.total,
     frames: [],
     frame: [],
     parent: [],
@@ -44,19 +55,37 @@ export function embedCallTree(id: string, tree: CallTree, limits: GraphLimits): 
     start: [],
     weight: [],
     self: [],
+    ...(columns ? { baseline: columns } : {}),
     max_depth: selection.max_depth,
     omitted_nodes: selection.omitted_nodes,
   };
   const indexByKey = new Map<string | null, number>();
   for (const item of selection.nodes) {
-    graph.frame.push(internFrame(tree.frames, item.node.frame_key, graph.frames, indexByKey));
+    graph.frame.push(internFrame(head.frames, item.node.frame_key, graph.frames, indexByKey));
     graph.parent.push(item.parent);
     graph.depth.push(item.depth);
     graph.start.push(item.start);
-    graph.weight.push(item.node.total);
-    graph.self.push(item.node.self);
+    const weight = weightOf(item.node);
+    graph.weight.push(weight.total);
+    graph.self.push(weight.self);
+    if (baseline && columns) {
+      const before = baseline.of(item.node);
+      columns.weight.push(before.total);
+      columns.self.push(before.self);
+      columns.delta.push(before.delta);
+    }
   }
   return graph;
+}
+
+/** Flattens a call tree, keeping at most `maxNodes` nodes and none under `minShare` of the root. */
+export function embedCallTree(id: string, tree: CallTree, limits: GraphLimits): EmbeddedGraph {
+  const selection = selectNodes<CallTreeNode>(tree.root, (node) => node.total, {
+    maxNodes: limits.maxNodes,
+    minWeight: tree.root.total * limits.minShare,
+    totalNodes: tree.node_count,
+  });
+  return flatten({ id, unit: tree.unit, total: tree.root.total, frames: tree.frames }, selection, (node) => node);
 }
 
 /** Flattens a differential tree; widths follow the candidate, colours the change in share. */
@@ -66,35 +95,15 @@ export function embedDifferentialTree(id: string, tree: DifferentialTree, limits
     minWeight: tree.candidate_total * limits.minShare,
     totalNodes: tree.node_count,
   });
-  const baseline = { total: tree.baseline_total, weight: [] as number[], self: [] as number[], delta: [] as number[] };
-  const graph: EmbeddedGraph = {
-    id,
-    unit: tree.unit,
-    total: tree.candidate_total,
-    frames: [],
-    frame: [],
-    parent: [],
-    depth: [],
-    start: [],
-    weight: [],
-    self: [],
-    baseline,
-    max_depth: selection.max_depth,
-    omitted_nodes: selection.omitted_nodes,
-  };
-  const indexByKey = new Map<string | null, number>();
-  for (const item of selection.nodes) {
-    graph.frame.push(internFrame(tree.frames, item.node.frame_key, graph.frames, indexByKey));
-    graph.parent.push(item.parent);
-    graph.depth.push(item.depth);
-    graph.start.push(item.start);
-    graph.weight.push(item.node.candidate_total);
-    graph.self.push(item.node.candidate_self);
-    baseline.weight.push(item.node.baseline_total);
-    baseline.self.push(item.node.baseline_self);
-    baseline.delta.push(item.node.delta_share);
-  }
-  return graph;
+  return flatten(
+    { id, unit: tree.unit, total: tree.candidate_total, frames: tree.frames },
+    selection,
+    (node) => ({ total: node.candidate_total, self: node.candidate_self }),
+    {
+      total: tree.baseline_total,
+      of: (node) => ({ total: node.baseline_total, self: node.baseline_self, delta: node.delta_share }),
+    },
+  );
 }
 
 export type TimelineLimits = { maxEvents: number; maxLanes: number; maxDepth: number };
