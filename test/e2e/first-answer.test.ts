@@ -64,8 +64,8 @@ describe("the first answer comes with the receipt", () => {
     const top = receipt.analysis.summary.hotspots[0];
     expect(top.function).toBe("burn_cpu");
     expect(top.file).toBe("hot.py");
-    // burn_cpu does ~85x the CPU work of light_work per round, so its share is ≈ 0.95 of ~150 samples;
-    // falling below 0.5 would take a deviation of over 20 binomial standard deviations.
+    // burn_cpu does ~8x the CPU work of light_work per round (process_time), so its share is ≈ 0.89 of ~150
+    // samples (sd ≈ 0.026); falling below 0.5 would take a deviation of over 14 binomial standard deviations.
     expect(top.self_share).toBeGreaterThan(0.5);
     expect(receipt.analysis.summary.hotspots.length).toBeLessThanOrEqual(5);
     expect(resultCharacters(executed)).toBeLessThanOrEqual(8_000);
