@@ -6,6 +6,7 @@ import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { failure, project } from "./harness.ts";
+import { defaultHotspotRequest } from "../../../src/services/analysis-service.ts";
 
 // Extraction writes Parquet through DuckDB; each case is a fresh workspace.
 setDefaultTimeout(60_000);
@@ -176,16 +177,7 @@ describe("Chrome traces", () => {
     const receipt = await imported(services, root, "trace.json", JSON.stringify({ traceEvents: events }), null);
     const note = "2 events had a ts or dur beyond 4e15 µs (no clock's value) and were left out.";
     expect(receipt.evidence.limitations).toContain(note);
-    const hotspots = await services.analysis.hotspots({
-      run_or_artifact: receipt.run_id,
-      limit: 10,
-      group_by: "function",
-      order_by: "self",
-      unit: null,
-      thread: null,
-      per_thread: false,
-      cursor: null,
-    });
+    const hotspots = await services.analysis.hotspots(defaultHotspotRequest(receipt.run_id, 10));
     expect(hotspots.hotspots.map((hotspot) => [hotspot.function, hotspot.self_weight])).toEqual([["fine", 5000]]);
     expect(hotspots.limitations).toContain(note);
   });

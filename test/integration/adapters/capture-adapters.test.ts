@@ -2,21 +2,13 @@
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { join } from "node:path";
 import { capture, declare, failure, project, pythonFixtures, repositoryRoot, venvBin, venvPython } from "./harness.ts";
+import { defaultHotspotRequest } from "../../../src/services/analysis-service.ts";
 
 // Each test runs a real profiler on a real workload. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
 setDefaultTimeout(120_000);
 
 const hotspots = (services: Awaited<ReturnType<typeof project>>["services"], runId: string) =>
-  services.analysis.hotspots({
-    run_or_artifact: runId,
-    limit: 5,
-    group_by: "function",
-    order_by: "self",
-    unit: null,
-    thread: null,
-    per_thread: false,
-    cursor: null,
-  });
+  services.analysis.hotspots(defaultHotspotRequest(runId, 5));
 
 describe("pytest adapter", () => {
   for (const workers of [null, "2"]) {

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { TorchOperator } from "../../../src/analysis/recipes/trace-events.ts";
 import { repositoryRoot, runCommand, venvPython } from "../../fixtures/python/tools.ts";
 import { project } from "../adapters/harness.ts";
+import { defaultHotspotRequest } from "../../../src/services/analysis-service.ts";
 
 // Each trace is imported (extracted into Parquet) and then queried; the oracle parses it in Python.
 setDefaultTimeout(180_000);
@@ -138,16 +139,7 @@ describe("CPU and accelerator time on separate denominators", () => {
 
   test("a CPU-only trace has one denominator and no time domain", async () => {
     const { services, runId } = await importedTrace("rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz");
-    const result = await services.analysis.hotspots({
-      run_or_artifact: runId,
-      limit: 50,
-      group_by: "function",
-      order_by: "self",
-      unit: null,
-      thread: null,
-      per_thread: false,
-      cursor: null,
-    });
+    const result = await services.analysis.hotspots(defaultHotspotRequest(runId, 50));
     expect(result.domain_totals).toBeNull();
     expect(result.hotspots.every((hotspot) => hotspot.time_domain === null)).toBe(true);
     expect(result.hotspots.reduce((sum, hotspot) => sum + hotspot.self_share, 0)).toBeCloseTo(1, 9);
