@@ -75,10 +75,30 @@ export function resolveExecutable(name: string, pathValue: string | undefined, c
   throw refused(name, "no regular executable file of that name on the child's PATH", "Install the tool, or give its absolute path.");
 }
 
+/**
+ * Digests this process already computed, by path, with the file's identity when it was read. A capture
+ * digests its interpreter and collector when it plans, again when it rechecks the plan, and the
+ * interpreter once more for the environment identity: megabytes hashed three times within a second.
+ */
+const digestMemo = new Map<string, { identity: string; digest: string }>();
+/**
+ * Only a file whose inode last changed this long before hashing began is remembered by its identity
+ * alone (git's "racy" rule): a rewrite within the same timestamp tick as the hash could otherwise keep
+ * the same size, mtime and ctime. ctime cannot be set by a process, so any later write changes the identity.
+ */
+const settledBeforeHashMs = 2_000;
+
 /** `sha256:<hex>` of an executable file's bytes, streamed; binds a plan to the exact binary. */
 export async function executableDigest(path: string): Promise<string> {
+  const before = statSync(path, { bigint: true });
+  const identity = `${before.dev}:${before.ino}:${before.size}:${before.mtimeNs}:${before.ctimeNs}`;
+  const remembered = digestMemo.get(path);
+  if (remembered?.identity === identity) return remembered.digest;
+  const startedMs = Date.now();
   const hasher = new Bun.CryptoHasher("sha256");
   const stream = createReadStream(path);
   for await (const chunk of stream) hasher.update(chunk as Buffer);
-  return `sha256:${hasher.digest("hex")}`;
+  const digest = `sha256:${hasher.digest("hex")}`;
+  if (Number(before.ctimeNs / 1_000_000n) < startedMs - settledBeforeHashMs) digestMemo.set(path, { identity, digest });
+  return digest;
 }

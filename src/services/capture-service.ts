@@ -76,6 +76,11 @@ export class CaptureService {
       collectorDirectory,
       projectRoot: this.workspace.projectRoot,
     });
+    // Both executables are hashed at once (megabytes each); the plan binds to both digests.
+    const [adapterExecutableDigest, workloadExecutableDigest] = await Promise.all([
+      adapterExecutable ? executableDigest(adapterExecutable) : null,
+      executableDigest(workloadExecutable),
+    ]);
     const intent: ConsumedPlan = {
       workspace_id: workspace.id,
       run_id: runId,
@@ -85,9 +90,9 @@ export class CaptureService {
       adapter: descriptor.name,
       adapter_options: adapterOptions,
       adapter_executable: adapterExecutable,
-      adapter_executable_digest: adapterExecutable ? await executableDigest(adapterExecutable) : null,
+      adapter_executable_digest: adapterExecutableDigest,
       workload_executable: workloadExecutable,
-      workload_executable_digest: await executableDigest(workloadExecutable),
+      workload_executable_digest: workloadExecutableDigest,
       argv: invocation.argv,
       collector_argv: collector.argv,
       trusted_environment: collector.trustedEnvironment,

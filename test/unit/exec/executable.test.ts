@@ -56,3 +56,22 @@ describe("executableDigest", () => {
     expect(await executableDigest(path)).toBe(`sha256:${sha256Hex(readFileSync(path))}`);
   });
 });
+
+describe("executableDigest remembers only what cannot have changed unseen", () => {
+  test("a file rewritten in place at the same size right after it was digested gets its new digest", async () => {
+    const path = join(scratch.path, "rewritten");
+    writeFileSync(path, "a".repeat(4096));
+    const first = await executableDigest(path);
+    writeFileSync(path, "b".repeat(4096));
+    const second = await executableDigest(path);
+    expect(second).not.toBe(first);
+    expect(second).toBe(`sha256:${sha256Hex(readFileSync(path))}`);
+  });
+
+  test("a long-settled system executable asked twice is the sha256 of its bytes both times", async () => {
+    const path = resolveExecutable("env", "/usr/bin:/bin");
+    const expected = `sha256:${sha256Hex(readFileSync(path))}`;
+    expect(await executableDigest(path)).toBe(expected);
+    expect(await executableDigest(path)).toBe(expected);
+  });
+});
