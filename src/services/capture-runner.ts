@@ -6,7 +6,7 @@ import { type ProcessResult, runProcess } from "../exec/broker.ts";
 import { bootId, environmentIdentity, processStartTime, sourceIdentity } from "../exec/identity.ts";
 import { advanceCorpus } from "../store/corpus.ts";
 import { crashPoint } from "../store/crash-points.ts";
-import { loadDuckdb } from "../store/duckdb.ts";
+import { evidenceEngine } from "../store/evidence-query.ts";
 import { blankManifest, insertRun, reviseRun, type RunManifest } from "../store/run-store.ts";
 import type { Workspace } from "../store/workspace.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
@@ -57,18 +57,21 @@ export class CaptureRunner {
     const policy = loadWorkspacePolicy(workspace.root);
     let revision = this.start(workspace, intent);
     await report(2, "warming_up: run lifecycle initialized");
-    // Identity (git, the interpreter's probe) is read while the collector starts rather than before it,
-    // so it adds nothing to the capture's wall time; it is recorded once the collector has ended.
-    const identity = this.readIdentity(workspace, intent);
-    await report(3, "warming_up: source and environment identity collection started");
+    await report(3, "warming_up: source and environment identity will be read while the workload runs");
     await acquireSlot(policy.limits.max_parallel_captures, options.signal);
     let result: ProcessResult;
+    // Identity (git, the interpreter's probe) and DuckDB (the query engine's instance, and the library
+    // publication writes Parquet with) start once the collector's process exists, never before it: the
+    // probes' spawns and the dlopen of DuckDB's native library would otherwise delay the collector's start.
+    // Identity is recorded after the collector ends.
+    let identity: ReturnType<CaptureRunner["readIdentity"]> = Promise.resolve({ source: null, environment: null });
     try {
       await report(4, "capturing: workload running");
       mkdirSync(intent.artifact_directory, { recursive: true });
-      // DuckDB (which publication writes Parquet with) loads while the collector runs, not after it.
-      loadDuckdb().catch(() => undefined);
       result = await this.collect(workspace, intent, policy, options.signal, (started) => {
+        identity = this.readIdentity(workspace, intent);
+        // The receipt's first answer is asked of that engine as soon as the run is published.
+        setImmediate(() => evidenceEngine(workspace).warm());
         revision = started(revision);
       });
     } catch (error) {

@@ -35,6 +35,16 @@ export class EvidenceEngine {
     return this.opened;
   }
 
+  /**
+   * Starts the engine's DuckDB instance now, so the first query does not wait for it: a capture calls
+   * this while its collector runs, and the receipt's first answer then only opens its view. A failure
+   * here is forgotten; the first query meets it again.
+   */
+  warm(): void {
+    if (this.closed) return;
+    this.database().catch(() => undefined);
+  }
+
   /** Runs `body` over the view of exactly these bundles; the view stays open for later calls. */
   async use<T>(bundleIds: string[], body: (view: EvidenceView) => Promise<T>): Promise<T> {
     const view = await this.acquire(bundleIds);
