@@ -1,4 +1,5 @@
-import { accessSync, constants, createReadStream, statSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { type FlameoxError, executionRefused } from "../domain/errors.ts";
 
@@ -96,8 +97,19 @@ export async function executableDigest(path: string): Promise<string> {
   if (remembered?.identity === identity) return remembered.digest;
   const startedMs = Date.now();
   const hasher = new Bun.CryptoHasher("sha256");
-  const stream = createReadStream(path);
-  for await (const chunk of stream) hasher.update(chunk as Buffer);
+  // One reused 1 MiB buffer through a file handle: a read stream's small chunks made hashing an 8 MB
+  // collector about four times slower (~35 ms cold), all of it before the collector starts.
+  const file = await open(path, "r");
+  try {
+    const buffer = Buffer.allocUnsafe(1 << 20);
+    for (;;) {
+      const { bytesRead } = await file.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      hasher.update(buffer.subarray(0, bytesRead));
+    }
+  } finally {
+    await file.close();
+  }
   const digest = `sha256:${hasher.digest("hex")}`;
   if (Number(before.ctimeNs / 1_000_000n) < startedMs - settledBeforeHashMs) digestMemo.set(path, { identity, digest });
   return digest;
