@@ -8,7 +8,7 @@ import { runResourceUri } from "../domain/resource-uris.ts";
 import type { ProcessResult } from "../exec/broker.ts";
 import { runtimeMeasurementNames } from "../exec/resource-sampler.ts";
 import { publishArtifact, reclaimUnpublished } from "../store/artifact-placement.ts";
-import { type StagedArtifact, stageArtifactFile } from "../store/artifact-store.ts";
+import { type StagedArtifact, stageArtifactFile, syncStagedArtifacts } from "../store/artifact-store.ts";
 import { advanceCorpus } from "../store/corpus.ts";
 import { crashPoint } from "../store/crash-points.ts";
 import { readRun, reviseRun, type RunArtifactReference, type RunManifest } from "../store/run-store.ts";
@@ -332,16 +332,25 @@ export async function publishCapture(
   const measurements = runtimeMeasurements(result);
   // The runtime measurements' bundle is written while the adapter's outputs are extracted (its own DuckDB).
   let runtime: Promise<PreparedBundle | null> = Promise.resolve(null);
+  // The staged copies reach the disk together, while the outputs are extracted; publish waits for them.
+  let durable: Promise<void> = Promise.resolve();
   try {
     for (const entry of files.filter((file) => existsSync(file.path)))
-      stored.push({ entry, artifact: stageArtifactFile(workspace, entry.path, { maxBytes: policy.limits.max_artifact_bytes }) });
+      stored.push({
+        entry,
+        artifact: stageArtifactFile(workspace, entry.path, { maxBytes: policy.limits.max_artifact_bytes, sync: false }),
+      });
+    durable = syncStagedArtifacts(stored.map((item) => item.artifact));
+    durable.catch(() => undefined);
     runtime = runtimeBundle(workspace, intent.run_id, stored, measurements);
     runtime.catch(() => undefined);
     bundles.push(...(await extractOutputs(workspace, intent, stored, outcome)));
     await report(6, "Validation complete");
     const written = await runtime;
     if (written) bundles.push(written);
+    await durable;
   } catch (error) {
+    await durable.catch(() => undefined);
     const written = await runtime.catch(() => null);
     if (written && !bundles.includes(written)) written.discard();
     for (const bundle of bundles) bundle.discard();

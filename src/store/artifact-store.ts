@@ -1,4 +1,5 @@
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync, rmSync, writeSync, fsyncSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { artifactIntegrityFailed, artifactTooLarge, executionRefused, type FlameoxError } from "../domain/errors.ts";
 import { crashPoint } from "./crash-points.ts";
@@ -36,7 +37,12 @@ const chunkSize = 1 << 20;
 export function stageArtifactFile(
   workspace: Workspace,
   sourcePath: string,
-  options: { maxBytes: number; payloadExtension?: string },
+  options: {
+    maxBytes: number;
+    payloadExtension?: string;
+    /** false: the caller makes the copy durable itself, with syncStagedArtifacts, before it publishes. */
+    sync?: boolean;
+  },
 ): StagedArtifact {
   const before = lstatSync(sourcePath);
   if (!before.isFile()) {
@@ -65,7 +71,7 @@ export function stageArtifactFile(
       let written = 0;
       while (written < read) written += writeSync(output, slice, written, read - written);
     }
-    fsyncSync(output);
+    if (options.sync !== false) fsyncSync(output);
     const after = fstatSync(input);
     if (after.size !== total || after.mtimeMs !== before.mtimeMs || after.ino !== before.ino) throw changedWhileReading();
   } catch (error) {
@@ -89,6 +95,23 @@ export function stageArtifactFile(
     stored_path: join("artifacts", "sha256", hex.slice(0, 2), hex, payloadName),
     staged_path: staging,
   };
+}
+
+/**
+ * Makes staged copies (staged with `sync: false`) durable, all at once: the kernel overlaps the
+ * writebacks, and a capture runs this while it extracts, so no fsync of its outputs waits in line.
+ */
+export async function syncStagedArtifacts(staged: readonly StagedArtifact[]): Promise<void> {
+  await Promise.all(
+    staged.map(async (artifact) => {
+      const handle = await open(artifact.staged_path, "r");
+      try {
+        await handle.datasync();
+      } finally {
+        await handle.close();
+      }
+    }),
+  );
 }
 
 /** Drops a staged copy that will not be published (already placed copies are gone already). */
