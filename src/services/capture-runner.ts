@@ -6,6 +6,7 @@ import { type ProcessResult, runProcess } from "../exec/broker.ts";
 import { bootId, environmentIdentity, processStartTime, sourceIdentity } from "../exec/identity.ts";
 import { advanceCorpus } from "../store/corpus.ts";
 import { crashPoint } from "../store/crash-points.ts";
+import { warmBundleEngines } from "../store/evidence-bundle.ts";
 import { evidenceEngine } from "../store/evidence-query.ts";
 import { blankManifest, insertRun, reviseRun, type RunManifest } from "../store/run-store.ts";
 import type { Workspace } from "../store/workspace.ts";
@@ -70,8 +71,12 @@ export class CaptureRunner {
       mkdirSync(intent.artifact_directory, { recursive: true });
       result = await this.collect(workspace, intent, policy, options.signal, (started) => {
         identity = this.readIdentity(workspace, intent);
-        // The receipt's first answer is asked of that engine as soon as the run is published.
-        setImmediate(() => evidenceEngine(workspace).warm());
+        // The receipt's first answer is asked of that engine as soon as the run is published; publication
+        // writes one bundle per extracted output and one of runtime measurements, each with its own instance.
+        setImmediate(() => {
+          evidenceEngine(workspace).warm();
+          warmBundleEngines(intent.outputs.filter((output) => output.extract).length + 1);
+        });
         revision = started(revision);
       });
     } catch (error) {

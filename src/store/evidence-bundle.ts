@@ -33,6 +33,29 @@ const collectGarbageAboveBytes = 16 << 20;
 
 type SmallTable = "measurements" | "observations";
 
+/** Instances made ahead for this process's next bundle writers; each is taken by one writer, which closes it. */
+const spareEngines: Promise<Engine>[] = [];
+const maximumSpareEngines = 4;
+
+async function createEngine(): Promise<Engine> {
+  const duckdb = await loadDuckdb();
+  const instance = await duckdb.DuckDBInstance.create(":memory:", { threads: "1", memory_limit: "256MB" });
+  return { instance, connection: await instance.connect() };
+}
+
+/**
+ * Creates up to `count` DuckDB instances for the bundle writers this process is about to open: a
+ * capture calls it while its collector runs, so the instances (15-35 ms each) are not made while
+ * its outputs are extracted. Unused spares stay for the next writers of this process.
+ */
+export function warmBundleEngines(count: number): void {
+  while (spareEngines.length < Math.min(count, maximumSpareEngines)) {
+    const engine = createEngine();
+    engine.catch(() => undefined);
+    spareEngines.push(engine);
+  }
+}
+
 /**
  * Collects one extraction's rows in this process's staging and turns them into Parquet through
  * DuckDB. The finished folder stays in staging until the publishing transaction moves it into
@@ -64,14 +87,16 @@ export class EvidenceBundleWriter implements EvidenceSink {
     this.scratchFolder = processStagingPath(workspace, `${this.bundleId}.scratch`);
     mkdirSync(this.stagingFolder, { recursive: true });
     mkdirSync(this.scratchFolder, { recursive: true });
-    // DuckDB loads while the extractor runs, so trace_events can stream into it. One thread: the
-    // extractor holds the other core, and a second DuckDB thread mostly adds buffered row groups.
+    // DuckDB loads while the extractor runs, so trace_events can stream into it (or was made ahead by
+    // warmBundleEngines). One thread: the extractor holds the other core, and a second DuckDB thread
+    // mostly adds buffered row groups.
     const spill = join(this.scratchFolder, "duckdb");
+    const spare = spareEngines.shift();
     this.engineReady = (async () => {
-      const duckdb = await loadDuckdb();
-      const instance = await duckdb.DuckDBInstance.create(":memory:", { threads: "1", memory_limit: "256MB", temp_directory: spill });
-      const connection = await instance.connect();
-      return { instance, connection };
+      const engine = (spare ? await spare.catch(() => null) : null) ?? (await createEngine());
+      // Set before any statement of this bundle runs, so nothing can have spilled elsewhere.
+      await engine.connection.run(`SET temp_directory = '${escapeSql(spill)}'`);
+      return engine;
     })();
     this.engineReady.then(
       (engine) => {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { StackRow, TraceEventRow } from "../../../src/domain/evidence.ts";
 import { loadDuckdb } from "../../../src/store/duckdb.ts";
-import { EvidenceBundleWriter, bundleFiles, placeBundle } from "../../../src/store/evidence-bundle.ts";
+import { EvidenceBundleWriter, bundleFiles, placeBundle, warmBundleEngines } from "../../../src/store/evidence-bundle.ts";
 import { initializeWorkspace } from "../../../src/store/workspace.ts";
 
 function workspace() {
@@ -85,6 +85,34 @@ describe("EvidenceBundleWriter", () => {
         { thread: "a,b", process: "\u0003", frame_keys: keys, weight: 1.5, sample_count: "2" },
         { thread: null, process: null, frame_keys: ["odd,key", "x"], weight: 3, sample_count: "1" },
       ]);
+    } finally {
+      cleanup();
+    }
+  });
+
+  test("writers that take instances made ahead by warmBundleEngines, and one past them, each write their own bundle", async () => {
+    const { workspace: space, cleanup } = workspace();
+    try {
+      warmBundleEngines(2);
+      const writers = [1, 2, 3].map((index) => {
+        const writer = new EvidenceBundleWriter(space, { runId: `run-${index}`, artifactId: `artifact-${index}` });
+        for (let id = 1; id <= index; id += 1) writer.traceEvent(traceRow(id, `event ${index}.${id}`));
+        writer.stack({ thread: `t${index}`, process: null, frame_keys: ["f"], weight: index, unit: "ns", sample_count: index });
+        return writer;
+      });
+      const finished = await Promise.all(writers.map((writer) => writer.finish()));
+      for (const [index, bundle] of finished.entries()) {
+        placeBundle(space, bundle.bundleId, bundle.folder);
+        const files = bundleFiles(space, bundle.bundleId);
+        const events = await rows(files.trace_events!, "SELECT name, run_id FROM read_parquet($file) ORDER BY event_id");
+        expect(events).toEqual(
+          Array.from({ length: index + 1 }, (_, id) => ({ name: `event ${index + 1}.${id + 1}`, run_id: `run-${index + 1}` })),
+        );
+        expect(await rows(files.stacks!, "SELECT thread, weight FROM read_parquet($file)")).toEqual([
+          { thread: `t${index + 1}`, weight: index + 1 },
+        ]);
+        expect(existsSync(join(bundle.folder, "..", `${bundle.bundleId}.scratch`))).toBe(false);
+      }
     } finally {
       cleanup();
     }
