@@ -5,3 +5,4 @@
 export * from "./errors/flameox-error.ts";
 export * from "./errors/recovery.ts";
 export * from "./errors/factories.ts";
+export * from "./errors/retelling.ts";

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { FlameoxError, manualRecovery, type Recovery } from "../domain/errors.ts";
+import { type FlameoxError, manualRecovery, type Recovery, withRecovery } from "../domain/errors.ts";
 import type { ToolDefinition } from "./define-tool.ts";
 import { log } from "./log.ts";
 
@@ -92,19 +92,6 @@ function fieldsOf(error: FlameoxError): string[] {
   const fields = error.details.fields;
   if (!Array.isArray(fields)) return [];
   return fields.map((field) => (isRecord(field) && typeof field.field === "string" ? field.field : "(root)"));
-}
-
-function withRecovery(error: FlameoxError, recovery: Recovery): FlameoxError {
-  return new FlameoxError({
-    code: error.code,
-    message: error.message,
-    remediation: error.remediation,
-    details: error.details,
-    retryable: error.retryable,
-    runId: error.runId,
-    recovery,
-    cause: error,
-  });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -6,7 +6,7 @@
  * overwritten by us.
  */
 import { mkdirSync, rmdirSync, statSync } from "node:fs";
-import { FlameoxError } from "../domain/errors.ts";
+import { writeLockTimeout } from "../domain/errors.ts";
 
 /** `held` is false when there was nowhere to create the lock; `mtimeMs` tells our folder from a later holder's. */
 export type ClientLock = { path: string; held: boolean; mtimeMs: number; release(): void };
@@ -52,12 +52,9 @@ export async function acquireClientLock(lockPath: string, subject: string, timeo
       continue;
     }
     if (Date.now() >= deadline) {
-      throw new FlameoxError({
-        code: "WRITE_LOCK_TIMEOUT",
-        message: `${subject} holds ${lockPath} and has not released it.`,
+      throw writeLockTimeout(lockPath, `${subject} holds ${lockPath} and has not released it.`, {
         remediation: [`Retry in a moment; if ${subject} is not running, delete the folder ${lockPath}.`],
         details: { path: lockPath, client: subject },
-        retryable: true,
       });
     }
     await Bun.sleep(Math.min(200, 10 * 2 ** Math.min(attempt, 4)));

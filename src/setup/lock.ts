@@ -5,7 +5,7 @@
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
-import { FlameoxError } from "../domain/errors.ts";
+import { writeLockTimeout } from "../domain/errors.ts";
 import { ensureDirectory, fileError } from "./files.ts";
 
 export type SetupLock = { path: string; release(): void };
@@ -53,12 +53,9 @@ export async function acquireSetupLock(path: string, timeoutMs = 10_000): Promis
       continue;
     }
     if (Date.now() >= deadline) {
-      throw new FlameoxError({
-        code: "WRITE_LOCK_TIMEOUT",
-        message: "Another flameox setup operation holds the setup lock.",
+      throw writeLockTimeout(path, "Another flameox setup operation holds the setup lock.", {
         remediation: ["Wait for the other flameox setup to finish, then retry.", `If none is running, delete ${path}.`],
         details: { path },
-        retryable: true,
       });
     }
     await Bun.sleep(100);

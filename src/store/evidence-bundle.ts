@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, write
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import type { EvidenceSink, EvidenceTable, FrameRow, MeasurementRow, ObservationRow, StackRow, TraceEventRow } from "../domain/evidence.ts";
-import { artifactParseFailed, FlameoxError } from "../domain/errors.ts";
+import { artifactParseFailed, evidenceSchemaMismatch, extractionBoundExceeded, FlameoxError } from "../domain/errors.ts";
 import { syncDirectory } from "./atomic-file.ts";
 import { crashPoint } from "./crash-points.ts";
 import { loadDuckdb } from "./duckdb.ts";
@@ -319,15 +319,16 @@ export class EvidenceBundleWriter implements EvidenceSink {
 }
 
 function stagingExceeded(limit: number): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_TOO_LARGE",
-    message: `Extracting this artifact would stage more than ${limit} bytes of evidence text (a bound in proportion to its size).`,
-    details: { staging_limit_bytes: limit },
-    remediation: [
-      "Check that the file is what it claims to be: a small input that expands without bound is refused.",
-      "Capture or export a smaller profile or trace and import that.",
-    ],
-  });
+  return extractionBoundExceeded(
+    `Extracting this artifact would stage more than ${limit} bytes of evidence text (a bound in proportion to its size).`,
+    {
+      details: { staging_limit_bytes: limit },
+      remediation: [
+        "Check that the file is what it claims to be: a small input that expands without bound is refused.",
+        "Capture or export a smaller profile or trace and import that.",
+      ],
+    },
+  );
 }
 
 /** DuckDB's words for a staged value that does not fit its typed column: the input's fault, not the schema's. */
@@ -354,9 +355,7 @@ function parquetFailed(error: unknown, table: EvidenceTable | null): FlameoxErro
     );
   }
   const firstLine = (text.split("\n")[0] ?? "").replace(/(?:\/[^\s'"/]+)+\/?/g, "<path>");
-  return new FlameoxError({
-    code: "EVIDENCE_SCHEMA_MISMATCH",
-    message: `Writing evidence Parquet failed: ${firstLine}`.slice(0, 500),
+  return evidenceSchemaMismatch(`Writing evidence Parquet failed: ${firstLine}`.slice(0, 500), {
     remediation: ["Report this extractor failure; the native artifact is kept and can be extracted again."],
     cause: error,
   });

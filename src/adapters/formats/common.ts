@@ -5,7 +5,7 @@
  */
 import { frameKey, type EvidenceSink, type FrameRow, type StackRow, type StackUnit, type TraceEventRow } from "../../domain/evidence.ts";
 import { closeSync, openSync, readSync } from "node:fs";
-import { FlameoxError } from "../../domain/errors.ts";
+import { artifactParseFailed as parseFailed, extractionBoundExceeded, type FlameoxError } from "../../domain/errors.ts";
 import { openByteSource } from "./byte-source.ts";
 import type { ParseMode } from "./json-stream.ts";
 
@@ -28,16 +28,16 @@ export type ExtractResult = {
   limitations: string[];
 };
 
-export function artifactParseFailed(file: string, message: string, details: Record<string, unknown> = {}): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_PARSE_FAILED",
-    message: `Cannot parse ${file}: ${message}`,
-    details: { path: file, ...details },
-    remediation: [
-      "Check that the file is complete and in the format named (see detect_profile_format).",
-      "Re-export the profile or trace and import it again.",
-    ],
-  });
+export function artifactParseFailed(
+  file: string,
+  message: string,
+  details: Record<string, unknown> = {},
+  remediation = [
+    "Check that the file is complete and in the format named (see detect_profile_format).",
+    "Re-export the profile or trace and import it again.",
+  ],
+): FlameoxError {
+  return parseFailed(`Cannot parse ${file}: ${message}`, { details: { path: file, ...details }, remediation });
 }
 
 /** The final labels of the stacks rows whose `thread` is `key`. */
@@ -52,9 +52,7 @@ export function canMergeStacks(sink: EvidenceSink): boolean {
 
 /** An input whose extraction would pass a hard bound (inflated size, staging bytes, depth). */
 export function artifactTooLarge(file: string, message: string, details: Record<string, unknown> = {}): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_TOO_LARGE",
-    message: `Cannot extract ${file}: ${message}`,
+  return extractionBoundExceeded(`Cannot extract ${file}: ${message}`, {
     details: { path: file, ...details },
     remediation: [
       "Check that the file is what it claims to be (a compressed file that inflates without bound is refused).",

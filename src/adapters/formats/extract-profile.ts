@@ -1,6 +1,6 @@
 /** One entry point over the format extractors: detect (unless told) and extract. */
 import type { EvidenceSink, StackUnit } from "../../domain/evidence.ts";
-import { FlameoxError } from "../../domain/errors.ts";
+import { artifactParseFailed } from "../../domain/errors.ts";
 import { extractChromeTrace } from "./chrome-trace.ts";
 import { extractCollapsed } from "./collapsed.ts";
 import type { ExtractOptions, ExtractResult } from "./common.ts";
@@ -59,14 +59,15 @@ export async function extractProfile(
     advice = detected.advice?.message ?? null;
   }
   if (!isProfileFormat(format)) {
-    throw new FlameoxError({
-      code: "ARTIFACT_PARSE_FAILED",
-      message: format === "unknown" ? `Cannot tell the profile format of ${path}.` : `${path} is a ${format} file, not a profile.`,
-      details: { path, format },
-      remediation: [
-        advice ?? `Name the format explicitly (${profileFormats.join(", ")}), or import the file with import_artifact to have it routed.`,
-      ],
-    });
+    throw artifactParseFailed(
+      format === "unknown" ? `Cannot tell the profile format of ${path}.` : `${path} is a ${format} file, not a profile.`,
+      {
+        details: { path, format },
+        remediation: [
+          advice ?? `Name the format explicitly (${profileFormats.join(", ")}), or import the file with import_artifact to have it routed.`,
+        ],
+      },
+    );
   }
   const result = await extractors[format](path, sink, options);
   if (!result.producer && detectedProducer) result.producer = detectedProducer;

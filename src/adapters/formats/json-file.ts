@@ -2,7 +2,7 @@
  * JSON files through a visitor: streamed through the scanner of json-stream.ts, or (small files)
  * parsed whole and walked the same way. gzip-compressed files are inflated as a stream first.
  */
-import { FlameoxError } from "../../domain/errors.ts";
+import type { FlameoxError } from "../../domain/errors.ts";
 import { DecompressedTooLarge, DecompressionFailed, isGzip, openByteSource, readAllBytes } from "./byte-source.ts";
 import { artifactParseFailed, artifactTooLarge } from "./common.ts";
 import { ValueTooLarge } from "./json-text-reader.ts";
@@ -47,15 +47,10 @@ export function walkParsedJson(root: unknown, visitor: JsonVisitor): void {
 }
 
 export function jsonParseFailed(file: string, error: JsonScanError): FlameoxError {
-  return new FlameoxError({
-    code: "ARTIFACT_PARSE_FAILED",
-    message: `Cannot parse ${file}: ${error.message}`,
-    details: { path: file, byte_offset: error.offset },
-    remediation: [
-      "Check that the producer finished writing the file (a cut-off file ends mid-value).",
-      "Re-export the profile or trace and import it again.",
-    ],
-  });
+  return artifactParseFailed(file, error.message, { byte_offset: error.offset }, [
+    "Check that the producer finished writing the file (a cut-off file ends mid-value).",
+    "Re-export the profile or trace and import it again.",
+  ]);
 }
 
 /** Streams a file through the scanner. */
@@ -124,12 +119,9 @@ export async function readJsonWithVisitor(
   } catch (error) {
     // JSON.parse does not say where; the scanner does.
     await scanJsonFile(file, skipEverything);
-    throw new FlameoxError({
-      code: "ARTIFACT_PARSE_FAILED",
-      message: `Cannot parse ${file}: ${error instanceof Error ? error.message : String(error)}`,
-      details: { path: file },
-      remediation: ["Re-export the profile or trace and import it again."],
-    });
+    throw artifactParseFailed(file, error instanceof Error ? error.message : String(error), {}, [
+      "Re-export the profile or trace and import it again.",
+    ]);
   }
   walkParsedJson(parsed, visitor);
   return "whole";

@@ -334,12 +334,12 @@ export function storageQuotaExceeded(message: string, options: FailureOptions = 
 export function writeLockTimeout(
   lock: string,
   message: string,
-  options: { details?: Record<string, unknown>; cause?: unknown } = {},
+  options: { details?: Record<string, unknown>; remediation?: string[]; cause?: unknown } = {},
 ): FlameoxError {
   return failure("WRITE_LOCK_TIMEOUT", message, {
     retryable: true,
     details: { lock, ...options.details },
-    remediation: ["Wait for the other flameox operation to finish, then repeat the call."],
+    remediation: options.remediation ?? ["Wait for the other flameox operation to finish, then repeat the call."],
     ...(options.cause !== undefined ? { cause: options.cause } : {}),
   });
 }
@@ -367,29 +367,7 @@ export function internalError(message: string, options: { cause?: unknown; remed
   });
 }
 
-/** The same failure retold (e.g. with host paths replaced): code, remediation and recovery stay; the original is the cause. */
-export function retold(error: FlameoxError, text: { message: string; details: Record<string, unknown> }): FlameoxError {
-  return new FlameoxError({
-    code: error.code,
-    message: text.message,
-    details: text.details,
-    remediation: error.remediation,
-    retryable: error.retryable,
-    runId: error.runId,
-    recovery: error.recovery,
-    cause: error,
-  });
-}
-
-/** Wraps anything thrown into a FlameoxError without leaking stack traces to clients. */
-export function toFlameoxError(error: unknown): FlameoxError {
-  if (error instanceof FlameoxError) return error;
-  const code = (error as { code?: string } | null)?.code;
-  if (code === "ENOSPC" || code === "EDQUOT") {
-    return storageQuotaExceeded("The disk holding the workspace is full.", {
-      remediation: ["Free storage on the workspace's disk, then repeat the call."],
-      cause: error,
-    });
-  }
-  return internalError(`Internal error: ${error instanceof Error ? error.message : String(error)}`.slice(0, 1000), { cause: error });
+/** Writing evidence failed for a reason that is not the input's (the extractor's or the schema's fault). */
+export function evidenceSchemaMismatch(message: string, options: FailureOptions = {}): FlameoxError {
+  return failure("EVIDENCE_SCHEMA_MISMATCH", message, options);
 }
