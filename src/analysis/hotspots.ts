@@ -1,5 +1,6 @@
 import type { StackUnit } from "../domain/evidence.ts";
 import { acceleratorTrackCategories } from "../domain/trace-categories.ts";
+import { totalsSql } from "./hotspot-totals.ts";
 import { type EvidenceQuery, sqlString, toNumber, toNullableNumber } from "./evidence-query.ts";
 
 /**
@@ -99,48 +100,11 @@ function stacksWithDomainSql(query: { unit: StackUnit; thread: string | null }):
     FROM rooted r LEFT JOIN tracks t ON t.run_id = r.run_id AND t.artifact_id = r.artifact_id AND t.process = r.process`;
 }
 
-/**
- * Self and total weight per frame, thread and time domain in one pass over the stacks, in memory
- * bounded by the frames, not the stacks. Total weight counts a frame once per stack even under recursion:
- *   - each stack's distinct frame keys are unnested (a key is kept where it first occurs, which costs
- *     half what list_distinct's per-list hash set does), so a repeated key counts once;
- *   - a frame id reached by only one key is then counted at most once per stack with no further
- *     work, which is every frame when grouping by line and most when grouping by function;
- *   - a function reached by several keys (several lines of it) may still occur twice in one stack,
- *     so its rows keep their stack id and are reduced to one per stack before summing;
- *   - a NULL key put first in every stack carries the stack's weight once into its domain's grand
- *     total, which also counts stacks whose frames are missing from the frames table.
- * A join followed by DISTINCT over every (stack, frame) pair, or a map lookup per frame, gives the
- * same numbers but needs memory in proportion to all frames of all stacks, or minutes at 10M stacks.
- */
-function totalsSql(query: HotspotQuery & { unit: StackUnit }): string {
-  const threadColumn = query.perThread ? "thread" : "NULL::VARCHAR";
-  return `keys AS MATERIALIZED (SELECT frame_key, frame_id, count(*) OVER (PARTITION BY frame_id) > 1 AS shared FROM fmap),
-    s AS (
-      SELECT stack_id, list_prepend(NULL, list_filter(frame_keys, (key, position) -> key IS NOT NULL AND list_position(frame_keys, key) = position)) AS members,
-             frame_keys[-1] AS leaf, weight, ${threadColumn} AS thread, domain
-      FROM (${stacksWithDomainSql(query)})
-    ),
-    exploded AS (SELECT stack_id, leaf, weight, thread, domain, unnest(members) AS key FROM s),
-    pairs AS (
-      SELECT CASE WHEN k.shared THEN e.stack_id END AS stack_id, k.frame_id, e.thread, e.domain, e.weight, e.key = e.leaf AS is_leaf
-      FROM exploded e LEFT JOIN keys k ON k.frame_key = e.key
-      WHERE e.key IS NULL OR k.frame_id IS NOT NULL
-    ),
-    per_stack AS (
-      SELECT frame_id, thread, domain, CASE WHEN stack_id IS NULL THEN sum(weight) ELSE any_value(weight) END AS total_weight,
-             coalesce(sum(weight) FILTER (WHERE is_leaf), 0) AS self_weight
-      FROM pairs GROUP BY frame_id, thread, domain, stack_id
-    ),
-    totals AS (SELECT frame_id, thread, domain, sum(total_weight) AS total_weight, sum(self_weight) AS self_weight FROM per_stack GROUP BY ALL),
-    grand AS (SELECT domain, coalesce(sum(total_weight), 0) AS total FROM totals WHERE frame_id IS NULL GROUP BY domain)`;
-}
-
 /** The whole ranking, one row per (frame, thread, domain) with its position, the grand totals and the running self weight. */
 function rankingSql(query: HotspotQuery & { unit: StackUnit }): string {
   const [first, second] = query.orderBy === "self" ? ["self_weight", "total_weight"] : ["total_weight", "self_weight"];
   return `WITH fmap AS MATERIALIZED (${frameMapSql(query.groupBy)}),
-    ${totalsSql(query)},
+    ${totalsSql(stacksWithDomainSql(query), { perThread: query.perThread })},
     identity AS (SELECT frame_id, any_value(function) AS function, any_value(file) AS file, min(line) AS line, any_value(module) AS module, any_value(language) AS language FROM fmap GROUP BY frame_id),
     ranked AS (
       SELECT t.frame_id, t.thread, t.domain, t.self_weight, t.total_weight, i.function, i.file, i.line, i.module, i.language
