@@ -188,39 +188,56 @@ test("the single-pass ranking equals the join-and-DISTINCT oracle on a seeded pr
     await seeded.run("INSERT INTO stacks SELECT * FROM stacks");
     await seeded.run("CREATE VIEW stack_rows AS SELECT rowid AS stack_row, * FROM stacks");
     const direct = uncachedEvidence(async (sql, values) => (await seeded.runAndReadAll(sql, values)).getRowObjectsJS() as never);
-    const view = new EvidenceView(seeded, { frames: ["frames"], stacks: ["stacks"], trace_events: [], measurements: [], observations: [] });
     let compared = 0;
-    for (const groupBy of ["function", "line"] as const) {
-      for (const perThread of [false, true]) {
-        for (const thread of [null, "T2"]) {
-          for (const orderBy of ["self", "total"] as const) {
-            const query = { groupBy, unit: "samples" as const, thread, perThread, orderBy };
-            const oracle = (await seeded.runAndReadAll(oracleSql(query))).getRowObjectsJS() as Record<string, unknown>[];
-            const all = await queryHotspots(direct, query, { offset: 0, limit: 10_000 });
-            expect(all.total).toBe(oracle.length);
-            expect(
-              all.hotspots.map((row): unknown[] => [row.frame_id, row.thread, row.self_weight, row.total_weight, row.function]),
-            ).toEqual(
-              oracle.map((row) => [
-                row.frame_id,
-                perThread ? (row.thread ?? null) : null,
-                Number(row.self_weight),
-                Number(row.total_weight),
-                row.function,
-              ]),
-            );
-            expect(all.total_weight).toBe(Number(oracle[0]?.grand ?? all.total_weight));
-            // Paged through a kept view, twice (the second time from the kept ranking), the pages join up to the whole.
-            for (let round = 0; round < 2; round += 1) {
-              const pages = [];
-              for (let offset = 0; offset < all.total; offset += 40)
-                pages.push(...(await queryHotspots(view, query, { offset, limit: 40 })).hotspots);
-              expect(pages).toEqual(all.hotspots);
+    // Then 40 functions over the same keys: half reached from two lines, half from one, so keys that
+    // share a function and keys that do not meet in the same stacks (a fresh connection keeps no ranking).
+    for (const [functions, groupings] of [
+      [25, ["function", "line"]],
+      [40, ["function"]],
+    ] as const) {
+      if (functions !== 25)
+        await seeded.run(`UPDATE frames SET function = 'fn' || (line % ${functions}), file = 'm' || (line % ${functions} % 3) || '.py'`);
+      const paging = await own.connect();
+      const view = new EvidenceView(paging, {
+        frames: ["frames"],
+        stacks: ["stacks"],
+        trace_events: [],
+        measurements: [],
+        observations: [],
+      });
+      for (const groupBy of groupings) {
+        for (const perThread of [false, true]) {
+          for (const thread of [null, "T2"]) {
+            for (const orderBy of ["self", "total"] as const) {
+              const query = { groupBy, unit: "samples" as const, thread, perThread, orderBy };
+              const oracle = (await seeded.runAndReadAll(oracleSql(query))).getRowObjectsJS() as Record<string, unknown>[];
+              const all = await queryHotspots(direct, query, { offset: 0, limit: 10_000 });
+              expect(all.total).toBe(oracle.length);
+              expect(
+                all.hotspots.map((row): unknown[] => [row.frame_id, row.thread, row.self_weight, row.total_weight, row.function]),
+              ).toEqual(
+                oracle.map((row) => [
+                  row.frame_id,
+                  perThread ? (row.thread ?? null) : null,
+                  Number(row.self_weight),
+                  Number(row.total_weight),
+                  row.function,
+                ]),
+              );
+              expect(all.total_weight).toBe(Number(oracle[0]?.grand ?? all.total_weight));
+              // Paged through a kept view, twice (the second time from the kept ranking), the pages join up to the whole.
+              for (let round = 0; round < 2; round += 1) {
+                const pages = [];
+                for (let offset = 0; offset < all.total; offset += 40)
+                  pages.push(...(await queryHotspots(view, query, { offset, limit: 40 })).hotspots);
+                expect(pages).toEqual(all.hotspots);
+              }
+              compared += oracle.length;
             }
-            compared += oracle.length;
           }
         }
       }
+      paging.closeSync();
     }
     expect(compared).toBeGreaterThan(500);
   } finally {
