@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { CollectorOutput } from "../adapters/capture-adapter.ts";
 import { captureAdapters } from "../adapters/capture-adapters.ts";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
-import { type FlameoxError, processCancelled, processTimeout, toFlameoxError } from "../domain/errors.ts";
+import { toFlameoxError } from "../domain/errors.ts";
 import { runResourceUri } from "../domain/resource-uris.ts";
 import type { ProcessResult } from "../exec/broker.ts";
 import { runtimeMeasurementNames } from "../exec/resource-sampler.ts";
@@ -17,6 +17,7 @@ import { type CaptureReceipt, type ConsumedPlan, trustedLocalLimitation } from "
 import { brokerCommandRunner } from "../adapters/command-runner.ts";
 import { type PreparedBundle, prepareBundle } from "./evidence-publisher.ts";
 import { defaultNextStep } from "./receipt-next-step.ts";
+import { outputTail, terminalFailure } from "./capture-outcome.ts";
 import { crashException, placesOf, streamTail, tailCharacters } from "./run-output.ts";
 
 /**
@@ -259,56 +260,55 @@ function publish(
   }
 }
 
-/** A cancelled or timed-out capture is kept, and reported as the error it is. */
-function terminalFailure(intent: ConsumedPlan, result: ProcessResult, receipt: CaptureReceipt): FlameoxError | null {
-  if (receipt.execution_status === "cancelled") {
-    return processCancelled(
-      `Capture run ${intent.run_id} was cancelled; the process tree was ${result.cleanup_complete ? "fully cleaned up" : "not fully cleaned up"}.`,
-      {
-        runId: intent.run_id,
-        details: { run_id: intent.run_id, cleanup_complete: result.cleanup_complete },
-        remediation: ["Inspect the run with get_run; plan a new capture to try again."],
-        next: { tool: "get_run", arguments: { run_id: intent.run_id } },
-      },
-    );
-  }
-  if (receipt.execution_status === "timed_out") {
-    return processTimeout(
-      `Capture run ${intent.run_id} exceeded the workload's timeout of ${intent.timeout_seconds} s and was stopped; its output is kept.`,
-      {
-        runId: intent.run_id,
-        details: {
-          run_id: intent.run_id,
-          timeout_seconds: intent.timeout_seconds,
-          cleanup_complete: result.cleanup_complete,
-          artifact_ids: receipt.artifact_ids,
-        },
-        remediation: ["Raise the workload's timeout_seconds with configure_workload, or plan a smaller parameter choice."],
-        next: {
-          tool: "plan_capture",
-          arguments: { workload_name: intent.workload_name, adapter: intent.adapter, parameters: intent.parameters },
-        },
-      },
-    );
-  }
-  return null;
-}
-
-/** The tails get_run shows, as the receipt of a failed run repeats them. */
-function outputTail(run: RunManifest | null): CaptureReceipt["output_tail"] {
-  const process = (run?.process ?? {}) as Record<string, { tail?: string; tail_complete?: boolean } | undefined>;
-  const tail = (stream: "stdout" | "stderr") => ({
-    tail: process[stream]?.tail ?? "",
-    tail_complete: process[stream]?.tail_complete ?? true,
-  });
-  return { stdout: tail("stdout"), stderr: tail("stderr") };
-}
-
 /** Row counts per evidence table across every bundle a capture published. */
 function sumTables(tables: Record<string, number>[]): Record<string, number> {
   const total: Record<string, number> = {};
   for (const table of tables) for (const [name, rows] of Object.entries(table)) total[name] = (total[name] ?? 0) + rows;
   return total;
+}
+
+/**
+ * Stages a capture's outputs and extracts them into bundles, with the runtime measurements' bundle written
+ * meanwhile; on any failure every bundle and staged copy is discarded before the error goes on.
+ */
+async function stageAndExtract(
+  workspace: Workspace,
+  intent: ConsumedPlan,
+  outcome: Outcome,
+  measurements: ReturnType<typeof runtimeMeasurements>,
+  options: { maxBytes: number; report: (step: number, message: string) => Promise<void> },
+): Promise<{ stored: Stored[]; bundles: PreparedBundle[] }> {
+  const files = capturedFiles(intent, outcome);
+  const stored: Stored[] = [];
+  const bundles: PreparedBundle[] = [];
+  // The runtime measurements' bundle is written while the adapter's outputs are extracted (its own DuckDB).
+  let runtime: Promise<PreparedBundle | null> = Promise.resolve(null);
+  // The staged copies reach the disk together, while the outputs are extracted; publish waits for them.
+  let durable: Promise<void> = Promise.resolve();
+  try {
+    for (const entry of files.filter((file) => existsSync(file.path)))
+      stored.push({ entry, artifact: stageArtifactFile(workspace, entry.path, { maxBytes: options.maxBytes, sync: false }) });
+    durable = syncStagedArtifacts(stored.map((item) => item.artifact));
+    durable.catch(() => undefined);
+    runtime = runtimeBundle(workspace, intent.run_id, stored, measurements);
+    runtime.catch(() => undefined);
+    bundles.push(...(await extractOutputs(workspace, intent, stored, outcome)));
+    await options.report(6, "Validation complete");
+    const written = await runtime;
+    if (written) bundles.push(written);
+    await durable;
+    return { stored, bundles };
+  } catch (error) {
+    await durable.catch(() => undefined);
+    const written = await runtime.catch(() => null);
+    if (written && !bundles.includes(written)) written.discard();
+    for (const bundle of bundles) bundle.discard();
+    reclaimUnpublished(
+      workspace,
+      stored.map((item) => item.artifact),
+    );
+    throw error;
+  }
 }
 
 export async function publishCapture(
@@ -326,40 +326,11 @@ export async function publishCapture(
     limitations: [...result.limitations],
     limitationDetails: [],
   };
-  const files = capturedFiles(intent, outcome);
-  const stored: Stored[] = [];
-  const bundles: PreparedBundle[] = [];
   const measurements = runtimeMeasurements(result);
-  // The runtime measurements' bundle is written while the adapter's outputs are extracted (its own DuckDB).
-  let runtime: Promise<PreparedBundle | null> = Promise.resolve(null);
-  // The staged copies reach the disk together, while the outputs are extracted; publish waits for them.
-  let durable: Promise<void> = Promise.resolve();
-  try {
-    for (const entry of files.filter((file) => existsSync(file.path)))
-      stored.push({
-        entry,
-        artifact: stageArtifactFile(workspace, entry.path, { maxBytes: policy.limits.max_artifact_bytes, sync: false }),
-      });
-    durable = syncStagedArtifacts(stored.map((item) => item.artifact));
-    durable.catch(() => undefined);
-    runtime = runtimeBundle(workspace, intent.run_id, stored, measurements);
-    runtime.catch(() => undefined);
-    bundles.push(...(await extractOutputs(workspace, intent, stored, outcome)));
-    await report(6, "Validation complete");
-    const written = await runtime;
-    if (written) bundles.push(written);
-    await durable;
-  } catch (error) {
-    await durable.catch(() => undefined);
-    const written = await runtime.catch(() => null);
-    if (written && !bundles.includes(written)) written.discard();
-    for (const bundle of bundles) bundle.discard();
-    reclaimUnpublished(
-      workspace,
-      stored.map((item) => item.artifact),
-    );
-    throw error;
-  }
+  const { stored, bundles } = await stageAndExtract(workspace, intent, outcome, measurements, {
+    maxBytes: policy.limits.max_artifact_bytes,
+    report,
+  });
   await report(7, "Artifacts registered");
   const { corpusCommitId, references } = publish(workspace, { ...capture, outcome }, stored, bundles, measurements);
   crashPoint("published");
