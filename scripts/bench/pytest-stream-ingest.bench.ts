@@ -17,24 +17,13 @@ import { join } from "node:path";
 import { connectMcp } from "../../test/support/binary.ts";
 import { ingestStep, placeInProject, toolLatency } from "./lib/ingest-figures.ts";
 import { benchOutput, binary, initProject, load1, measure, mebibytes, requireBinary, withTempFolder } from "./lib/measure.ts";
+import { seededRandom as random } from "../../test/support/random.ts";
 
 const tests = Number(process.env.BENCH_PYTEST_TESTS ?? 100_000);
 const repeats = Number(process.env.BENCH_ANALYSIS_REPEATS ?? 3);
 const rssGuardBytes = Number(process.env.BENCH_RSS_GUARD_MB ?? 12288) * (1 << 20);
 const timeoutMs = Number(process.env.BENCH_INGEST_TIMEOUT_S ?? 900) * 1000;
 const generatorVersion = 1;
-
-/** mulberry32, so the cached stream is the same on every machine. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function pytestStream(count: number): { path: string; bytes: number; generated_ms: number | null } {
   mkdirSync(benchOutput, { recursive: true });

@@ -3,12 +3,8 @@ import { cliOptions, cliServices } from "./context.ts";
 import { emit, renderTable } from "./output.ts";
 import { pageLimits } from "../domain/requests/limits.ts";
 import { pageArguments, pageOf } from "./arguments.ts";
-import { type StackUnit, stackUnitNames } from "../domain/evidence.ts";
+import { unitArgument } from "./report.ts";
 import { moreAnalyzeCommands } from "./evidence.ts";
-
-function unitOf(value: unknown): StackUnit | null {
-  return stackUnitNames.includes(value as StackUnit) ? (value as StackUnit) : null;
-}
 
 function percent(share: number): string {
   return `${(share * 100).toFixed(1)}%`;
@@ -34,7 +30,7 @@ export const analyzeCommand = defineCommand({
           ...pageOf(args, pageLimits.hotspots),
           group_by: args["group-by"] === "line" ? "line" : "function",
           order_by: args["order-by"] === "total" ? "total" : "self",
-          unit: unitOf(args.unit),
+          unit: unitArgument(args.unit),
           thread: (args.thread as string | undefined) ?? null,
           per_thread: Boolean(args["per-thread"]),
         });
@@ -73,7 +69,7 @@ function drillRequest(args: Record<string, unknown>) {
     run_or_artifact: String(args.run_or_artifact),
     frame_id: String(args.frame_id),
     ...pageOf(args, pageLimits.frameDrillDown),
-    unit: unitOf(args.unit),
+    unit: unitArgument(args.unit),
     thread: (args.thread as string | undefined) ?? null,
   };
 }

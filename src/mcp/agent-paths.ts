@@ -66,6 +66,6 @@ function realOrSelf(path: string): string {
   }
 }
 
-function escapePattern(text: string): string {
+export function escapePattern(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }

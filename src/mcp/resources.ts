@@ -5,6 +5,7 @@ import type { Services } from "../services/services.ts";
 import { withCallableRecovery } from "./call-recovery.ts";
 import { toolsByName } from "./registry.ts";
 import { resourceTemplateDefinitions } from "./resource-templates.ts";
+import { escapePattern } from "./agent-paths.ts";
 
 export type ResourceContents = { uri: string; mimeType: string; text: string };
 
@@ -33,7 +34,7 @@ function compile(): CompiledTemplate[] {
           names.push(match[1]!);
           return "([^/]+)";
         }
-        return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        return escapePattern(part);
       })
       .join("");
     return { template, pattern: new RegExp(`^${source}$`), names };

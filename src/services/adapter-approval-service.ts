@@ -142,8 +142,9 @@ export class AdapterApprovalService {
 
   /** `sha256:` over name, version and every recorded file as it is on disk; null when that cannot be known. */
   private async identity(python: string, distribution: string): Promise<string | null> {
-    const files = await readPackageFiles(python, distribution, probeRunner());
-    if (!verifiable(files)) return null;
+    // A distribution removed or broken between discovery and hashing cannot be vouched for: unverifiable.
+    const files = await readPackageFiles(python, distribution, probeRunner()).catch(() => null);
+    if (!files || !verifiable(files)) return null;
     return digestOf({
       distribution: normalizedDistribution(files.distribution),
       version: files.version,

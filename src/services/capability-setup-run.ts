@@ -13,7 +13,7 @@ import {
   type InstallerContext,
   probeProvider,
 } from "../adapters/providers/provider-installer.ts";
-import { type FlameoxError, toFlameoxError } from "../domain/errors.ts";
+import { artifactIntegrityFailed, type FlameoxError, toFlameoxError } from "../domain/errors.ts";
 import type { OperationStatus } from "../domain/results/providers.ts";
 import type { ProviderEnvironments, StagingArea, StagingOwner } from "../store/provider-environments.ts";
 import { flameoxVersion } from "../version.ts";
@@ -174,7 +174,7 @@ async function verify(context: SetupRunContext, work: Work[], operationArea: Sta
     const scratch = entry.staging?.scratch ?? operationArea.scratch;
     try {
       const receipt = context.environments.receipt(provider.name, provider.version);
-      if (!receipt) throw toFlameoxError(new Error(`${label} has no readable receipt.`));
+      if (!receipt) throw artifactIntegrityFailed(`${label} has no readable receipt.`, { details: { failure_category: "verification" } });
       const probe = await probeProvider(provider, environment, installerContext(context, scratch));
       context.environments.writeReceipt(environment, {
         ...receipt,

@@ -71,6 +71,7 @@ class ReductionExecution {
   private judged = 0;
   private budgetExhausted: ReductionRecord["budget_exhausted"] = null;
   private cancelled = false;
+  private publicationTried = false;
   private failure: string | null = null;
   private best: { kept: number[]; bytes: Uint8Array };
   private readonly candidatePath: string;
@@ -311,20 +312,28 @@ class ReductionExecution {
     if (this.budgetExhausted)
       record.limitations.push(`The ${this.budgetExhausted.replaceAll("_", " ")} budget ran out; the result is not claimed to be minimal.`);
     const reduced = this.partition && this.best.kept.length > 0 && this.best.kept.length < this.partition.unitCount;
-    if (reduced && disposition !== "original_not_interesting") {
-      const stdout = join(this.scratch, "predicate-stdout.txt");
-      const published = publishReduction(this.workspace, this.intent, {
-        bytes: this.best.bytes,
-        scratch: this.scratch,
-        predicateOutputs: [stdout, join(this.scratch, "predicate-stderr.txt")].filter((path) => existsNonEmpty(path)),
-        attempts: this.attempt,
-        final: disposition === "succeeded",
-      });
-      record.run_id = published.runId;
-      if (disposition === "succeeded") record.final_artifact_id = published.artifactId;
-      else record.best_known_artifact_id = published.artifactId;
-      record.units.final = this.best.kept.length;
-      record.byte_lengths.final = this.best.bytes.length;
+    // Published at most once: a publication that fails (disk full, over the artifact limit) is said in the
+    // record, which is still written, so the reduction never stays 'running'.
+    if (reduced && disposition !== "original_not_interesting" && !this.publicationTried) {
+      this.publicationTried = true;
+      try {
+        const stdout = join(this.scratch, "predicate-stdout.txt");
+        const published = publishReduction(this.workspace, this.intent, {
+          bytes: this.best.bytes,
+          scratch: this.scratch,
+          predicateOutputs: [stdout, join(this.scratch, "predicate-stderr.txt")].filter((path) => existsNonEmpty(path)),
+          attempts: this.attempt,
+          final: disposition === "succeeded",
+        });
+        record.run_id = published.runId;
+        if (disposition === "succeeded") record.final_artifact_id = published.artifactId;
+        else record.best_known_artifact_id = published.artifactId;
+        record.units.final = this.best.kept.length;
+        record.byte_lengths.final = this.best.bytes.length;
+      } catch (error) {
+        record.disposition = "inconclusive";
+        record.limitations.push(`The reduced artifact could not be stored: ${toFlameoxError(error).message.slice(0, 300)}`);
+      }
     }
     record.finished_at = new Date().toISOString();
     this.reductions.update(record);

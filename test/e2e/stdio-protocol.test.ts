@@ -1,6 +1,6 @@
 import { expect, test, setDefaultTimeout } from "bun:test";
 import { binaryPath, runCli, temporaryFolder, testEnvironment } from "../support/binary.ts";
-import { contractToolsNotYetImplemented, offeredTools, sortedToolNames } from "../support/contract.ts";
+import { offeredTools, sortedToolNames } from "../support/contract.ts";
 
 // Every step starts the compiled binary. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
 setDefaultTimeout(60_000);
@@ -60,7 +60,6 @@ test("every stdout line of mcp serve is a JSON-RPC message, logs go to stderr", 
   // Exactly the contract's tools that this release implements and its invented ones: a missing or an unlisted one fails here.
   const listed = byId.get(2).result.tools.map((tool: { name: string }) => tool.name);
   expect(sortedToolNames(listed)).toEqual(sortedToolNames(offeredTools));
-  expect(listed.filter((name: string) => (contractToolsNotYetImplemented as readonly string[]).includes(name))).toEqual([]);
   // No workspace yet is an answer, not an error: the contract's code is in the result.
   expect(byId.get(3).result.isError).toBe(false);
   expect(byId.get(3).result.structuredContent.result).toMatchObject({ workspace_found: false, code: "WORKSPACE_NOT_FOUND" });

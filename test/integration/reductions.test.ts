@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { FlameoxError } from "../../src/domain/errors.ts";
 import { Services } from "../../src/services/services.ts";
+import { projectImport } from "../support/imports.ts";
 
 setDefaultTimeout(180_000);
 
@@ -28,15 +29,7 @@ async function reductionSetup(script: string, input: string, inputName: string) 
   writeFileSync(join(root, "flameox.toml"), `[workloads.predicate]\nargv = ["${python}", "-S", "predicate.py"]\n`);
   services = new Services({ projectRoot: root });
   await services.workspaces.initialize();
-  const imported = await services.imports.importArtifact({
-    path: inputName,
-    kind: null,
-    sensitivity: "internal",
-    media_type: null,
-    source_root: "project",
-    producer: "auto",
-    producer_version: null,
-  });
+  const imported = await services.imports.importArtifact(projectImport(inputName));
   const stored = (artifactId: string) => {
     const hex = artifactId.replace("sha256:", "");
     const folder = join(root, ".diagnostics", "artifacts", "sha256", hex.slice(0, 2), hex);

@@ -101,9 +101,6 @@ export const inventedTools = ["configure_experiment"] as const;
 /** Exactly what tools/list offers: the contract's implemented tools and the invented ones. */
 export const offeredTools = [...implementedContractTools, ...inventedTools] as const;
 
-/** Contract tools this release does not offer yet; none of them may appear in tools/list half-made (none left). */
-export const contractToolsNotYetImplemented: readonly string[] = [];
-
 /** Sorted copy, for comparing with a tools/list answer regardless of registration order. */
 export function sortedToolNames(names: readonly string[]): string[] {
   return [...names].sort();

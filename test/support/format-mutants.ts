@@ -3,6 +3,7 @@ import { copyFileSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { constants, crc32, deflateRawSync, gunzipSync, gzipSync } from "node:zlib";
 import { repositoryRoot } from "./binary.ts";
+import { seededRandom as random } from "./random.ts";
 
 /**
  * A generated corpus of damaged inputs per format, the same on every run (seeded): truncations, byte
@@ -20,18 +21,6 @@ export type MutantFormat = {
 };
 
 const formatsFixtures = join(repositoryRoot, "test", "fixtures", "formats");
-
-/** Deterministic PRNG (mulberry32). */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const fillerBytes = 64 << 20;
 const fillerCount = 8;

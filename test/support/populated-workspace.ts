@@ -4,9 +4,10 @@
  * test/fixtures/formats up to the requested run count. Tests that measure what every tool answers by
  * default (size, host paths) start from it.
  */
-import { copyFileSync, cpSync, realpathSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { callTool, repositoryRoot, type McpSession } from "./binary.ts";
+import { python } from "./project.ts";
 
 export type PopulatedIds = {
   hotRunId: string;
@@ -26,8 +27,6 @@ export type PopulatedIds = {
   analysisId: string;
   runCount: number;
 };
-
-const python = () => realpathSync(join(repositoryRoot, ".tools", "venv", "bin", "python3"));
 
 /** Copies the fixtures and writes flameox.toml with the workloads and one two-block experiment. */
 export function writePopulatedProject(root: string): void {

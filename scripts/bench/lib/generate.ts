@@ -6,6 +6,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { benchOutput } from "./measure.ts";
+import { seededRandom as random } from "../../../test/support/random.ts";
 
 const generatorVersion = 2;
 const chunkBytes = 4 << 20;
@@ -29,18 +30,6 @@ class ChunkedWriter {
   get total(): number {
     return this.written + this.pending;
   }
-}
-
-/** Small deterministic PRNG (mulberry32), so the cached files are the same on every machine. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function cached(

@@ -1,11 +1,10 @@
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { sha256Hex } from "../../domain/canonical-json.ts";
 import { basename, join } from "node:path";
 import { artifactParseFailed, FlameoxError, planRefused } from "../../domain/errors.ts";
 import { projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts";
 import type { PythonWorkloadInvocation, CaptureCommand, CommandRunner, ProbeResult } from "../capture-adapter.ts";
-import { probePythonPackage } from "../adapter-support.ts";
+import { probePythonPackage, writeCollectorFiles } from "../adapter-support.ts";
 import { requireSqliteFile } from "../formats/sqlite-file.ts";
 
 export const coverageRequirement = "coverage==7.17.5";
@@ -49,14 +48,9 @@ export const coverageRcLines = ["[run]", "branch = True"];
  */
 export function writeCoverageRc(directory: string, lines: readonly string[]): string {
   const text = `${lines.join("\n")}\n`;
-  const rcFile = join(directory, `coveragerc-${sha256Hex(text).slice(0, 16)}`);
-  if (!existsSync(rcFile)) {
-    mkdirSync(directory, { recursive: true });
-    const temporary = `${rcFile}.${process.pid}.${crypto.randomUUID()}.tmp`;
-    writeFileSync(temporary, text);
-    renameSync(temporary, rcFile);
-  }
-  return rcFile;
+  const name = `coveragerc-${sha256Hex(text).slice(0, 16)}`;
+  writeCollectorFiles(directory, { [name]: text });
+  return join(directory, name);
 }
 
 export function coverageCaptureCommand(input: {
@@ -81,8 +75,9 @@ export function coverageCaptureCommand(input: {
   if (input.rcDirectory) {
     rcFile = writeCoverageRc(input.rcDirectory, rc);
   } else {
+    // Written whole or not at all: coverage would read a cut rc as settings.
+    writeCollectorFiles(input.artifactDirectory, { [coverageRcFileName]: `${[...rc, `data_file = ${dataFile}`].join("\n")}\n` });
     rcFile = join(input.artifactDirectory, coverageRcFileName);
-    writeFileSync(rcFile, `${[...rc, `data_file = ${dataFile}`].join("\n")}\n`);
     artifacts.push({ name: coverageRcFileName, path: rcFile, role: "configuration", mediaType: "text/plain" });
   }
   const argv = [input.workload.python, "-m", "coverage", "run", "--branch", `--rcfile=${rcFile}`, `--data-file=${dataFile}`];

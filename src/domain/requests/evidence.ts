@@ -2,12 +2,13 @@
 import * as v from "valibot";
 import { evidenceLookupTypes } from "../vocabulary.ts";
 import { cursor, described, identifier, identifierText, limit, optionalOrNull, runOrArtifact, text } from "./fields.ts";
+import { stackUnitNames } from "../evidence.ts";
 import { pageLimits } from "./limits.ts";
 import { RunFilter } from "./runs.ts";
 
-const unit = optionalOrNull(described(v.picklist(["ns", "samples", "bytes", "retained_bytes"]), "Default: first present."));
+const unit = optionalOrNull(described(v.picklist(stackUnitNames), "Default: first present."));
 /** A drill-down's unit defaults to the first the frame's own stacks have; a frame held both at peak and at exit picks with retained_bytes. */
-const drillDownUnit = optionalOrNull(described(v.picklist(["ns", "samples", "bytes", "retained_bytes"]), "Default: frame's."));
+const drillDownUnit = optionalOrNull(described(v.picklist(stackUnitNames), "Default: frame's."));
 const thread = optionalOrNull(described(v.pipe(v.string(), v.maxLength(500)), "Thread."));
 const orderBy = v.optional(described(v.picklist(["self", "total"]), "Ranking."), "self");
 

@@ -35,7 +35,7 @@ export const captureTools = [
     async handler(input, { services, signal, progress }) {
       const result = await services.captures.execute(input.plan_id, {
         signal,
-        progress: (step, total, message) => progress(step, total, message),
+        progress,
       });
       return {
         result,

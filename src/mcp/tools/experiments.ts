@@ -43,7 +43,7 @@ export const experimentTools = [
     async handler(input, { services, signal, progress }) {
       const result = await services.experiments.run(input.plan_id, {
         signal,
-        progress: (step, total, message) => progress(step, total, message),
+        progress,
       });
       const links = [
         {

@@ -27,7 +27,7 @@ export const reductionTools = [
     async handler(input, { services, signal, progress }) {
       const result = await services.reductions.execute(input.plan_id, {
         signal,
-        progress: (step, total, message) => progress(step, total, message),
+        progress,
       });
       return reductionOutcome(result);
     },

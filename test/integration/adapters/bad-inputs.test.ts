@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { failure, project } from "./harness.ts";
 import { defaultHotspotRequest } from "../../../src/services/analysis-service.ts";
+import { projectImport } from "../../support/imports.ts";
 
 // Extraction writes Parquet through DuckDB; each case is a fresh workspace.
 setDefaultTimeout(60_000);
@@ -15,15 +16,7 @@ type Services = Awaited<ReturnType<typeof project>>["services"];
 
 async function imported(services: Services, root: string, name: string, content: string | Uint8Array, kind: string | null) {
   writeFileSync(join(root, name), content);
-  return services.imports.importArtifact({
-    path: name,
-    kind: kind as never,
-    sensitivity: "internal",
-    media_type: null,
-    source_root: "project",
-    producer: "auto",
-    producer_version: null,
-  });
+  return services.imports.importArtifact(projectImport(name, kind));
 }
 
 function bundlesOf(root: string): string[] {
@@ -115,15 +108,7 @@ describe("Nsight Systems exports", () => {
     nsightExport(join(root, "report.sqlite"), [
       "create view CUPTI_ACTIVITY_KIND_KERNEL as with recursive r(n) as (select 1 union all select n + 1 from r) select n as start, n + 1 as end, 'k' as demangledName from r",
     ]);
-    const real = await services.imports.importArtifact({
-      path: "report.sqlite",
-      kind: "execution_trace",
-      sensitivity: "internal",
-      media_type: null,
-      source_root: "project",
-      producer: "auto",
-      producer_version: null,
-    });
+    const real = await services.imports.importArtifact(projectImport("report.sqlite", "execution_trace"));
     const error = await failure(() => services.extraction.extract("nsight_systems", { run_id: real.run_id }));
     expect(error.code).toBe("ARTIFACT_PARSE_FAILED");
     expect(bundlesOf(root)).toEqual([]);
@@ -136,15 +121,7 @@ describe("Nsight Systems exports", () => {
       "insert into CUPTI_ACTIVITY_KIND_RUNTIME values (100, 110, 1, 1, 'cudaLaunchKernel'), (200, 210, 1, 2, 'cudaLaunchKernel'), (300, 310, 1, 3, 'cudaLaunchKernel')",
       "insert into CUPTI_ACTIVITY_KIND_KERNEL values (120, 115, 0, 7, 1, 'reversed'), (220, 320, 0, 7, 2, 'fine'), (1e30, 1e30, 0, 7, 3, 'absurd')",
     ]);
-    const receipt = await services.imports.importArtifact({
-      path: "report.sqlite",
-      kind: "execution_trace",
-      sensitivity: "internal",
-      media_type: null,
-      source_root: "project",
-      producer: "auto",
-      producer_version: null,
-    });
+    const receipt = await services.imports.importArtifact(projectImport("report.sqlite", "execution_trace"));
     const extracted = await services.extraction.extract("nsight_systems", { run_id: receipt.run_id });
     const reversed = "1 row(s) of CUPTI_ACTIVITY_KIND_KERNEL end before they start; they are kept with duration 0.";
     const absurd = "1 row(s) of CUPTI_ACTIVITY_KIND_KERNEL have timestamps beyond 2^62 ns and were left out.";

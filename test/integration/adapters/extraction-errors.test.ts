@@ -4,6 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { failure, project, repositoryRoot } from "./harness.ts";
 import type { ExtractionTool } from "../../../src/services/extraction-service.ts";
+import { projectImport } from "../../support/imports.ts";
 
 // Extractors run the real tools' readers. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
 setDefaultTimeout(60_000);
@@ -16,15 +17,7 @@ async function imported(
   kind: string,
 ) {
   writeFileSync(join(root, name), content);
-  return services.imports.importArtifact({
-    path: name,
-    kind: kind as never,
-    sensitivity: "internal",
-    media_type: null,
-    source_root: "project",
-    producer: "auto",
-    producer_version: null,
-  });
+  return services.imports.importArtifact(projectImport(name, kind));
 }
 
 describe("every format: a truncated or malformed artifact is ARTIFACT_PARSE_FAILED", () => {
@@ -99,15 +92,7 @@ describe("analyses that lack their evidence name the next tool", () => {
     const { root, services } = await project("not-torch", {
       "spy.json": join(repositoryRoot, "test", "fixtures", "formats", "py-spy.chrometrace.json"),
     });
-    const receipt = await services.imports.importArtifact({
-      path: "spy.json",
-      kind: "execution_trace",
-      sensitivity: "internal",
-      media_type: null,
-      source_root: "project",
-      producer: "auto",
-      producer_version: null,
-    });
+    const receipt = await services.imports.importArtifact(projectImport("spy.json", "execution_trace"));
     expect(root).toBeTruthy();
     const error = await failure(() =>
       services.traceAnalysis.pytorch({ run_or_artifact: receipt.run_id, limit: 5, order_by: "self", cursor: null }),

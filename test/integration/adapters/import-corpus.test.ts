@@ -13,6 +13,7 @@ import type { ImportReceipt } from "../../../src/services/import-service.ts";
 import { corpusRoot, extractedCorpus, readableCorpus, unreadableCorpus } from "../../unit/adapters/formats/corpus.ts";
 import { fixtures } from "../../unit/adapters/formats/helpers.ts";
 import { project } from "./harness.ts";
+import { projectImport } from "../../support/imports.ts";
 
 setDefaultTimeout(120_000);
 
@@ -21,15 +22,7 @@ const workspace = project("import-corpus");
 async function importFile(source: string, name = basename(source)): Promise<ImportReceipt> {
   const { root, services } = await workspace;
   copyFileSync(source, join(root, name));
-  return services.imports.importArtifact({
-    path: name,
-    kind: null,
-    sensitivity: "internal",
-    media_type: null,
-    source_root: "project",
-    producer: "auto",
-    producer_version: null,
-  });
+  return services.imports.importArtifact(projectImport(name));
 }
 
 describe("every corpus file imports to evidence or to a typed limitation with its next step", () => {
@@ -100,15 +93,7 @@ describe("the formats the issue found accepted silently are detected, compressed
   test("a profile imported under a kind that is not read as one says how to import it", async () => {
     const { root, services } = await workspace;
     copyFileSync(join(fixtures, "py-spy.raw.txt"), join(root, "raw.txt"));
-    const receipt = await services.imports.importArtifact({
-      path: "raw.txt",
-      kind: "collector_metadata",
-      sensitivity: "internal",
-      media_type: null,
-      source_root: "project",
-      producer: "auto",
-      producer_version: null,
-    });
+    const receipt = await services.imports.importArtifact(projectImport("raw.txt", "collector_metadata"));
     expect(receipt).toMatchObject({ format: "py_spy_raw", evidence: { status: "not_extracted", next_tool: "import_artifact" } });
     expect(receipt.evidence.limitation_details[0]).toMatchObject({ code: "kind_not_read" });
     expect(receipt.evidence.limitations[0]).toContain("kind=sample_profile");

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { failureSources, gcc, sanitizerStderr } from "../../fixtures/failures/programs.ts";
 import { runCommand, venvPython } from "../../fixtures/python/tools.ts";
 import { failure, project } from "../adapters/harness.ts";
+import { projectImport } from "../../support/imports.ts";
 
 // Builds C programs with gcc, runs Python, imports into a fresh workspace per test.
 setDefaultTimeout(90_000);
@@ -14,15 +15,7 @@ setDefaultTimeout(90_000);
 type Services = Awaited<ReturnType<typeof project>>["services"];
 
 function importLog(services: Services, path: string, kind: string | null) {
-  return services.imports.importArtifact({
-    path,
-    kind: kind as never,
-    sensitivity: "internal",
-    media_type: null,
-    source_root: "project",
-    producer: "auto",
-    producer_version: null,
-  });
+  return services.imports.importArtifact(projectImport(path, kind));
 }
 
 describe.skipIf(!gcc)("sanitizer reports", () => {

@@ -7,6 +7,7 @@ import type { TorchOperator } from "../../../src/analysis/recipes/trace-events.t
 import { repositoryRoot, runCommand, venvPython } from "../../fixtures/python/tools.ts";
 import { project } from "../adapters/harness.ts";
 import { defaultHotspotRequest } from "../../../src/services/analysis-service.ts";
+import { projectImport } from "../../support/imports.ts";
 
 // Each trace is imported (extracted into Parquet) and then queried; the oracle parses it in Python.
 setDefaultTimeout(180_000);
@@ -28,15 +29,7 @@ async function oracle(path: string): Promise<Oracle> {
 async function importedTrace(name: string) {
   const { root, services } = await project("pytorch");
   copyFileSync(join(kineto, name), join(root, name));
-  const receipt = await services.imports.importArtifact({
-    path: name,
-    kind: null,
-    sensitivity: "internal",
-    media_type: null,
-    source_root: "project",
-    producer: "auto",
-    producer_version: null,
-  });
+  const receipt = await services.imports.importArtifact(projectImport(name));
   return { services, runId: receipt.run_id };
 }
 

@@ -12,6 +12,7 @@ import { prepareBundle, publishBundles } from "../../../src/services/evidence-pu
 import { regroup } from "../../../src/analysis/report-evidence.ts";
 import { splitTargets } from "../../../src/services/report-service.ts";
 import { Services } from "../../../src/services/services.ts";
+import { projectImport } from "../../support/imports.ts";
 
 // Real captures feed the reports. The suite's default per-test deadline is 30 s (scripts/test-deadline.ts).
 setDefaultTimeout(60_000);
@@ -32,15 +33,7 @@ beforeAll(async () => {
   copyFileSync(join(fixtures, "py-spy.speedscope.json"), join(project, "py-spy.speedscope.json"));
   services = new Services({ projectRoot: project });
   await services.workspaces.initialize();
-  const receipt = await services.imports.importArtifact({
-    path: join(project, "py-spy.speedscope.json"),
-    kind: null,
-    sensitivity: "internal",
-    media_type: null,
-    source_root: "project",
-    producer: "auto",
-    producer_version: null,
-  });
+  const receipt = await services.imports.importArtifact(projectImport(join(project, "py-spy.speedscope.json")));
   runId = receipt.run_id;
   artifactId = receipt.artifact_id;
   const allocate = frame("allocate_buffers", 10);

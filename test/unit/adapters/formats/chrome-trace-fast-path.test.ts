@@ -4,18 +4,7 @@ import { join } from "node:path";
 import { extractChromeTrace } from "../../../../src/adapters/formats/chrome-trace.ts";
 import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
 import { snapshot, tempDir } from "./helpers.ts";
-
-/** Deterministic PRNG (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as random } from "../../../support/random.ts";
 
 /** Hand-written event texts that take every branch of the fast reader and of its fallback. */
 const oddEvents = [

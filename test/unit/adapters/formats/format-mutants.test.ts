@@ -7,18 +7,7 @@ import { extractProfile } from "../../../../src/adapters/formats/extract-profile
 import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
 import { FlameoxError } from "../../../../src/domain/errors.ts";
 import { fixtures, tempDir } from "./helpers.ts";
-
-/** Deterministic PRNG (mulberry32), so every run tries the same mutants. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as random } from "../../../support/random.ts";
 
 /** Truncations, byte flips, NUL and invalid UTF-8, extreme numbers, deep nesting, a gzip of the original. */
 function mutants(original: Buffer, seed: number): [string, Buffer][] {
@@ -85,24 +74,38 @@ describe("mutants of every format end in evidence or a typed error, never anythi
         const format = (await detectProfileFormat(join(fixtures, name))).format;
         expect(format).not.toBe("unknown");
         let typed = 0;
+        const totalWeight = (sink: MemoryEvidenceSink) => sink.stacks.reduce((sum, row) => sum + row.weight, 0);
+        const whole = new MemoryEvidenceSink();
+        await extractProfile(join(fixtures, name), whole, { projectRoot: null, format: format as ProfileFormat });
+        const cutWeights: number[] = [];
         for (const [index, [label, bytes]] of mutants(original, name.length).entries()) {
           const path = join(dir, `mutant-${index}${name.slice(name.lastIndexOf("."))}`);
           writeFileSync(path, bytes);
-          const outcome = await extractProfile(path, new MemoryEvidenceSink(), {
+          const sink = new MemoryEvidenceSink();
+          const outcome = await extractProfile(path, sink, {
             projectRoot: null,
             format: format as ProfileFormat,
           }).then(
             () => "evidence",
             (error: unknown) => error,
           );
-          if (outcome === "evidence") continue;
+          if (outcome === "evidence") {
+            if (label.startsWith("cut at ")) cutWeights.push(totalWeight(sink));
+            continue;
+          }
           if (!(outcome instanceof FlameoxError)) throw new Error(`${name}, ${label}: ${String(outcome)}`);
           expect(["ARTIFACT_PARSE_FAILED", "ARTIFACT_TOO_LARGE"]).toContain(outcome.code);
           typed++;
         }
         // The truncations alone guarantee refusals; a test that only ever succeeded would prove nothing.
-        // `perf script` text is read sample by sample: a cut file is the samples before the cut.
+        // `perf script` text is read sample by sample: a cut file is the samples before the cut, so no cut
+        // gives more than the whole file (a cut in the last newline loses nothing) and the shortest gives less.
         if (!readsWhatIsThere.has(name)) expect(typed).toBeGreaterThan(0);
+        else {
+          expect(cutWeights.length).toBeGreaterThan(0);
+          for (const weight of cutWeights) expect(weight).toBeLessThanOrEqual(totalWeight(whole));
+          expect(Math.min(...cutWeights)).toBeLessThan(totalWeight(whole));
+        }
       } finally {
         cleanup();
       }

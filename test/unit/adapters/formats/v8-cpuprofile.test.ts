@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { extractV8CpuProfile } from "../../../../src/adapters/formats/v8-cpuprofile.ts";
 import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
 import { fixtures, hottest, leaf, names, parseFailure, projectRoot, snapshot, tempDir } from "./helpers.ts";
+import { seededRandom as seeded } from "../../../support/random.ts";
 
 const path = join(fixtures, "node-busy.cpuprofile");
 
@@ -93,18 +94,6 @@ describe("extractV8CpuProfile on a hand-written profile", () => {
     }
   });
 });
-
-/** Deterministic PRNG (mulberry32). */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A random profile: a tree of 40 nodes, samples that sometimes name unknown ids, deltas that are sometimes negative or missing. */
 function randomProfile(seed: number): Record<string, unknown> {
