@@ -8,13 +8,11 @@ import { extractProfile } from "../adapters/formats/extract-profile.ts";
 import { extractFailureLog } from "../adapters/failures/failure-log.ts";
 import { type ImportPlan, type LimitationDetail, failureLogToExtract, importPlan } from "./import-plan.ts";
 import { type StagedArtifact, stageArtifactFile } from "../store/artifact-store.ts";
-import { type PublishArtifactInput, publishArtifact, reclaimUnpublished } from "../store/artifact-placement.ts";
-import { advanceCorpus, type CorpusHead } from "../store/corpus.ts";
+import { reclaimUnpublished } from "../store/artifact-placement.ts";
 import { crashPoint } from "../store/crash-points.ts";
-import { blankManifest, insertRun } from "../store/run-store.ts";
-import { artifactReference } from "../store/artifact-registry.ts";
 import type { Workspace } from "../store/workspace.ts";
 import { prepareBundle, type PreparedBundle } from "./evidence-publisher.ts";
+import { publishImportRun } from "./import-run.ts";
 import { artifactResourceUri, runResourceUri } from "../domain/resource-uris.ts";
 import { artifactKinds } from "../domain/vocabulary.ts";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
@@ -132,19 +130,26 @@ export class ImportService {
         ? limitations.map((message) => ({ source: "extraction", code: "extraction", message }))
         : plan.notes;
       if (!bundle) limitations = details.map((detail) => detail.message);
-      const corpus = publishImport(workspace, bundle, {
+      const corpus = publishImportRun(workspace, {
         runId,
-        artifact: stored,
-        displayName: basename(source),
-        kind,
-        role: "imported",
-        mediaType: request.media_type,
-        sensitivity: request.sensitivity,
-        producer,
-        producerVersion,
-        format: plan.profileFormat,
+        registrations: [
+          {
+            runId,
+            artifact: stored,
+            displayName: basename(source),
+            kind,
+            role: "imported",
+            mediaType: request.media_type,
+            sensitivity: request.sensitivity,
+            producer,
+            producerVersion,
+            format: plan.profileFormat,
+          },
+        ],
         limitations,
         limitationDetails: details,
+        reasons: { run: "import", corpus: `import ${runId}` },
+        bundle,
       });
       crashPoint("published");
       return {
@@ -264,30 +269,6 @@ function checkImportKind(request: ImportRequest): void {
       remediation: ["Repeat the import with sensitivity='sensitive'."],
     });
   }
-}
-
-/** One transaction: the import run, its artifact (placed, then registered), the corpus commit, the bundle. */
-function publishImport(
-  workspace: Workspace,
-  bundle: PreparedBundle | null,
-  registration: PublishArtifactInput & { limitations: string[]; limitationDetails: LimitationDetail[] },
-): CorpusHead {
-  return workspace.state.write(() => {
-    const database = workspace.state.database;
-    const manifest = blankManifest(registration.runId, "import", new Date().toISOString());
-    manifest.capture_status = "registered";
-    manifest.limitations = registration.limitations;
-    manifest.limitation_details = registration.limitationDetails;
-    const registrationId = `reg-${crypto.randomUUID()}`;
-    manifest.artifacts = [
-      artifactReference({ ...registration, artifact: { ...registration.artifact, already_present: false } }, registrationId),
-    ];
-    insertRun(database, manifest, "import");
-    publishArtifact(workspace, registration, registrationId);
-    const head = advanceCorpus(database, workspace.id, `import ${registration.runId}`);
-    bundle?.register(head);
-    return head;
-  });
 }
 
 /** Agents see the name they imported, never the workspace's internal storage path. */

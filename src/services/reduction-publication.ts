@@ -1,13 +1,11 @@
 import { writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
-import { type PublishArtifactInput, publishArtifact, reclaimUnpublished } from "../store/artifact-placement.ts";
-import { artifactReference } from "../store/artifact-registry.ts";
+import { type PublishArtifactInput, reclaimUnpublished } from "../store/artifact-placement.ts";
 import { type StagedArtifact, stageArtifactFile } from "../store/artifact-store.ts";
-import { advanceCorpus } from "../store/corpus.ts";
-import { blankManifest, insertRun } from "../store/run-store.ts";
 import type { Workspace } from "../store/workspace.ts";
 import type { ReductionIntent } from "../domain/reductions.ts";
+import { publishImportRun } from "./import-run.ts";
 
 /**
  * The reduced candidate becomes a new artifact, registered in a new import run together with the
@@ -63,29 +61,21 @@ export function publishReduction(
         format: "text",
       })),
     ];
-    workspace.state.write(() => {
-      const database = workspace.state.database;
-      const manifest = blankManifest(runId, "import", new Date().toISOString());
-      manifest.capture_status = "registered";
-      manifest.workload_name = intent.predicate.workload_name;
-      manifest.workload_definition_id = intent.predicate.workload_definition_id;
-      manifest.limitations = [
+    publishImportRun(workspace, {
+      runId,
+      registrations,
+      workload: { name: intent.predicate.workload_name, definitionId: intent.predicate.workload_definition_id },
+      limitations: [
         `${result.final ? "Reduced" : "Best known (not final) reduction"} of ${original.artifact_id} by reduction ${intent.reduction_id} after ${result.attempts} attempts; get_reduction shows each attempt.`,
-      ];
-      manifest.limitation_details = [
+      ],
+      limitationDetails: [
         {
           source: "reduction",
           code: "reduction_provenance",
           message: `original_artifact_id=${original.artifact_id} reduction_id=${intent.reduction_id} partitioner=${intent.request.partitioner}`,
         },
-      ];
-      const identified = registrations.map((registration) => ({ registration, id: `reg-${crypto.randomUUID()}` }));
-      manifest.artifacts = identified.map(({ registration, id }) =>
-        artifactReference({ ...registration, artifact: { ...registration.artifact, already_present: false } }, id),
-      );
-      insertRun(database, manifest, "reduction");
-      for (const { registration, id } of identified) publishArtifact(workspace, registration, id);
-      advanceCorpus(database, workspace.id, `reduction ${intent.reduction_id}`);
+      ],
+      reasons: { run: "reduction", corpus: `reduction ${intent.reduction_id}` },
     });
     return { runId, artifactId: reduced.artifact_id };
   } catch (error) {

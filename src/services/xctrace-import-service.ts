@@ -5,17 +5,14 @@ import { inheritedEnvironment, loadWorkspacePolicy } from "../config/workspace-p
 import { capabilityUnavailable, processFailed, processTimeout } from "../domain/errors.ts";
 import { artifactResourceUri, runResourceUri } from "../domain/resource-uris.ts";
 import { runProcess } from "../exec/broker.ts";
-import { type PublishArtifactInput, publishArtifact, reclaimUnpublished } from "../store/artifact-placement.ts";
-import { artifactReference } from "../store/artifact-registry.ts";
+import { type PublishArtifactInput, reclaimUnpublished } from "../store/artifact-placement.ts";
 import { type StagedArtifact, stageArtifactFile } from "../store/artifact-store.ts";
-import { advanceCorpus } from "../store/corpus.ts";
 import { archiveDirectory } from "../store/directory-archive.ts";
 import { processStagingPath } from "../store/process-staging.ts";
-import { blankManifest, insertRun } from "../store/run-store.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
-import type { Workspace } from "../store/workspace.ts";
 import { findOnPath } from "./capability-report.ts";
 import type { ImportService } from "./import-service.ts";
+import { publishImportRun } from "./import-run.ts";
 
 export type XctraceImportReceipt = {
   schema_version: 1;
@@ -88,11 +85,16 @@ export class XctraceImportService {
       const runId = crypto.randomUUID();
       const registration = (artifact: StagedArtifact, name: string, role: string, mediaType: string, format: string) =>
         xctraceRegistration({ runId, producerVersion: version }, { artifact, name, role, mediaType, format });
-      const corpus = publish(workspace, runId, [
-        registration(packageArtifact, `${displayName}.tar`, "xctrace_package", "application/x-tar", "xctrace_trace_package"),
-        registration(tocArtifact, `${displayName}.toc.xml`, "xctrace_toc", "application/xml", "xctrace_toc"),
-        registration(summaryArtifact, `${displayName}.toc-summary.json`, "xctrace_toc_summary", "application/json", "json"),
-      ]);
+      const corpus = publishImportRun(workspace, {
+        runId,
+        registrations: [
+          registration(packageArtifact, `${displayName}.tar`, "xctrace_package", "application/x-tar", "xctrace_trace_package"),
+          registration(tocArtifact, `${displayName}.toc.xml`, "xctrace_toc", "application/xml", "xctrace_toc"),
+          registration(summaryArtifact, `${displayName}.toc-summary.json`, "xctrace_toc_summary", "application/json", "json"),
+        ],
+        limitations,
+        reasons: { run: "import", corpus: `import xctrace ${runId}` },
+      }).commit_id;
       return {
         schema_version: 1,
         run_id: runId,
@@ -183,21 +185,4 @@ async function exportToc(
       remediation: ["Run xctrace export --toc on the package by hand to see what it prints."],
     });
   return { xml: readFileSync(path, "utf8"), path };
-}
-
-/** One transaction: the import run with its three registrations and the corpus commit. */
-function publish(workspace: Workspace, runId: string, registrations: PublishArtifactInput[]): string {
-  return workspace.state.write(() => {
-    const database = workspace.state.database;
-    const manifest = blankManifest(runId, "import", new Date().toISOString());
-    manifest.capture_status = "registered";
-    manifest.limitations = limitations;
-    const identified = registrations.map((registration) => ({ registration, id: `reg-${crypto.randomUUID()}` }));
-    manifest.artifacts = identified.map(({ registration, id }) =>
-      artifactReference({ ...registration, artifact: { ...registration.artifact, already_present: false } }, id),
-    );
-    insertRun(database, manifest, "import");
-    for (const { registration, id } of identified) publishArtifact(workspace, registration, id);
-    return advanceCorpus(database, workspace.id, `import xctrace ${runId}`).commit_id;
-  });
 }
