@@ -1,6 +1,5 @@
 import { compareStages } from "../analysis/pipeline-comparison.ts";
 import { digestOf } from "../domain/canonical-json.ts";
-import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
 import { type FieldProblem, invalidInput, notFound, runNotFound } from "../domain/errors.ts";
 import type { ArtifactPipeline, PipelineComparison, PipelineReceipt, PipelineStage } from "../domain/pipelines.ts";
 import type { ComparePipelinesInput, PipelineStageInput, RegisterPipelineInput } from "../domain/requests/pipelines.ts";
@@ -10,6 +9,7 @@ import { currentBundlesOfArtifact } from "../store/evidence-registry.ts";
 import type { PipelineStore } from "../store/pipeline-store.ts";
 import { readRun } from "../store/run-store.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
+import { keysetPage, resumeAfter } from "./keyset-page.ts";
 
 export type { ArtifactPipeline, PipelineComparison, PipelineReceipt };
 
@@ -105,11 +105,17 @@ export class PipelineService {
       candidate: candidate.pipeline_id,
       limit: request.limit,
     });
-    const offset = request.cursor
-      ? (decodeCursor(workspace.cursorSecret(), request.cursor, { scope, snapshot: resultDigest }) as number)
-      : 0;
-    const page = fillPage(compared.stages.slice(offset, offset + request.limit));
-    const truncated = offset + page.length < compared.stages.length;
+    // The position is the number of stages already returned (a page may hold fewer than `limit` when it fills up).
+    const binding = { secret: workspace.cursorSecret(), scope, snapshot: resultDigest };
+    const offset = resumeAfter<number>(binding, request.cursor) ?? 0;
+    const filled = fillPage(compared.stages.slice(offset, offset + request.limit)).length;
+    const { page, fields } = keysetPage(
+      binding,
+      compared.stages.slice(offset, offset + filled + 1),
+      compared.stages.length,
+      filled,
+      () => offset + filled,
+    );
     const notes = [notRootCause];
     if (!compared.compatible)
       notes.push("The pipelines differ in name, schema or producer, so their stages are not compared; compare two runs of one pipeline.");
@@ -122,12 +128,7 @@ export class PipelineService {
       counts: compared.counts,
       first_divergent_stage: compared.first_divergent_stage,
       stages: page,
-      total: compared.stages.length,
-      returned: page.length,
-      truncated,
-      next_cursor: truncated
-        ? encodeCursor(workspace.cursorSecret(), { scope, snapshot: resultDigest, position: offset + page.length })
-        : null,
+      ...fields,
       notes,
       result_digest: resultDigest,
     };

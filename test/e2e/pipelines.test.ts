@@ -119,6 +119,14 @@ test("two registrations of a pipeline register, read back and compare stage by s
     cursor: first.envelope.result.next_cursor,
   });
   expect(second.envelope.result.stages[0].name).toBe("optimize");
+  const last = await callTool(session, "compare_artifact_pipelines", {
+    baseline_pipeline_id: baseline.envelope.result.pipeline_id,
+    candidate_pipeline_id: candidate.envelope.result.pipeline_id,
+    limit: 1,
+    cursor: second.envelope.result.next_cursor,
+  });
+  expect(last.envelope.result).toMatchObject({ returned: 1, total: 3, truncated: false, next_cursor: null });
+  expect(last.envelope.result.stages[0].name).toBe("emit");
 });
 
 test("a pipeline whose stages contradict each other is refused naming every offending field, and nothing is stored", async () => {
