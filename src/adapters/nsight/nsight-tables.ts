@@ -5,12 +5,11 @@
  */
 import type { Database } from "bun:sqlite";
 import type { TraceEventRow } from "../../domain/evidence.ts";
+import { boundedArgsJson } from "../formats/chrome-event-record.ts";
 
 export type PendingEvent = Omit<TraceEventRow, "event_id">;
 type Row = Record<string, unknown>;
 type Built = Partial<PendingEvent> & { name: string };
-
-const maxArgsLength = 2000;
 
 /** The export's real tables by lower-case name (views and virtual tables are left out). */
 export function realTables(database: Database): Map<string, string> {
@@ -54,9 +53,15 @@ function text(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }
 
-function bounded(value: Record<string, unknown>): string {
-  const json = JSON.stringify(value, (_key, item) => (typeof item === "bigint" ? Number(item) : item));
-  return json.length <= maxArgsLength ? json : json.slice(0, maxArgsLength);
+const plainNumber = (item: unknown) => (typeof item === "bigint" ? Number(item) : item);
+
+/**
+ * Args as JSON text within the evidence bound, valid however long a column's value is (a malformed
+ * export can put any text in any column). Integers read as bigint are written as numbers.
+ */
+function bounded(value: Record<string, unknown>): string | null {
+  const plain = Object.entries(value).map(([key, item]) => [key, Array.isArray(item) ? item.map(plainNumber) : plainNumber(item)]);
+  return boundedArgsJson(Object.fromEntries(plain));
 }
 
 function processOf(row: Row): string | null {
@@ -66,6 +71,16 @@ function processOf(row: Row): string | null {
       row.pid ??
       (row.globalTid !== undefined && row.globalTid !== null ? BigInt(row.globalTid as number) >> 24n : null),
   );
+}
+
+/** A host API call (runtime or driver): the launch a device activity correlates with. */
+function hostCall(row: Row): Pick<Built, "correlation" | "tid" | "pid"> {
+  return { correlation: text(row.correlationId ?? row.correlation), tid: text(row.globalTid), pid: processOf(row) };
+}
+
+/** Work on a GPU (kernel, copy, set, graph): the launch it correlates with and where it ran. */
+function deviceActivity(row: Row): Pick<Built, "correlation" | "device" | "stream" | "pid"> {
+  return { correlation: text(row.correlationId), device: text(row.deviceId), stream: text(row.streamId), pid: processOf(row) };
 }
 
 /** A source table: its Nsight name, the category its events get, and how a row is described. */
@@ -88,9 +103,7 @@ export const runtimeSpec: TableSpec = {
   category: "cuda_runtime",
   build: (row, available, strings) => ({
     name: nameOf(row, available, "cuda_runtime", strings),
-    correlation: text(row.correlationId ?? row.correlation),
-    tid: text(row.globalTid),
-    pid: processOf(row),
+    ...hostCall(row),
     args: bounded({ return_value: row.returnValue ?? null }),
   }),
 };
@@ -100,9 +113,7 @@ const driverSpec: TableSpec = {
   category: "cuda_driver",
   build: (row, available, strings) => ({
     name: nameOf(row, available, "cuda_driver", strings),
-    correlation: text(row.correlationId ?? row.correlation),
-    tid: text(row.globalTid),
-    pid: processOf(row),
+    ...hostCall(row),
   }),
 };
 
@@ -114,10 +125,7 @@ export const kernelSpec: TableSpec = {
     const raw = nameColumn ? row[nameColumn] : null;
     return {
       name: typeof raw === "number" ? (strings.get(raw) ?? `kernel:${raw}`) : String(raw ?? "kernel:unnamed"),
-      correlation: text(row.correlationId),
-      device: text(row.deviceId),
-      stream: text(row.streamId),
-      pid: processOf(row),
+      ...deviceActivity(row),
       args: bounded({
         context: row.contextId ?? null,
         grid: [row.gridX, row.gridY, row.gridZ],
@@ -134,10 +142,7 @@ const memcpySpec: TableSpec = {
   category: "cuda_memcpy",
   build: (row) => ({
     name: `cuda_memcpy:${row.copyKind ?? "unknown"}`,
-    correlation: text(row.correlationId),
-    device: text(row.deviceId),
-    stream: text(row.streamId),
-    pid: processOf(row),
+    ...deviceActivity(row),
     args: bounded({
       bytes: row.bytes ?? null,
       copy_kind: row.copyKind ?? null,
@@ -152,10 +157,7 @@ const memsetSpec: TableSpec = {
   category: "cuda_memset",
   build: (row) => ({
     name: "cuda_memset",
-    correlation: text(row.correlationId),
-    device: text(row.deviceId),
-    stream: text(row.streamId),
-    pid: processOf(row),
+    ...deviceActivity(row),
     args: bounded({ bytes: row.bytes ?? null, value: row.value ?? null }),
   }),
 };
@@ -171,10 +173,7 @@ export const graphSpec: TableSpec = {
   category: "cuda_graph",
   build: (row) => ({
     name: "cudaGraphLaunch",
-    correlation: text(row.correlationId),
-    device: text(row.deviceId),
-    stream: text(row.streamId),
-    pid: processOf(row),
+    ...deviceActivity(row),
     args: bounded({ graph_id: row.graphId ?? null, graph_exec_id: row.graphExecId ?? null }),
   }),
 };

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { FlameoxError } from "../../../../src/domain/errors.ts";
 import { MemoryEvidenceSink } from "../../../../src/domain/evidence.ts";
 import { importNsightSystems } from "../../../../src/adapters/nsight/index.ts";
+import { maxArgsBytes } from "../../../../src/adapters/formats/chrome-trace.ts";
 import { repositoryRoot, temporaryDirectory } from "../../../fixtures/python/tools.ts";
 
 /** A real Nsight Systems export (origin and checksum in test/fixtures/nsight-systems/README.md). */
@@ -115,6 +116,39 @@ describe("Nsight Systems exports that are not what they seem", () => {
     ]);
     expect(summary.limitations).toContain("1 row(s) of CUPTI_ACTIVITY_KIND_KERNEL end before they start; they are kept with duration 0.");
     expect(summary.limitations).toContain("1 row(s) of CUPTI_ACTIVITY_KIND_KERNEL have timestamps beyond 2^62 ns and were left out.");
+  });
+
+  test("args stay valid JSON however long a column's text is; short args are whole", () => {
+    const path = minimalExport(
+      [
+        [100, 200, "long"],
+        [300, 400, "short"],
+      ],
+      [
+        "alter table CUPTI_ACTIVITY_KIND_KERNEL add column launchType text",
+        "alter table CUPTI_ACTIVITY_KIND_KERNEL add column gridX integer",
+        `update CUPTI_ACTIVITY_KIND_KERNEL set launchType = '${'"{['.repeat(3000)}', gridX = 4 where demangledName = 'long'`,
+        "update CUPTI_ACTIVITY_KIND_KERNEL set launchType = 'regular', gridX = 8 where demangledName = 'short'",
+      ],
+    );
+    const sink = new MemoryEvidenceSink();
+    importNsightSystems(path, sink);
+    const args = (name: string) => {
+      const text = sink.traceEvents.find((event) => event.category === "kernel" && event.name === name)!.args!;
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(maxArgsBytes);
+      return JSON.parse(text) as Record<string, unknown>;
+    };
+    const long = args("long");
+    expect(long.grid).toEqual([4, null, null]);
+    expect(long["…truncated"]).toBe(true);
+    expect(String(long.launch_type).startsWith('"\\"{[')).toBe(true);
+    expect(args("short")).toEqual({
+      context: null,
+      grid: [8, null, null],
+      block: [null, null, null],
+      graph_id: null,
+      launch_type: "regular",
+    });
   });
 
   test("top_kernels are ordered by total time, not by launch count", () => {
