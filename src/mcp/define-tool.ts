@@ -4,13 +4,12 @@ import type { Services } from "../services/services.ts";
 
 export type ResourceLink = { uri: string; name: string; description: string };
 
+/**
+ * What a handler returns. There is no separate summary text: a tool's text content is its envelope as
+ * JSON (tool-results.ts), which hosts show a model whether or not they read structuredContent.
+ */
 export type ToolOutcome<Result> = {
   result: Result;
-  /**
-   * A one-line summary of the result. Not sent: a tool's text content is its envelope as JSON
-   * (tool-results.ts), which hosts show a model whether or not they read structuredContent.
-   */
-  text: string;
   links?: ResourceLink[];
 };
 

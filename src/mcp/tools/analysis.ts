@@ -25,7 +25,7 @@ function callEdgeTool(direction: "callers" | "callees", description: string) {
     annotations: readOnly,
     async handler(input, { services }: ToolContext) {
       const result = await services.analysis.callEdges(drillDown(input), direction);
-      return { result, text: `Returned ${result.returned} ${direction} of ${result.frame.function}.` };
+      return { result };
     },
   });
 }
@@ -41,10 +41,8 @@ export const analysisTools = [
       const result = await services.analysis.hotspots(input);
       await progress(1, 2, "Hotspot query complete");
       await progress(2, 2, "Hotspot result ready");
-      const top = result.hotspots[0];
       return {
         result,
-        text: `Returned ${result.returned} of ${result.total} hotspots${top ? `; top by ${result.order_by}: ${top.function} (${(100 * (result.order_by === "self" ? top.self_share : top.total_share)).toFixed(1)}%)` : ""}.`,
         ...(result.flamegraph_uri
           ? { links: [{ uri: result.flamegraph_uri, name: "Flame graph", description: "Static SVG flame graph of this run's stacks." }] }
           : {}),
@@ -60,7 +58,7 @@ export const analysisTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = await services.analysis.stackExamples(drillDown(input));
-      return { result, text: `Returned ${result.returned} stack examples through ${result.frame.function}.` };
+      return { result };
     },
   }),
 ];

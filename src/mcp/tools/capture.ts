@@ -20,10 +20,7 @@ export const captureTools = [
         ...input,
         adapter_options: Object.fromEntries(Object.entries(input.adapter_options).filter(([, value]) => value !== null)),
       });
-      return {
-        result,
-        text: `Planned ${result.adapter} capture with ${result.containment} containment; call execute_capture_plan with plan_id next.`,
-      };
+      return { result };
     },
   }),
   defineTool({
@@ -39,7 +36,6 @@ export const captureTools = [
       });
       return {
         result,
-        text: `Capture run ${result.run_id} is ${result.execution_status}.`,
         links: [{ uri: result.resource_uri, name: `Run ${result.run_id}`, description: "The captured run's manifest." }],
       };
     },
@@ -53,7 +49,6 @@ export const captureTools = [
       const result = await services.detachedCaptures.start(input);
       return {
         result,
-        text: `Detached capture ${result.run_id} is ${result.state}.`,
         links: [{ uri: result.resource_uri, name: `Run ${result.run_id}`, description: "The detached capture's run." }],
       };
     },
@@ -65,7 +60,7 @@ export const captureTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = await services.detachedCaptures.status(input.run_id);
-      return { result, text: `Detached capture ${result.run_id} is ${result.state}.` };
+      return { result };
     },
   }),
   defineTool({
@@ -75,7 +70,7 @@ export const captureTools = [
     annotations: idempotentExecute,
     async handler(input, { services }) {
       const result = await services.detachedCaptures.cancel(input.run_id);
-      return { result, text: `Detached capture ${result.run_id} is ${result.state} (${result.execution_status ?? "unknown"}).` };
+      return { result };
     },
   }),
   defineTool({
@@ -87,7 +82,6 @@ export const captureTools = [
       const result = await services.imports.importArtifact(input);
       return {
         result,
-        text: `Imported ${result.artifact_id} in run ${result.run_id}.`,
         links: [
           { uri: result.run_resource_uri, name: `Run ${result.run_id}`, description: "The import run." },
           {
@@ -108,7 +102,6 @@ export const captureTools = [
       const result = await services.xctraceImports.importTrace(input, signal);
       return {
         result,
-        text: `Imported xctrace package ${result.artifact_id} (${result.toc.run_count} runs) in run ${result.run_id}.`,
         links: [
           { uri: result.run_resource_uri, name: `Run ${result.run_id}`, description: "The import run." },
           { uri: result.artifact_resource_uri, name: "Package", description: "The package's metadata (no bytes)." },

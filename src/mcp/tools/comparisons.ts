@@ -18,7 +18,6 @@ export const comparisonTools = [
       const result = services.runSets.freeze(input);
       return {
         result,
-        text: `Frozen ${result.counts.members} runs as ${result.run_set_id} (${result.counts.included} included).`,
         links: [{ uri: result.resource_uri, name: "Run set", description: "The frozen cohort." }],
       };
     },
@@ -32,11 +31,7 @@ export const comparisonTools = [
       const result = await services.comparisons.compare(compareServiceRequest(input), (step, total, message) =>
         progress(step, total, message),
       );
-      const ratio =
-        result.estimate === null
-          ? "no estimate"
-          : `ratio ${result.estimate.toFixed(4)}${result.ci ? ` [${result.ci.lower.toFixed(4)}, ${result.ci.upper.toFixed(4)}]` : ""}`;
-      return { result, text: `Comparison is ${result.decision} (${result.validity}); ${ratio}.` };
+      return { result };
     },
   }),
   defineTool({
@@ -50,7 +45,6 @@ export const comparisonTools = [
       );
       return {
         result,
-        text: `Recorded comparison ${result.ref_id}: ${result.decision} (${result.validity}).`,
         links: [
           {
             uri: result.resource_uri,
@@ -68,13 +62,7 @@ export const comparisonTools = [
     annotations: readOnly,
     async handler(input, { services, progress }) {
       const result = await services.scaling.analyze(input, (step, total, message) => progress(step, total, message));
-      const fits = result.series
-        .map((series) => `${series.fit.best_model ?? "none"}${series.fit.distinguishable ? "" : " (not distinguishable)"}`)
-        .join("; ");
-      return {
-        result,
-        text: `Fitted ${result.series.length} series over ${result.counts.sizes} sizes of ${result.size_parameter}: ${fits}.`,
-      };
+      return { result };
     },
   }),
   defineTool({
@@ -86,7 +74,6 @@ export const comparisonTools = [
       const result = await services.analysisRecords.record(input, (step, total, message) => progress(step, total, message));
       return {
         result,
-        text: `Recorded ${input.recipe} analysis ${result.ref_id}.`,
         links: [
           { uri: result.resource_uri, name: `Analysis ${result.ref_id}`, description: "The recorded analysis with its inputs and result." },
         ],

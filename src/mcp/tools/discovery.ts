@@ -10,7 +10,7 @@ export const discoveryTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = await services.workloads.listDeclared(input);
-      return { result, text: `Returned ${result.returned} declared ${input.kind} definitions.` };
+      return { result };
     },
   }),
   defineTool({
@@ -20,7 +20,7 @@ export const discoveryTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = await services.workloads.getDeclared(input);
-      return { result, text: `Loaded declared ${input.kind} ${input.name}.` };
+      return { result };
     },
   }),
 ];

@@ -11,7 +11,7 @@ export const evidenceTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = services.evidence.get(input);
-      return { result, text: `Retrieved ${result.ref_type} evidence ${result.ref_id}.` };
+      return { result };
     },
   }),
   defineTool({
@@ -21,7 +21,7 @@ export const evidenceTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = await services.evidence.summarize(input.request);
-      return { result, text: `Summarized evidence as ${result.summary_digest}.` };
+      return { result };
     },
   }),
 ];

@@ -14,7 +14,7 @@ export const executionTools = [
       const result = await services.executionAnalysis.analyze(input);
       await progress(1, 2, "Coverage queries complete");
       await progress(2, 2, "Execution result ready");
-      return { result, text: `Returned ${result.returned} of ${result.total} observations.` };
+      return { result };
     },
   }),
 ];

@@ -14,10 +14,7 @@ export const experimentTools = [
     annotations: configure,
     async handler(input, { services }) {
       const result = await services.workloads.configureExperiment(input);
-      return {
-        result,
-        text: `Experiment '${result.name}' is ${result.action}; call plan_experiment with experiment_name '${result.name}' next.`,
-      };
+      return { result };
     },
   }),
   defineTool({
@@ -27,12 +24,7 @@ export const experimentTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = await services.experiments.plan(input);
-      return {
-        result,
-        text: `Planned ${result.blocks} randomized block(s) for ${result.treatments.length} treatment(s): ${result.trial_count} trials${
-          result.detectable_change?.ratio ? `, detecting changes of ×${result.detectable_change.ratio.toFixed(2)} or more` : ""
-        }${result.warnings.length > 1 ? ` (${result.warnings.length - 1} more warning(s))` : ""}; call run_experiment with plan_id next.`,
-      };
+      return { result };
     },
   }),
   defineTool({
@@ -65,18 +57,7 @@ export const experimentTools = [
           name: "Comparison",
           description: "The recorded comparison of the two treatments.",
         });
-      const comparison = result.comparison;
-      const interval = comparison?.ci
-        ? ` [${comparison.ci.lower.toFixed(3)}, ${comparison.ci.upper.toFixed(3)}] at ${comparison.ci.level}`
-        : "";
-      const verdict = comparison
-        ? ` Comparison: ${comparison.decision} (${comparison.validity}), ratio candidate/baseline ${comparison.estimate?.toFixed(3) ?? "-"}${interval}.`
-        : "";
-      return {
-        result,
-        text: `Experiment ${result.experiment_id} recorded ${result.attempted_trials} attempted trials (${result.counts.succeeded} succeeded).${verdict}`,
-        links,
-      };
+      return { result, links };
     },
   }),
   defineTool({
@@ -88,7 +69,6 @@ export const experimentTools = [
       const result = services.experiments.getExperiment(input.experiment_id);
       return {
         result,
-        text: `Loaded experiment ${result.experiment_id} (${result.status}, ${result.counts.attempted}/${result.planned_trials} trials attempted).`,
         links: [{ uri: result.resource_uri, name: `Experiment ${result.experiment_id}`, description: "This experiment." }],
       };
     },
@@ -100,7 +80,7 @@ export const experimentTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = services.experiments.listTrials(input);
-      return { result, text: `Returned ${result.returned} of ${result.total} experiment trials.` };
+      return { result };
     },
   }),
 ];

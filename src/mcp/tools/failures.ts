@@ -13,7 +13,7 @@ export const failureTools = [
       await progress(0, 2, "Selecting runs");
       const result = await services.failureAnalysis.analyze(input, (step, message) => progress(step, 2, message));
       await progress(2, 2, "Failure clusters ready");
-      return { result, text: `Returned ${result.returned} failure clusters.` };
+      return { result };
     },
   }),
 ];

@@ -30,7 +30,6 @@ export const investigationTools = [
       const result = services.investigations.createInvestigation(input);
       return {
         result,
-        text: `Created investigation ${result.investigation_id}.`,
         links: [{ uri: result.resource_uri, name: "Investigation", description: result.question }],
       };
     },
@@ -43,7 +42,7 @@ export const investigationTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = services.investigations.listInvestigations(input);
-      return { result, text: `Returned ${result.returned} of ${result.total} investigations.` };
+      return { result };
     },
   }),
   defineTool({
@@ -54,7 +53,7 @@ export const investigationTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = services.investigations.getInvestigation(input.investigation_id);
-      return { result, text: `Investigation ${result.investigation_id} is ${result.status}.` };
+      return { result };
     },
   }),
   defineTool({
@@ -67,7 +66,6 @@ export const investigationTools = [
       const result = services.investigations.recordHypothesis(input);
       return {
         result,
-        text: `Hypothesis ${result.hypothesis_id} is revision ${result.revision}.`,
         links: [{ uri: result.resource_uri, name: "Hypothesis", description: result.claim }],
       };
     },
@@ -80,7 +78,7 @@ export const investigationTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = services.investigations.getHypothesis(input.hypothesis_id);
-      return { result, text: `Hypothesis ${result.hypothesis_id} is revision ${result.revision} (${result.assessment}).` };
+      return { result };
     },
   }),
   defineTool({
@@ -93,7 +91,6 @@ export const investigationTools = [
       const result = services.investigations.recordFinding(input);
       return {
         result,
-        text: `Finding ${result.finding.finding_id} is ${result.finding.assessment} (revision ${result.finding.revision}).`,
         links: [{ uri: result.finding.resource_uri, name: "Finding", description: result.finding.title }],
       };
     },
@@ -106,7 +103,7 @@ export const investigationTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = services.investigations.getFinding(input.finding_id);
-      return { result, text: `Finding ${result.finding_id} is revision ${result.revision} (${result.assessment}).` };
+      return { result };
     },
   }),
   defineTool({
@@ -117,7 +114,7 @@ export const investigationTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = services.investigations.listFindings(input);
-      return { result, text: `Returned ${result.returned} of ${result.total} findings.` };
+      return { result };
     },
   }),
 ];

@@ -11,7 +11,7 @@ export const measurementTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = await services.measurements.query(input);
-      return { result, text: `Returned ${result.returned} of ${result.total} measurements.` };
+      return { result };
     },
   }),
 ];

@@ -14,10 +14,7 @@ export const memoryTools = [
       const result = await services.memoryAnalysis.analyze(input);
       await progress(1, 2, "Memory queries complete");
       await progress(2, 2, "Memory result ready");
-      return {
-        result,
-        text: `Returned ${result.returned} of ${result.total} top allocations${result.peak_bytes !== null ? `; peak ${result.peak_bytes} bytes` : ""}.`,
-      };
+      return { result };
     },
   }),
 ];

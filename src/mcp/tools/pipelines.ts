@@ -13,7 +13,6 @@ export const pipelineTools = [
       const result = services.pipelines.register(input.request);
       return {
         result,
-        text: `Registered artifact pipeline ${result.pipeline_id} with ${result.stages.length} stages.`,
         links: [{ uri: result.resource_uri, name: `Pipeline ${result.pipeline_id}`, description: "The registered pipeline." }],
       };
     },
@@ -25,11 +24,7 @@ export const pipelineTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = services.pipelines.compare(input);
-      const divergence = result.first_divergent_stage ? `; first divergent stage '${result.first_divergent_stage}'` : "";
-      return {
-        result,
-        text: `Compared artifact pipelines as ${result.result_digest}${result.compatible ? divergence : " (incompatible)"}.`,
-      };
+      return { result };
     },
   }),
 ];

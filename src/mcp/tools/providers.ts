@@ -22,7 +22,7 @@ export const providerTools = [
     annotations: configure,
     async handler(input, { services }) {
       const result = await services.capabilitySetups.start(input);
-      return { result, text: `Started capability setup ${result.operation_id} (${result.state}).` };
+      return { result };
     },
   }),
   defineTool({
@@ -33,7 +33,7 @@ export const providerTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = services.capabilitySetups.status(input.operation_id);
-      return { result, text: `Capability setup ${result.operation_id} is ${result.state} (${result.phase}).` };
+      return { result };
     },
   }),
   defineTool({
@@ -44,7 +44,7 @@ export const providerTools = [
     annotations: configure,
     async handler(input, { services }) {
       const result = await services.capabilitySetups.cancel(input.operation_id);
-      return { result, text: `Capability setup ${result.operation_id} is ${result.state}.` };
+      return { result };
     },
   }),
   defineTool({
@@ -55,7 +55,7 @@ export const providerTools = [
     annotations: configure,
     async handler(input, { services }) {
       const result = await services.capabilitySetups.prepare(input);
-      return { result, text: `Started capability setup ${result.operation_id} (${result.state}).` };
+      return { result };
     },
   }),
   defineTool({
@@ -66,7 +66,7 @@ export const providerTools = [
     annotations: configure,
     async handler(input, { services }) {
       const result = await services.adapterApprovals.prepare(input);
-      return { result, text: `Prepared adapter '${result.adapter}' from '${result.distribution}'; call list_capabilities next.` };
+      return { result };
     },
   }),
   defineTool({
@@ -77,12 +77,7 @@ export const providerTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = await services.workloadDependencies.inspect(input.workload_name);
-      return {
-        result,
-        text: result.ready
-          ? `Dependencies of '${result.workload_name}' are installed; call plan_capture next.`
-          : `'${result.workload_name}' lacks ${result.missing.join(", ")}; see remediation.`,
-      };
+      return { result };
     },
   }),
 ];

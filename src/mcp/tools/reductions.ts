@@ -13,10 +13,7 @@ export const reductionTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = await services.reductions.plan(input.request);
-      return {
-        result,
-        text: `Planned reduction ${result.reduction_id} of ${result.original.unit_count} units; call execute_reduction with plan_id next.`,
-      };
+      return { result };
     },
   }),
   defineTool({
@@ -44,9 +41,8 @@ export const reductionTools = [
 ];
 
 function reductionOutcome(result: ReductionResult) {
-  const sizes = `${result.units.original} → ${result.units.final} units`;
   const links = [{ uri: result.resource_uri, name: `Reduction ${result.reduction_id}`, description: "This reduction." }];
   if (result.final_artifact_resource_uri)
     links.push({ uri: result.final_artifact_resource_uri, name: "Reduced artifact", description: "The reduced artifact's metadata." });
-  return { result, text: `Reduction ${result.reduction_id} is ${result.disposition} (${sizes}).`, links };
+  return { result, links };
 }

@@ -10,7 +10,7 @@ export const runTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = services.runs.listRuns(input);
-      return { result, text: `Returned ${result.returned} run${result.returned === 1 ? "" : "s"} of ${result.total}.` };
+      return { result };
     },
   }),
   defineTool({
@@ -22,7 +22,6 @@ export const runTools = [
       const result = services.runs.getRun(input.run_id);
       return {
         result,
-        text: `Run ${result.run_id} is ${result.execution_status} (capture ${result.capture_status}).`,
         links: [{ uri: result.resource_uri, name: `Run ${result.run_id}`, description: "This run's manifest." }],
       };
     },
@@ -34,7 +33,7 @@ export const runTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = services.runs.listArtifacts(input);
-      return { result, text: `Returned ${result.returned} of ${result.total} artifacts.` };
+      return { result };
     },
   }),
   defineTool({
@@ -46,7 +45,6 @@ export const runTools = [
       const result = services.runs.getArtifact(input.artifact_id, input.run_id);
       return {
         result,
-        text: `Artifact ${result.artifact_id} is metadata-only; read ${result.resource_uri} for the canonical resource.`,
         links: [{ uri: result.resource_uri, name: `Artifact ${result.artifact_id}`, description: "Artifact metadata (no bytes)." }],
       };
     },

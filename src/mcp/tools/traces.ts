@@ -14,8 +14,7 @@ export const traceTools = [
       const result = await services.traceAnalysis.pytorch(input);
       await progress(1, 2, "Operator queries complete");
       await progress(2, 2, "PyTorch result ready");
-      const top = result.operators[0];
-      return { result, text: `Returned ${result.returned} operators${top ? `; top by ${result.order_by}: ${top.name}` : ""}.` };
+      return { result };
     },
   }),
   defineTool({
@@ -28,7 +27,7 @@ export const traceTools = [
       const result = await services.traceAnalysis.acceleratorLaunches(input);
       await progress(1, 2, "Launch queries complete");
       await progress(2, 2, "Accelerator result ready");
-      return { result, text: `Returned ${result.returned} launch regions.` };
+      return { result };
     },
   }),
   defineTool({
@@ -38,7 +37,7 @@ export const traceTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = await services.traceAnalysis.window(input);
-      return { result, text: `Returned ${result.returned} trace events.` };
+      return { result };
     },
   }),
 ];

@@ -13,10 +13,6 @@ export const viewerTools = [
       const result = await services.reports.viewerPlan(input.run_or_artifact);
       return {
         result,
-        text:
-          result.viewers.length > 0
-            ? `Report: ${result.report_command.join(" ")}; viewers: ${result.viewers.map((viewer) => viewer.name).join(", ")}.`
-            : "No stack or trace evidence to view yet.",
         ...(result.evidence.stacks && result.run_ids.length === 1 && !input.run_or_artifact.startsWith("sha256:")
           ? {
               links: [

@@ -12,12 +12,7 @@ export const workspaceTools = [
     annotations: configure,
     async handler(_input, { services }) {
       const result = await services.workspaces.initialize();
-      return {
-        result,
-        text: result.created
-          ? `Initialized workspace ${result.workspace_id}.`
-          : `Workspace is already initialized: ${result.workspace_id}.`,
-      };
+      return { result };
     },
   }),
   defineTool({
@@ -27,12 +22,7 @@ export const workspaceTools = [
     annotations: readOnly,
     async handler(_input, { services }) {
       const result = await services.workspaces.describe();
-      return {
-        result,
-        text: result.workspace_found
-          ? `Workspace is at ${result.corpus_commit_id}.`
-          : "No workspace yet (WORKSPACE_NOT_FOUND): call initialize_workspace next.",
-      };
+      return { result };
     },
   }),
   defineTool({
@@ -43,7 +33,7 @@ export const workspaceTools = [
     annotations: readOnly,
     async handler(_input, { services }) {
       const result = await services.workloads.configurationStatus();
-      return { result, text: `Workload configuration status: ${result.status}.` };
+      return { result };
     },
   }),
   defineTool({
@@ -54,7 +44,7 @@ export const workspaceTools = [
     annotations: configure,
     async handler(input, { services }) {
       const result = await services.workloads.configure(input);
-      return { result, text: `Workload '${result.name}' is ${result.action}; call list_declared_workflows next.` };
+      return { result };
     },
   }),
   defineTool({
@@ -64,10 +54,7 @@ export const workspaceTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = await services.workspaces.validate({ mode: input.mode });
-      return {
-        result,
-        text: result.valid ? "Workspace validation passed." : `Workspace validation failed with ${result.issues.length} reported issues.`,
-      };
+      return { result };
     },
   }),
   defineTool({
@@ -77,7 +64,7 @@ export const workspaceTools = [
     annotations: readOnly,
     async handler(input, { services }) {
       const result = await services.capabilities.list(input);
-      return { result, text: `Found ${result.available_count} of ${result.total} available capabilities.` };
+      return { result };
     },
   }),
 ];

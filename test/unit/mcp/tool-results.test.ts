@@ -4,7 +4,7 @@ import { planRefused } from "../../../src/domain/errors.ts";
 import { boundedJson, failureResult, successResult, supportsResultExtensions } from "../../../src/mcp/tool-results.ts";
 
 test("the text is the envelope itself as compact JSON, for results and for errors with their recovery", () => {
-  const success = successResult({ result: { run_id: "r1", rows: [1, 2] }, text: "unused summary" });
+  const success = successResult({ result: { run_id: "r1", rows: [1, 2] } });
   expect(success.content).toEqual([
     { type: "text", text: '{"schema_version":1,"ok":true,"result":{"run_id":"r1","rows":[1,2]},"error":null}' },
   ]);
@@ -20,7 +20,7 @@ test("the text is the envelope itself as compact JSON, for results and for error
 });
 
 test("resource_link blocks only when asked for; protocol versions from 2025-06-18 support them", () => {
-  const outcome = { result: {}, text: "", links: [{ uri: "flameox://runs/r1", name: "Run r1", description: "d" }] };
+  const outcome = { result: {}, links: [{ uri: "flameox://runs/r1", name: "Run r1", description: "d" }] };
   expect(successResult(outcome, { resourceLinks: true }).content.map((item) => item.type)).toEqual(["text", "resource_link"]);
   expect(successResult(outcome, { resourceLinks: false }).content.map((item) => item.type)).toEqual(["text"]);
   expect(["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", null].map(supportsResultExtensions)).toEqual([
