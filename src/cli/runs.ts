@@ -3,6 +3,8 @@ import { cliOptions, cliServices } from "./context.ts";
 import { emit, renderKeyValues, renderTable } from "./output.ts";
 import { pageLimits } from "../domain/requests/limits.ts";
 import { pageArguments, pageOf } from "./arguments.ts";
+import { outputTail } from "../services/capture-outcome.ts";
+import type { RunService } from "../services/run-service.ts";
 
 export const runsCommand = defineCommand({
   meta: { name: "runs", description: "Captured and imported runs." },
@@ -140,13 +142,13 @@ export const recoverCommand = defineCommand({
 });
 
 /** The exception a run died of, where it was raised, and the end of its stderr. */
-function renderCrash(run: ReturnType<ReturnType<typeof cliServices>["runs"]["getRun"]>): string[] {
+export function renderCrash(run: ReturnType<RunService["getRun"]>): string[] {
   const lines: string[] = [];
   if (run.exception) {
     lines.push(`exception: ${run.exception.exception_type}${run.exception.message ? `: ${run.exception.message}` : ""}`);
     for (const frame of run.exception.frames) lines.push(`  ${frame.file}:${frame.line ?? "?"} in ${frame.function}`);
   }
-  const stderr = ((run.process ?? {}) as { stderr?: { tail?: string } }).stderr?.tail?.trimEnd();
+  const stderr = outputTail(run).stderr.tail.trimEnd();
   if (stderr && run.execution_status !== "succeeded") lines.push("stderr (end):", ...stderr.split("\n").map((line) => `  ${line}`));
   return lines;
 }

@@ -43,7 +43,7 @@ export function terminalFailure(intent: ConsumedPlan, result: ProcessResult, rec
 }
 
 /** The tails get_run shows, as the receipt of a failed run repeats them. */
-export function outputTail(run: RunManifest | null): CaptureReceipt["output_tail"] {
+export function outputTail(run: RunManifest | null): NonNullable<CaptureReceipt["output_tail"]> {
   const process = (run?.process ?? {}) as Record<string, { tail?: string; tail_complete?: boolean } | undefined>;
   const tail = (stream: "stdout" | "stderr") => ({
     tail: process[stream]?.tail ?? "",
