@@ -5,6 +5,7 @@
  * small fallback compares numeric release versions and says so.
  */
 import type { CommandRunner } from "../capture-adapter.ts";
+import { askPython } from "./python-query.ts";
 
 export type RequirementStatus = "installed" | "missing" | "version_mismatch";
 
@@ -99,11 +100,9 @@ print(json.dumps({"python_version": "%d.%d.%d" % sys.version_info[:3], "evaluato
 
 /** Runs the inspection in `python` (isolated mode: no user site, no PYTHON* variables). */
 export async function inspectDistributions(python: string, requirements: string[], run: CommandRunner): Promise<DistributionInspection> {
-  const result = await run([python, "-I", "-c", inspectionScript, JSON.stringify(requirements)], { timeoutMs: 30_000 });
-  const last = result.stdout.trim().split("\n").pop() ?? "";
-  if (result.exitCode !== 0 || !last.startsWith("{")) {
-    const detail = result.stderr.trim().split("\n").slice(-3).join(" | ").slice(-500);
-    throw new Error(`the interpreter could not be asked (exit ${result.exitCode}): ${detail}`);
-  }
-  return JSON.parse(last) as DistributionInspection;
+  return (await askPython(python, run, {
+    script: inspectionScript,
+    argv: [JSON.stringify(requirements)],
+    timeoutMs: 30_000,
+  })) as DistributionInspection;
 }

@@ -5,6 +5,7 @@
  * any upgrade or edit of the installed package changes it.
  */
 import type { CommandRunner } from "../capture-adapter.ts";
+import { askPython } from "./python-query.ts";
 
 export const adapterEntryPointGroup = "flameox.adapters";
 
@@ -46,23 +47,17 @@ else:
     print(json.dumps({"distribution": dist.metadata["Name"], "version": dist.version, "files": files}))
 `;
 
-async function ask(python: string, run: CommandRunner, argv: string[]): Promise<unknown> {
-  const result = await run([python, "-I", "-c", script, adapterEntryPointGroup, ...argv], { timeoutMs: 60_000 });
-  const last = result.stdout.trim().split("\n").pop() ?? "";
-  if (result.exitCode !== 0 || !/^[[{]/.test(last)) {
-    const detail = result.stderr.trim().split("\n").slice(-2).join(" | ").slice(-300);
-    throw new Error(`exit ${result.exitCode}${detail ? `: ${detail}` : ""}`);
-  }
-  return JSON.parse(last);
-}
-
 /** Entry points of the group, sorted by (name, value); nothing is imported. */
 export async function discoverAdapterEntryPoints(python: string, run: CommandRunner): Promise<AdapterEntryPoint[]> {
-  return (await ask(python, run, ["list"])) as AdapterEntryPoint[];
+  return (await askPython(python, run, { script, argv: [adapterEntryPointGroup, "list"], timeoutMs: 60_000 })) as AdapterEntryPoint[];
 }
 
 export async function readPackageFiles(python: string, distribution: string, run: CommandRunner): Promise<PackageFiles> {
-  return (await ask(python, run, ["identity", distribution])) as PackageFiles;
+  return (await askPython(python, run, {
+    script,
+    argv: [adapterEntryPointGroup, "identity", distribution],
+    timeoutMs: 60_000,
+  })) as PackageFiles;
 }
 
 /** PEP 503 normalization: the same distribution however its name is spelled. */
