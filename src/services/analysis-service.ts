@@ -14,10 +14,12 @@ import {
   type FrameIdentity,
   type Hotspot,
   type HotspotGrouping,
+  type HotspotPage,
   type StackExample,
   type TimeDomain,
   type UnitSummary,
 } from "../analysis/hotspots.ts";
+import { type RecordedStacks, recordedHotspots, recordedStackUnits } from "../analysis/hotspots-in-memory.ts";
 import type { EvidenceView } from "../store/evidence-query.ts";
 import { readRun } from "../store/run-store.ts";
 import { offsetPage, pageEvidence } from "./evidence-needs.ts";
@@ -162,81 +164,100 @@ export class AnalysisService {
     });
   }
 
-  async hotspots(request: HotspotRequest): Promise<HotspotResult> {
+  /**
+   * `recorded`, when given, returns the rows an extraction of this process still holds for exactly these
+   * bundles (a capture's first answer): the default question is then answered from them without a query.
+   */
+  async hotspots(request: HotspotRequest, recorded?: (bundleIds: string[]) => RecordedStacks | null): Promise<HotspotResult> {
     const { limit, scope, offset, nextCursor } = this.pinPage("analyze_hotspots", request);
+    const rows = recorded && isDefaultQuestion(request) ? recorded(scope.bundles.map((bundle) => bundle.bundle_id)) : null;
+    const fromRows = rows ? hotspotsFromRows(rows, request.unit, { offset, limit }) : null;
+    if (fromRows) return this.hotspotResult(request, scope, fromRows, nextCursor, offset);
     return withEvidence(this.workspace, scope, async (view) => {
       const units = await stackUnits(view);
       const unit = chooseUnit(units, request.unit);
-      const base = {
-        schema_version: 1 as const,
-        run_or_artifact: request.run_or_artifact,
-        corpus_commit_id: scope.corpusCommitId,
-        group_by: request.group_by,
-        order_by: request.order_by,
-        units_available: units,
-        thread: request.thread,
-        per_thread: request.per_thread,
-        flamegraph_uri: scope.kind === "run" ? flameGraphResourceUri(scope.id) : null,
-        limitations: scopeLimitations(scope),
-      };
-      if (!unit) {
-        const requestedMissing = request.unit !== null && units.length > 0;
-        return {
-          ...base,
-          unit: null,
-          total_weight: 0,
-          domain_totals: null,
-          hotspots: [],
-          total: 0,
-          returned: 0,
-          truncated: false,
-          hidden_self_share: 0,
-          next_cursor: null,
-          evidence: requestedMissing
-            ? {
-                status: "unavailable",
-                reason: `No stacks in unit ${request.unit}; available: ${units.map((entry) => entry.unit).join(", ")}.`,
-                next_tool: "analyze_hotspots",
-                next_arguments: { run_or_artifact: request.run_or_artifact, unit: units[0]!.unit },
-              }
-            : { status: "empty", reason: "The extracted profile holds no samples.", next_tool: null, next_arguments: null },
-        };
-      }
-      const page = await queryHotspots(
-        view,
-        { groupBy: request.group_by, unit, thread: request.thread, perThread: request.per_thread, orderBy: request.order_by },
-        { offset, limit },
-      );
-      const truncated = offset + page.hotspots.length < page.total;
+      const page = unit
+        ? await queryHotspots(
+            view,
+            { groupBy: request.group_by, unit, thread: request.thread, perThread: request.per_thread, orderBy: request.order_by },
+            { offset, limit },
+          )
+        : null;
+      return this.hotspotResult(request, scope, { units, unit, page }, nextCursor, offset);
+    });
+  }
+
+  private hotspotResult(
+    request: HotspotRequest,
+    scope: EvidenceScope,
+    { units, unit, page }: { units: UnitSummary[]; unit: StackUnit | null; page: HotspotPage | null },
+    nextCursor: (position: number) => string,
+    offset: number,
+  ): HotspotResult {
+    const base = {
+      schema_version: 1 as const,
+      run_or_artifact: request.run_or_artifact,
+      corpus_commit_id: scope.corpusCommitId,
+      group_by: request.group_by,
+      order_by: request.order_by,
+      units_available: units,
+      thread: request.thread,
+      per_thread: request.per_thread,
+      flamegraph_uri: scope.kind === "run" ? flameGraphResourceUri(scope.id) : null,
+      limitations: scopeLimitations(scope),
+    };
+    if (!unit || !page) {
+      const requestedMissing = request.unit !== null && units.length > 0;
       return {
         ...base,
-        unit,
-        total_weight: page.total_weight,
-        domain_totals: page.domain_totals,
-        hotspots: page.hotspots,
-        total: page.total,
-        returned: page.hotspots.length,
-        truncated,
-        hidden_self_share: page.hidden_self_share,
-        next_cursor: truncated ? nextCursor(offset + page.hotspots.length) : null,
-        evidence:
-          page.total === 0
-            ? {
-                status: "empty",
-                reason: request.thread ? `No samples on thread ${request.thread}.` : "The extracted profile holds no samples.",
-                next_tool: null,
-                next_arguments: null,
-              }
-            : {
-                status: "available",
-                reason: page.domain_totals
-                  ? "Ranked from extracted stack samples; CPU and accelerator time each have their own denominator (time_domain, domain_totals)."
-                  : "Ranked from extracted stack samples.",
-                next_tool: "get_frame_callers",
-                next_arguments: { run_or_artifact: request.run_or_artifact, frame_id: page.hotspots[0]?.frame_id ?? null },
-              },
+        unit: null,
+        total_weight: 0,
+        domain_totals: null,
+        hotspots: [],
+        total: 0,
+        returned: 0,
+        truncated: false,
+        hidden_self_share: 0,
+        next_cursor: null,
+        evidence: requestedMissing
+          ? {
+              status: "unavailable",
+              reason: `No stacks in unit ${request.unit}; available: ${units.map((entry) => entry.unit).join(", ")}.`,
+              next_tool: "analyze_hotspots",
+              next_arguments: { run_or_artifact: request.run_or_artifact, unit: units[0]!.unit },
+            }
+          : { status: "empty", reason: "The extracted profile holds no samples.", next_tool: null, next_arguments: null },
       };
-    });
+    }
+    const truncated = offset + page.hotspots.length < page.total;
+    return {
+      ...base,
+      unit,
+      total_weight: page.total_weight,
+      domain_totals: page.domain_totals,
+      hotspots: page.hotspots,
+      total: page.total,
+      returned: page.hotspots.length,
+      truncated,
+      hidden_self_share: page.hidden_self_share,
+      next_cursor: truncated ? nextCursor(offset + page.hotspots.length) : null,
+      evidence:
+        page.total === 0
+          ? {
+              status: "empty",
+              reason: request.thread ? `No samples on thread ${request.thread}.` : "The extracted profile holds no samples.",
+              next_tool: null,
+              next_arguments: null,
+            }
+          : {
+              status: "available",
+              reason: page.domain_totals
+                ? "Ranked from extracted stack samples; CPU and accelerator time each have their own denominator (time_domain, domain_totals)."
+                : "Ranked from extracted stack samples.",
+              next_tool: "get_frame_callers",
+              next_arguments: { run_or_artifact: request.run_or_artifact, frame_id: page.hotspots[0]?.frame_id ?? null },
+            },
+    };
   }
 
   async callEdges(request: FramePageRequest, direction: "callers" | "callees"): Promise<CallEdgeResult> {
@@ -322,4 +343,23 @@ export class AnalysisService {
     }
     return { frame, unit };
   }
+}
+
+/** The question the recorded rows can answer: functions by self weight over every thread. */
+function isDefaultQuestion(request: HotspotRequest): boolean {
+  return request.group_by === "function" && request.order_by === "self" && request.thread === null && !request.per_thread;
+}
+
+/** Units, the chosen unit and its page from recorded rows; null where they cannot stand in for the query. */
+function hotspotsFromRows(
+  rows: RecordedStacks,
+  requested: StackUnit | null,
+  page: { offset: number; limit: number },
+): { units: UnitSummary[]; unit: StackUnit | null; page: HotspotPage | null } | null {
+  const units = recordedStackUnits(rows);
+  if (!units) return null;
+  const unit = chooseUnit(units, requested);
+  if (!unit) return { units, unit, page: null };
+  const ranked = recordedHotspots(rows, unit, page);
+  return ranked ? { units, unit, page: ranked } : null;
 }

@@ -19,6 +19,7 @@ import { type PreparedBundle, prepareBundle } from "./evidence-publisher.ts";
 import { defaultNextStep } from "./receipt-next-step.ts";
 import { outputTail, terminalFailure } from "./capture-outcome.ts";
 import { crashException, placesOf, streamTail, tailCharacters } from "./run-output.ts";
+import type { StackRecording } from "./stack-recording.ts";
 
 /**
  * After the collector exits: keep every output as an artifact, extract what the adapter can read,
@@ -89,7 +90,13 @@ function capturedFiles(intent: ConsumedPlan, outcome: Outcome): CapturedFile[] {
 }
 
 /** The adapter's extractor over each extractable output; a failure fails the capture but keeps the artifact. */
-async function extractOutputs(workspace: Workspace, intent: ConsumedPlan, stored: Stored[], outcome: Outcome): Promise<PreparedBundle[]> {
+async function extractOutputs(
+  workspace: Workspace,
+  intent: ConsumedPlan,
+  stored: Stored[],
+  outcome: Outcome,
+  recording: StackRecording | undefined,
+): Promise<PreparedBundle[]> {
   const adapter = captureAdapters.get(intent.adapter)!;
   if (outcome.execution === "cancelled" || !adapter.extract) return [];
   const scratchDirectory = join(intent.artifact_directory, "extraction");
@@ -105,23 +112,26 @@ async function extractOutputs(workspace: Workspace, intent: ConsumedPlan, stored
     const output = item.entry.output;
     if (!output?.extract) continue;
     try {
-      bundles.push(
-        await prepareBundle(
-          workspace,
-          {
-            runId: intent.run_id,
-            artifactId: item.artifact.artifact_id,
-            extractor: adapter.extractor.name,
-            extractorVersion: adapter.extractor.version,
-          },
-          async (sink) => {
-            const extracted = await adapter.extract!(output, item.artifact.staged_path, sink, context);
-            outcome.limitations.push(...extracted.limitations);
-            for (const detail of extracted.limitationDetails ?? []) outcome.limitationDetails.push({ source: "extraction", ...detail });
-            return extracted.limitations;
-          },
-        ),
+      let keep: ((bundleId: string) => void) | undefined;
+      const bundle = await prepareBundle(
+        workspace,
+        {
+          runId: intent.run_id,
+          artifactId: item.artifact.artifact_id,
+          extractor: adapter.extractor.name,
+          extractorVersion: adapter.extractor.version,
+        },
+        async (writer) => {
+          const recorded = recording?.record(writer);
+          keep = recorded?.keep;
+          const extracted = await adapter.extract!(output, item.artifact.staged_path, recorded?.sink ?? writer, context);
+          outcome.limitations.push(...extracted.limitations);
+          for (const detail of extracted.limitationDetails ?? []) outcome.limitationDetails.push({ source: "extraction", ...detail });
+          return extracted.limitations;
+        },
       );
+      keep?.(bundle.bundleId);
+      bundles.push(bundle);
     } catch (error) {
       outcome.validation = "failed";
       outcome.capture = "failed";
@@ -148,13 +158,18 @@ async function runtimeBundle(
   runId: string,
   stored: Stored[],
   measurements: RunManifest["measurements"],
+  recording: StackRecording | undefined,
 ): Promise<PreparedBundle | null> {
   const stdout = stored.find((item) => item.entry.role === "stdout");
   if (!stdout || measurements.length === 0) return null;
-  return prepareBundle(
+  let keep: ((bundleId: string) => void) | undefined;
+  const bundle = await prepareBundle(
     workspace,
     { runId, artifactId: stdout.artifact.artifact_id, extractor: "runtime", extractorVersion: "1" },
-    async (sink) => {
+    async (writer) => {
+      const recorded = recording?.record(writer);
+      keep = recorded?.keep;
+      const sink = recorded?.sink ?? writer;
       for (const measurement of measurements) {
         sink.measurement({
           name: measurement.name,
@@ -171,6 +186,8 @@ async function runtimeBundle(
       }
     },
   );
+  keep?.(bundle.bundleId);
+  return bundle;
 }
 
 function processRecord(workspace: Workspace, current: RunManifest, result: ProcessResult): Record<string, unknown> {
@@ -276,7 +293,7 @@ async function stageAndExtract(
   intent: ConsumedPlan,
   outcome: Outcome,
   measurements: ReturnType<typeof runtimeMeasurements>,
-  options: { maxBytes: number; report: (step: number, message: string) => Promise<void> },
+  options: { maxBytes: number; report: (step: number, message: string) => Promise<void>; recording?: StackRecording },
 ): Promise<{ stored: Stored[]; bundles: PreparedBundle[] }> {
   const files = capturedFiles(intent, outcome);
   const stored: Stored[] = [];
@@ -290,9 +307,9 @@ async function stageAndExtract(
       stored.push({ entry, artifact: stageArtifactFile(workspace, entry.path, { maxBytes: options.maxBytes, sync: false }) });
     durable = syncStagedArtifacts(stored.map((item) => item.artifact));
     durable.catch(() => undefined);
-    runtime = runtimeBundle(workspace, intent.run_id, stored, measurements);
+    runtime = runtimeBundle(workspace, intent.run_id, stored, measurements, options.recording);
     runtime.catch(() => undefined);
-    bundles.push(...(await extractOutputs(workspace, intent, stored, outcome)));
+    bundles.push(...(await extractOutputs(workspace, intent, stored, outcome, options.recording)));
     await options.report(6, "Validation complete");
     const written = await runtime;
     if (written) bundles.push(written);
@@ -315,6 +332,7 @@ export async function publishCapture(
   workspace: Workspace,
   capture: { intent: ConsumedPlan; revision: number; result: ProcessResult },
   report: (step: number, message: string) => Promise<void>,
+  recording?: StackRecording,
 ): Promise<CaptureReceipt> {
   const { intent, result } = capture;
   const policy = loadWorkspacePolicy(workspace.root);
@@ -330,6 +348,7 @@ export async function publishCapture(
   const { stored, bundles } = await stageAndExtract(workspace, intent, outcome, measurements, {
     maxBytes: policy.limits.max_artifact_bytes,
     report,
+    recording,
   });
   await report(7, "Artifacts registered");
   const { corpusCommitId, references } = publish(workspace, { ...capture, outcome }, stored, bundles, measurements);

@@ -20,7 +20,9 @@ import {
   trustedLocalWarning,
 } from "./capture-plan.ts";
 import { publishCapture } from "./capture-publication.ts";
+import { defaultAnalysisOf } from "./receipt-next-step.ts";
 import { bestEffortProgress, type ProgressPhase, type ProgressReporter } from "./progress.ts";
+import type { StackRecording } from "./stack-recording.ts";
 
 /** Publication's steps 6..8 by the phase each ends: extraction, registration, the whole capture. */
 function publicationPhase(step: number): ProgressPhase {
@@ -51,7 +53,10 @@ function releaseSlot(): void {
 export class CaptureRunner {
   constructor(private readonly workspace: WorkspaceHandle) {}
 
-  async run(intent: ConsumedPlan, options: { signal?: AbortSignal; progress?: ProgressReporter } = {}): Promise<CaptureReceipt> {
+  async run(
+    intent: ConsumedPlan,
+    options: { signal?: AbortSignal; progress?: ProgressReporter; recording?: StackRecording } = {},
+  ): Promise<CaptureReceipt> {
     const workspace = this.workspace.open();
     const report = bestEffortProgress(options.progress, 8);
     await report(1, "planning: capture plan validated");
@@ -71,10 +76,12 @@ export class CaptureRunner {
       mkdirSync(intent.artifact_directory, { recursive: true });
       result = await this.collect(workspace, intent, policy, options.signal, (started) => {
         identity = this.readIdentity(workspace, intent);
-        // The receipt's first answer is asked of that engine as soon as the run is published; publication
-        // writes one bundle per extracted output and one of runtime measurements, each with its own instance.
+        // Publication writes one bundle per extracted output and one of runtime measurements, each with its
+        // own instance. The receipt's first answer is asked of the query engine as soon as the run is
+        // published, unless it is a ranking the recorded rows answer: that engine's start would then only
+        // take CPU from the workload.
         setImmediate(() => {
-          evidenceEngine(workspace).warm();
+          if (!(options.recording && defaultAnalysisOf(intent.adapter).kind === "hotspots")) evidenceEngine(workspace).warm();
           warmBundleEngines(intent.outputs.filter((output) => output.extract).length + 1);
         });
         revision = started(revision);
@@ -95,8 +102,11 @@ export class CaptureRunner {
         ? "validating_artifact: collector timed out; preserving partial evidence"
         : "validating_artifact: collector complete",
     );
-    return publishCapture(workspace, { intent, revision, result }, (step, message) =>
-      report(step, `${publicationPhase(step)}: ${message.charAt(0).toLowerCase()}${message.slice(1)}`),
+    return publishCapture(
+      workspace,
+      { intent, revision, result },
+      (step, message) => report(step, `${publicationPhase(step)}: ${message.charAt(0).toLowerCase()}${message.slice(1)}`),
+      options.recording,
     );
   }
 

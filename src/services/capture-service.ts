@@ -29,6 +29,7 @@ import {
 import type { CaptureRunner } from "./capture-runner.ts";
 import { bestEffortProgress, defaultHeartbeatIntervalMs, heartbeatProgress, type ProgressReporter } from "./progress.ts";
 import type { ReceiptAnalysisService } from "./receipt-analysis.ts";
+import { StackRecording } from "./stack-recording.ts";
 import type { WorkloadService } from "./workload-service.ts";
 
 export type { CapturePlan, CaptureReceipt, ConsumedPlan, PlanCaptureRequest };
@@ -240,21 +241,27 @@ export class CaptureService {
     try {
       await bestEffortProgress(heartbeat.report, 8)(0, "planning: capture request accepted");
       const intent = await this.consumeAndRecheck(planId);
-      return await this.withAnalysis(await this.executeIntent(intent, { ...options, progress: heartbeat.report }), intent);
+      // The first answer is read from the rows the extraction wrote, still in memory, when they suffice.
+      const recording = new StackRecording();
+      const receipt = await this.executeIntent(intent, { ...options, progress: heartbeat.report, recording });
+      return await this.withAnalysis(receipt, intent, recording);
     } finally {
       heartbeat.stop();
     }
   }
 
   /** The receipt with the adapter's default analysis of the run beside it, and the step that follows from that answer. */
-  private async withAnalysis(receipt: CaptureReceipt, intent: ConsumedPlan): Promise<CaptureReceipt> {
-    const { analysis, next } = await this.receipts.analyze({
-      run_id: receipt.run_id,
-      adapter: intent.adapter,
-      workload_name: intent.workload_name,
-      execution_status: receipt.execution_status,
-      exception: receipt.exception,
-    });
+  private async withAnalysis(receipt: CaptureReceipt, intent: ConsumedPlan, recording: StackRecording): Promise<CaptureReceipt> {
+    const { analysis, next } = await this.receipts.analyze(
+      {
+        run_id: receipt.run_id,
+        adapter: intent.adapter,
+        workload_name: intent.workload_name,
+        execution_status: receipt.execution_status,
+        exception: receipt.exception,
+      },
+      recording,
+    );
     return { ...receipt, analysis, next_tool: next.tool, next_arguments: next.arguments };
   }
 
@@ -278,7 +285,10 @@ export class CaptureService {
     return outcome.intent;
   }
 
-  executeIntent(intent: ConsumedPlan, options: { signal?: AbortSignal; progress?: ProgressReporter } = {}): Promise<CaptureReceipt> {
+  executeIntent(
+    intent: ConsumedPlan,
+    options: { signal?: AbortSignal; progress?: ProgressReporter; recording?: StackRecording } = {},
+  ): Promise<CaptureReceipt> {
     return this.runner.run(intent, options);
   }
 

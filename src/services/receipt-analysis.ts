@@ -9,6 +9,7 @@ import type { MeasurementService } from "./measurement-service.ts";
 import type { MemoryAnalysisService } from "./memory-analysis-service.ts";
 import { defaultAnalysisOf, defaultNextStep, type NextStep } from "./receipt-next-step.ts";
 import type { RunService } from "./run-service.ts";
+import type { StackRecording } from "./stack-recording.ts";
 import type { TraceAnalysisService } from "./trace-analysis-service.ts";
 
 /**
@@ -65,8 +66,11 @@ function drillDown(evidence: EvidenceStatus): NextStep | null {
 export class ReceiptAnalysisService {
   constructor(private readonly services: ReceiptAnalysisDependencies) {}
 
-  /** The default analysis of a finished run and the step after it. */
-  async analyze(run: AnalyzedRun): Promise<{ analysis: ReceiptAnalysis; next: NextStep }> {
+  /**
+   * The default analysis of a finished run and the step after it. `recorded` hands over the rows the
+   * run's extractions still hold in this process (a capture that just published them), when any.
+   */
+  async analyze(run: AnalyzedRun, recorded?: StackRecording): Promise<{ analysis: ReceiptAnalysis; next: NextStep }> {
     const kind = defaultAnalysisOf(run.adapter).kind;
     const fallback = defaultNextStep(run.adapter, run.run_id, run.workload_name);
     // A run that did not succeed (or whose workload crashed under a profiler that exited 0) is explained by
@@ -74,7 +78,7 @@ export class ReceiptAnalysisService {
     const failed = run.execution_status !== "succeeded" || (run.exception !== undefined && run.exception !== null);
     const failedNext: NextStep | null = failed ? { tool: "get_run", arguments: { run_id: run.run_id } } : null;
     try {
-      const answer = await this.answer(kind, run);
+      const answer = await this.answer(kind, run, recorded);
       const projection = boundedProjection(answer.result, {
         items: receiptItems,
         characters: receiptCharacters,
@@ -108,12 +112,15 @@ export class ReceiptAnalysisService {
     }
   }
 
-  private async answer(kind: DefaultAnalysisKind, run: AnalyzedRun): Promise<Answer> {
+  private async answer(kind: DefaultAnalysisKind, run: AnalyzedRun, recorded: StackRecording | undefined): Promise<Answer> {
     const runId = run.run_id;
     const { services } = this;
     switch (kind) {
       case "hotspots": {
-        const result = await services.hotspots.hotspots(defaultHotspotRequest(runId, receiptItems));
+        const result = await services.hotspots.hotspots(
+          defaultHotspotRequest(runId, receiptItems),
+          recorded ? (bundleIds) => recorded.rowsOf(bundleIds) : undefined,
+        );
         return { result, drop: ["per_thread", "thread"] };
       }
       case "memory":
