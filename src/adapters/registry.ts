@@ -253,3 +253,35 @@ export const adapterDescriptors: AdapterDescriptor[] = [
 export function adapterDescriptor(name: string): AdapterDescriptor | undefined {
   return adapterDescriptors.find((descriptor) => descriptor.name === name);
 }
+
+/** What list_capabilities reports of anything it lists: a capture adapter, or a reduction engine (no runs, so no default analysis). */
+export type CapabilityDescriptor = Omit<AdapterDescriptor, "defaultAnalysis">;
+
+/** Reduction engines, listed beside the capture adapters; plan_reduction uses them, plan_capture never does. */
+export const reductionEngineDescriptors: CapabilityDescriptor[] = [
+  {
+    name: "shrinkray",
+    summary: "ShrinkRay, a test-case reducer, as plan_reduction's engine 'shrinkray'; a managed provider (Python >= 3.12).",
+    provisioning: "managed_runtime",
+    executable: "shrinkray",
+    versionArguments: ["--version"],
+    artifactKinds: [],
+    supportedFormats: ["text_lines", "json_top_level", "jsonl_records", "chrome_trace_events"],
+    supportedModes: ["trusted_local"],
+    features: ["reduction"],
+    limitations: [
+      "Only its managed provider environment is used, never a copy on PATH.",
+      "It reduces bytes with its own passes (lines, tokens, characters), so a result need not be a subset of the partitioner's units.",
+    ],
+    permissions: [],
+    needsActivePermissionProbe: false,
+    installRemedy: "plan the reduction with engine 'native_ddmin', which needs nothing.",
+    options: {},
+  },
+];
+
+export const capabilityDescriptors: CapabilityDescriptor[] = [...adapterDescriptors, ...reductionEngineDescriptors];
+
+export function capabilityDescriptor(name: string): CapabilityDescriptor | undefined {
+  return capabilityDescriptors.find((descriptor) => descriptor.name === name);
+}

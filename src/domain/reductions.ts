@@ -1,5 +1,5 @@
 /** The records of reductions: the plan an agent reviews, the result and every attempt. */
-import type { PlanReductionInput, ReductionLimitsInput, ReductionPartitioner } from "./requests/reductions.ts";
+import type { PlanReductionInput, ReductionEngine, ReductionLimitsInput, ReductionPartitioner } from "./requests/reductions.ts";
 
 /** The variable that names the candidate file a predicate workload must judge. */
 export const reductionCandidateVariable = "FLAMEOX_REDUCTION_CANDIDATE";
@@ -14,7 +14,7 @@ export type ReductionPlan = {
   request_digest: string;
   original: { artifact_id: string; byte_length: number; kind: string; unit_count: number };
   partitioner: ReductionPartitioner;
-  engine: { name: "native_ddmin"; version: string };
+  engine: { name: ReductionEngine; version: string };
   predicate: { workload_name: string; workload_definition_id: string; argv: string[]; cwd: string; candidate_variable: string };
   limits: ReductionLimitsInput;
   created_at: string;
@@ -68,7 +68,7 @@ export type ReductionRecord = {
   /** The public id of the plan that ran (a digest of its plan_id token; the token itself is never stored). */
   plan_digest: string;
   disposition: ReductionDisposition;
-  engine: { name: "native_ddmin"; version: string };
+  engine: { name: ReductionEngine; version: string };
   partitioner: ReductionPartitioner;
   predicate: { workload_name: string; workload_definition_id: string };
   limits: ReductionLimitsInput;
@@ -115,6 +115,8 @@ export type ReductionIntent = {
   };
   unit_count: number;
   engine_version: string;
+  /** The managed provider a provider engine (shrinkray) runs from, bound at planning. */
+  engine_provider?: EngineProvider;
   predicate: {
     workload_name: string;
     workload_definition_id: string;
@@ -125,4 +127,14 @@ export type ReductionIntent = {
     executable_digest: string;
   };
   policy_digest: string;
+};
+
+/** A provider engine's binding: the environment it runs from and the identity execution rechecks. */
+export type EngineProvider = {
+  /** `providers/<name>/<version>`. */
+  label: string;
+  /** The environment's interpreter, which runs the engine's launcher. */
+  python: string;
+  /** Digest of the verified receipt, the interpreter and the engine's executable. */
+  identity: string;
 };

@@ -5,7 +5,7 @@
  */
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import type { AdapterDescriptor } from "../adapters/registry.ts";
+import type { CapabilityDescriptor } from "../adapters/registry.ts";
 import { type ManagedProvider, providerForAdapter } from "../adapters/providers/provider-catalog.ts";
 import type { ThirdPartyAdapter } from "./adapter-approval-service.ts";
 import type { ManagedInstall } from "./managed-providers.ts";
@@ -79,12 +79,13 @@ export function findOnPath(name: string, pathValue: string): string | null {
 
 /** Where the adapter's own executable comes from: the host's PATH first, then a verified managed environment. */
 export function resolveAdapterExecutable(
-  descriptor: AdapterDescriptor,
+  descriptor: CapabilityDescriptor,
   pathValue: string,
   managed: ManagedInstall | null,
 ): { executable: string | null; source: "host" | "managed" | null } {
   if (!descriptor.executable) return { executable: null, source: null };
-  const host = findOnPath(descriptor.executable, pathValue);
+  // A managed-only capability (a reduction engine) never takes a copy from PATH.
+  const host = descriptor.provisioning === "managed_runtime" ? null : findOnPath(descriptor.executable, pathValue);
   if (host) return { executable: host, source: "host" };
   if (managed?.executable) return { executable: managed.executable, source: "managed" };
   return { executable: null, source: null };
@@ -109,7 +110,7 @@ export function setupAction(provider: ManagedProvider, setupNumber: number): Cap
 
 /** Passive discovery: PATH and the managed environments only; nothing project-controlled is executed. */
 export function passiveReport(
-  descriptor: AdapterDescriptor,
+  descriptor: CapabilityDescriptor,
   pathValue: string,
   managed: ManagedInstall | null = null,
   setupNumber = 1,
@@ -178,13 +179,15 @@ function workloadInterpreterNote(provider: ManagedProvider | undefined, managed:
 
 /** Nothing here needs a separate probe before planning: plan_capture's default preflight runs it. */
 function remediation(
-  descriptor: AdapterDescriptor,
+  descriptor: CapabilityDescriptor,
   facts: { missing: boolean; needsInterpreter: boolean; offered: boolean; provider: ManagedProvider | undefined },
 ): string[] {
   const setup =
     facts.offered && facts.provider
       ? ` Call start_capability_setup with this report's setup.arguments to install a verified managed copy, or: `
       : " ";
+  if (facts.missing && descriptor.provisioning === "managed_runtime")
+    return [`${descriptor.name} is not installed as a managed provider.${setup}${descriptor.installRemedy}`];
   if (facts.missing) return [`${descriptor.executable} was not found on PATH.${setup}${descriptor.installRemedy}`];
   if (descriptor.needsActivePermissionProbe)
     return [

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import { bootId } from "../exec/identity.ts";
 import { writeFileAtomically } from "../store/atomic-file.ts";
-import { adapterDescriptor, adapterDescriptors, type AdapterDescriptor } from "../adapters/registry.ts";
+import { adapterDescriptors, capabilityDescriptor, capabilityDescriptors, type CapabilityDescriptor } from "../adapters/registry.ts";
 import { managedProviders } from "../adapters/providers/provider-catalog.ts";
 import type { OperationStatus } from "../domain/results/providers.ts";
 import { type AdapterApprovalService, type ThirdPartyAdapter, thirdPartyLimitation } from "./adapter-approval-service.ts";
@@ -75,9 +75,9 @@ export class CapabilityService {
   async list(request: { mode: CapabilityMode; adapter: string }): Promise<CapabilityList<CapabilityReport>>;
   async list(request: { mode: CapabilityMode; adapter: string | null }): Promise<CapabilityList>;
   async list(request: { mode: CapabilityMode; adapter: string | null }): Promise<CapabilityList> {
-    let descriptors = adapterDescriptors;
+    let descriptors = capabilityDescriptors;
     if (request.adapter !== null) {
-      const descriptor = adapterDescriptor(request.adapter);
+      const descriptor = capabilityDescriptor(request.adapter);
       descriptors = descriptor ? [descriptor] : [];
     }
     const capabilities: CapabilityReport[] = [];
@@ -128,7 +128,7 @@ export class CapabilityService {
    * plan_capture's preflight or an active list ran, kept in this process or the workspace), else the
    * passive file-system answer. Reading a cached probe is passive; nothing is executed.
    */
-  knownReport(descriptor: AdapterDescriptor): CapabilityReport {
+  knownReport(descriptor: CapabilityDescriptor): CapabilityReport {
     const current = this.adapterExecutable(descriptor).executable;
     const cached = activeCache.get(descriptor.name);
     if (cached && cached.executable === current) return cached;
@@ -140,7 +140,7 @@ export class CapabilityService {
    * name that is not built in); a passive inventory lists none. An unknown name is refused.
    */
   private async thirdParty(request: { mode: CapabilityMode; adapter: string | null }): Promise<ThirdPartyAdapter[]> {
-    const builtIn = request.adapter !== null && adapterDescriptor(request.adapter) !== undefined;
+    const builtIn = request.adapter !== null && capabilityDescriptor(request.adapter) !== undefined;
     if (builtIn || (request.adapter === null && request.mode === "passive")) return [];
     const found = (await this.approvals.discovered()).filter((adapter) => request.adapter === null || adapter.name === request.adapter);
     if (request.adapter !== null && found.length === 0) throw unknownAdapter(request.adapter);
@@ -148,7 +148,7 @@ export class CapabilityService {
   }
 
   /** The passive report, with the verified managed environment of this adapter's provider when there is one. */
-  passive(descriptor: AdapterDescriptor): CapabilityReport {
+  passive(descriptor: CapabilityDescriptor): CapabilityReport {
     return passiveReport(descriptor, process.env.PATH ?? "", this.managed.forAdapter(descriptor.name), this.setups.recordedCount() + 1);
   }
 
@@ -159,12 +159,12 @@ export class CapabilityService {
   }
 
   /** The adapter's own executable as a capture would run it: the host's first, else the managed copy. */
-  adapterExecutable(descriptor: AdapterDescriptor): { executable: string | null; source: "host" | "managed" | null } {
+  adapterExecutable(descriptor: CapabilityDescriptor): { executable: string | null; source: "host" | "managed" | null } {
     return resolveAdapterExecutable(descriptor, process.env.PATH ?? "", this.managed.forAdapter(descriptor.name));
   }
 
   /** Runs the tool's version command and, where one is needed, a real permission check. */
-  async activeReport(descriptor: AdapterDescriptor, refresh: boolean): Promise<CapabilityReport> {
+  async activeReport(descriptor: CapabilityDescriptor, refresh: boolean): Promise<CapabilityReport> {
     const cached = activeCache.get(descriptor.name);
     // A cached answer is only good for the executable it probed; PATH may have changed since.
     const current = this.adapterExecutable(descriptor).executable;
@@ -178,8 +178,11 @@ export class CapabilityService {
     report.probe_kind = "active";
     report.setup_verification = "active";
     const adapter = captureAdapters.get(descriptor.name);
-    if (this.managedInterpreter(descriptor.name) !== null) {
-      // A standalone managed tool (pyperf) was verified by setup's real probe; the workload's interpreter is not involved.
+    if (
+      this.managedInterpreter(descriptor.name) !== null ||
+      this.managed.forAdapter(descriptor.name)?.provider.usage === "reduction_engine"
+    ) {
+      // A standalone managed tool (pyperf, shrinkray) was verified by setup's real probe; the workload's interpreter is not involved.
     } else if (adapter && hasProbe(adapter) && (report.executable || !descriptor.executable)) {
       // The adapter's own probe runs the tool for real (an interpreter with its module, a permission).
       const probe = await adapter.probe({
@@ -288,7 +291,7 @@ async function probeVersion(
 }
 
 /** py-spy needs ptrace of a child: try a real, tiny `py-spy record` of `sleep`. */
-async function probePermission(descriptor: AdapterDescriptor, executable: string): Promise<{ granted: boolean; remediation: string[] }> {
+async function probePermission(descriptor: CapabilityDescriptor, executable: string): Promise<{ granted: boolean; remediation: string[] }> {
   if (descriptor.name === "py-spy") {
     const python = findOnPath("python3", process.env.PATH ?? "") ?? findOnPath("python", process.env.PATH ?? "");
     if (!python) return { granted: false, remediation: ["No python3 on PATH to check py-spy's ptrace permission against."] };

@@ -89,7 +89,8 @@ function planItems(context: SetupRunContext, work: Work[], alreadyAvailable: str
     }
     const label = context.environments.label(provider.name, provider.version);
     const installed = context.managed.installed(provider.name);
-    const onHost = provider.executable ? findOnPath(provider.executable, context.pathValue) : null;
+    // Only an `executable` provider's copy on PATH serves as is; a reduction engine is always the managed one.
+    const onHost = provider.usage === "executable" && provider.executable ? findOnPath(provider.executable, context.pathValue) : null;
     if (installed || onHost) {
       alreadyAvailable.push(item);
       const message = installed
@@ -113,16 +114,32 @@ async function install(context: SetupRunContext, work: Work[], operationArea: St
   const installs = work.filter((entry) => entry.action === "install");
   if (installs.length === 0) return;
   context.recorder.record((next) => addProgress(next, "installing_packages", "Finding the interpreter to build environments with", now()));
-  const base: BasePython = await findBasePython(context.pathValue, installerContext(context, operationArea.scratch));
+  // One lookup per minimum Python; a provider whose Python is missing fails alone, with what it needs.
+  const bases = new Map<string, Promise<BasePython>>();
+  const baseFor = (provider: ManagedProvider) => {
+    const key = provider.minimumPython?.join(".") ?? "any";
+    if (!bases.has(key))
+      bases.set(
+        key,
+        findBasePython(
+          context.pathValue,
+          installerContext(context, operationArea.scratch),
+          provider.minimumPython,
+          `The ${provider.name} provider`,
+        ),
+      );
+    return bases.get(key)!;
+  };
   for (const [index, entry] of installs.entries()) {
     const requirements = entry.provider.requirements.join(" ");
     context.recorder.record((next) => {
       addProgress(next, "installing_packages", `Installing ${requirements} (${index + 1} of ${installs.length})`, now());
       setItem(next, entry.item, { status: "running", message: `Installing ${requirements} from the package index` });
     });
-    entry.staging = context.environments.createStaging(entry.provider.name, entry.provider.version, context.owner);
-    const installer = installerContext(context, entry.staging.scratch);
     try {
+      const base = await baseFor(entry.provider);
+      entry.staging = context.environments.createStaging(entry.provider.name, entry.provider.version, context.owner);
+      const installer = installerContext(context, entry.staging.scratch);
       await buildEnvironment(base, entry.staging.environment, entry.provider.requirements, installer);
       entry.versions = await checkVersions(entry.provider, entry.staging.environment, installer);
       context.environments.writeReceipt(entry.staging.environment, {

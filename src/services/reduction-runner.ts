@@ -21,6 +21,7 @@ import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import type { Workspace } from "../store/workspace.ts";
 import { bestEffortProgress, type ProgressReporter } from "./progress.ts";
 import { publishReduction } from "./reduction-publication.ts";
+import { ShrinkrayReduction } from "./shrinkray-reduction.ts";
 
 type Judgement = { classification: AttemptClassification; exitCodes: (number | null)[]; durationMs: number; wallExceeded: boolean };
 
@@ -43,7 +44,10 @@ export class ReductionRunner {
     const workspace = this.workspace.open();
     const scratch = processStagingPath(workspace, `reduction-${intent.reduction_id}`);
     mkdirSync(scratch, { recursive: true, mode: 0o700 });
-    const run = new ReductionExecution(workspace, intent, planDigest, scratch, this.reductions, options);
+    const run =
+      intent.request.engine === "shrinkray"
+        ? new ShrinkrayReduction(workspace, intent, planDigest, scratch, this.reductions, options)
+        : new ReductionExecution(workspace, intent, planDigest, scratch, this.reductions, options);
     try {
       await run.execute();
     } finally {

@@ -14,13 +14,7 @@ import {
   reductionPlanStale,
   toFlameoxError,
 } from "../domain/errors.ts";
-import {
-  nativeEngineVersion,
-  reductionCandidateVariable,
-  type ReductionIntent,
-  type ReductionPlan,
-  type ReductionResult,
-} from "../domain/reductions.ts";
+import { reductionCandidateVariable, type ReductionIntent, type ReductionPlan, type ReductionResult } from "../domain/reductions.ts";
 import type { PlanReductionInput } from "../domain/requests/reductions.ts";
 import { artifactResourceUri, reductionResourceUri } from "../domain/resource-uris.ts";
 import { executableDigest, resolveExecutable } from "../exec/executable.ts";
@@ -29,9 +23,9 @@ import { verifyStoredArtifact } from "../store/artifact-store.ts";
 import { type PlanTokenStore, publicPlanId } from "../store/plan-tokens.ts";
 import type { ReductionStore } from "../store/reduction-store.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
-import { flameoxVersion } from "../version.ts";
 import { refuseEscape, safeDigest } from "./capture-plan.ts";
 import type { ProgressReporter } from "./progress.ts";
+import { bindEngine, type EngineContext, engineChange } from "./reduction-engines.ts";
 import type { ReductionRunner } from "./reduction-runner.ts";
 import type { WorkloadService } from "./workload-service.ts";
 import { displayArgv } from "./host-paths.ts";
@@ -57,11 +51,12 @@ export class ReductionService {
     private readonly plans: PlanTokenStore<"reduction", ReductionIntent>,
     private readonly reductions: ReductionStore,
     private readonly runner: ReductionRunner,
+    private readonly engines: EngineContext,
   ) {}
 
   async plan(request: PlanReductionInput): Promise<ReductionPlan> {
     const workspace = this.workspace.open();
-    if (request.engine === "shrinkray") throw shrinkrayUnavailable(request);
+    const engine = await bindEngine(request, this.engines);
     const policy = loadWorkspacePolicy(workspace.root);
     const original = this.original(request);
     const unitCount = partitionArtifact(request.partitioner, readFileSync(workspace.path(original.stored_path))).unitCount;
@@ -85,7 +80,8 @@ export class ReductionService {
       request_digest: digestOf({ tool: "plan_reduction", ...request }),
       original,
       unit_count: unitCount,
-      engine_version: `${flameoxVersion}/${nativeEngineVersion}`,
+      engine_version: engine.version,
+      ...(engine.provider ? { engine_provider: engine.provider } : {}),
       predicate: {
         workload_name: request.predicate_workload,
         workload_definition_id: definitionId,
@@ -111,7 +107,7 @@ export class ReductionService {
       request_digest: intent.request_digest,
       original: { artifact_id: original.artifact_id, byte_length: original.byte_length, kind: original.kind, unit_count: unitCount },
       partitioner: request.partitioner,
-      engine: { name: "native_ddmin", version: intent.engine_version },
+      engine: { name: request.engine, version: intent.engine_version },
       predicate: {
         workload_name: request.predicate_workload,
         workload_definition_id: definitionId,
@@ -124,6 +120,7 @@ export class ReductionService {
       expires_at: new Date(expiresAtMs).toISOString(),
       warnings: [
         "Trusted-local execution: the predicate workload runs directly, uncontained, once per attempt; it must only read the candidate file.",
+        ...(engine.provider ? [shrinkrayWarning] : []),
       ],
     };
   }
@@ -231,24 +228,12 @@ export class ReductionService {
     const workspace = this.workspace.open();
     if (!verifyStoredArtifact(workspace, intent.original.stored_path, intent.original.sha256))
       reasons.push("the original artifact's stored bytes no longer match its id");
-    if (intent.engine_version !== `${flameoxVersion}/${nativeEngineVersion}`) reasons.push("the reduction engine changed");
+    const engineReason = await engineChange(intent, this.engines);
+    if (engineReason) reasons.push(engineReason);
     if (digestOf(loadWorkspacePolicy(workspace.root)) !== intent.policy_digest) reasons.push("the workspace policy changed");
     if (reasons.length > 0) throw reductionPlanStale(reasons, intent.request);
   }
 }
 
-/**
- * ShrinkRay is not offered as a managed provider: the registry's release needs Python 3.12 or newer and
- * pulls in a large dependency tree (measured: about 12 minutes to install on a 2-core host), too heavy to
- * install behind a reduction request. The same request with the native engine is the recovery.
- */
-function shrinkrayUnavailable(request: PlanReductionInput) {
-  return capabilityUnavailable(
-    "The shrinkray reduction engine is not available in this release; native_ddmin (ddmin over the same partitions, run by flameox itself) is.",
-    {
-      details: { engine: "shrinkray", available_engines: ["native_ddmin"] },
-      remediation: ["Plan the same reduction with engine 'native_ddmin'."],
-      next: { tool: "plan_reduction", arguments: { request: { ...request, engine: "native_ddmin" } } },
-    },
-  );
-}
+const shrinkrayWarning =
+  "ShrinkRay (one test at a time, fixed seed) cuts bytes with its own passes; the partitioner checks the input and counts units. Past max_attempts flameox stops it and keeps the best candidate.";

@@ -200,6 +200,7 @@ export class Services {
       new PlanTokenStore<"reduction", ReductionIntent>(state, "reduction"),
       reductionStore,
       new ReductionRunner(workspace, reductionStore),
+      { managed: managedProviders, setupNumber: () => this.capabilitySetups.recordedCount() + 1 },
     );
   }
 

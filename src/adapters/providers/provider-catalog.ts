@@ -8,6 +8,7 @@ import { memrayRequirement } from "../memray/memray-adapter.ts";
 import { pyperfRequirement } from "../pyperf/pyperf-adapter.ts";
 import { pytestRequirements } from "../pytest/pytest-capture.ts";
 import { torchRequirement } from "../torch-profiler/torch-profiler-adapter.ts";
+import { shrinkrayArgv, shrinkrayFiles, shrinkrayLauncherSource } from "../shrinkray/shrinkray-engine.ts";
 
 /**
  * How a capture uses the installed copy:
@@ -17,8 +18,10 @@ import { torchRequirement } from "../torch-profiler/torch-profiler-adapter.ts";
  * - `workload_interpreter`: it runs inside the workload's own interpreter (coverage, memray, the pytest
  *   plugin, torch.profiler). The managed copy is installed and verified, but flameox never changes the
  *   workload's environment or its import path: the workload's interpreter must have the distribution.
+ * - `reduction_engine`: a reducer flameox drives itself with the environment's interpreter (shrinkray).
+ *   Only the managed copy is used, never one on PATH, so every reduction plan binds the pinned release.
  */
-export type ProviderUsage = "executable" | "interpreter" | "workload_interpreter";
+export type ProviderUsage = "executable" | "interpreter" | "workload_interpreter" | "reduction_engine";
 
 /** A check run with the environment's own interpreter or executable after install. */
 export type ProviderProbe = {
@@ -29,6 +32,8 @@ export type ProviderProbe = {
   /** Files written into the scratch folder before the probe runs. */
   files?: Record<string, string>;
   what: string;
+  /** A file the probe must leave with exactly this content (the tool did its job, not just ran). */
+  expect?: { file: string; content: string };
 };
 
 export type ManagedProvider = {
@@ -43,6 +48,8 @@ export type ManagedProvider = {
   executable: string | null;
   module: string | null;
   probe: ProviderProbe;
+  /** The oldest Python the release installs on ([major, minor]); null: any Python 3 flameox finds. */
+  minimumPython: [number, number] | null;
 };
 
 export type UnavailableProvider = { name: string; reason: string };
@@ -57,7 +64,7 @@ function provider(
   requirements: string[],
   usage: ProviderUsage,
   probe: ProviderProbe,
-  extra: { executable?: string; module?: string; adapters?: string[] } = {},
+  extra: { executable?: string; module?: string; adapters?: string[]; minimumPython?: [number, number] } = {},
 ): ManagedProvider {
   const distributions = Object.fromEntries(requirements.map(pinned));
   return {
@@ -70,6 +77,7 @@ function provider(
     executable: extra.executable ?? null,
     module: extra.module ?? null,
     probe,
+    minimumPython: extra.minimumPython ?? null,
   };
 }
 
@@ -190,6 +198,31 @@ export const managedProviders: ManagedProvider[] = [
       what: "a CPU torch.profiler trace of one matrix product",
     },
     { module: "torch" },
+  ),
+  provider(
+    "shrinkray",
+    // Newer releases require llama-cpp-python, which has no binary wheel: setup installs wheels only.
+    ["shrinkray==26.7.6.1"],
+    "reduction_engine",
+    {
+      // A real reduction through the same launcher and flags reductions use: three lines down to the kept word.
+      argv: shrinkrayArgv({
+        python: "{python}",
+        launcher: `{scratch}/${shrinkrayFiles.launcher}`,
+        test: "{scratch}/probe_test.py",
+        candidate: "{scratch}/probe.txt",
+        timeoutSeconds: 60,
+      }),
+      files: {
+        [shrinkrayFiles.launcher]: shrinkrayLauncherSource,
+        "probe_test.py": 'import sys\nsys.exit(0 if b"keep" in open(sys.argv[1], "rb").read() else 1)\n',
+        "probe.txt": "drop\nkeep\ndrop too\n",
+      },
+      produces: ["probe.txt"],
+      expect: { file: "probe.txt", content: "keep" },
+      what: "a ShrinkRay reduction of a three-line file",
+    },
+    { executable: "shrinkray", minimumPython: [3, 12] },
   ),
 ];
 

@@ -5,9 +5,9 @@
  * the environment's own interpreter. Every process goes through the broker with the operation's
  * deadline and cancellation signal.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type FlameoxError, processCancelled, processFailed, processTimeout } from "../../domain/errors.ts";
+import { capabilityUnavailable, type FlameoxError, processCancelled, processFailed, processTimeout } from "../../domain/errors.ts";
 import { runProcess } from "../../exec/broker.ts";
 import { matchesNameList } from "../../exec/environment-policy.ts";
 import { runMarkerVariable } from "../../exec/environment-scan.ts";
@@ -144,27 +144,96 @@ const baseProbe = [
   "print(json.dumps({'version': '%d.%d.%d' % sys.version_info[:3], 'pip': pip_version}))",
 ].join("\n");
 
-/** python3 (else python) on PATH: the interpreter a provider environment is made from. */
-export async function findBasePython(pathValue: string, context: InstallerContext): Promise<BasePython> {
-  let executable: string | null = null;
-  for (const name of ["python3", "python"]) {
+/**
+ * The interpreters a provider environment may be made from, in the order they are tried: python3 then
+ * python on PATH; for a provider that needs a newer Python, then `python3.<minor>` on PATH from the
+ * oldest minor it accepts up (the oldest has binary wheels first), then pyenv's versions folder
+ * (`$PYENV_ROOT/versions`, else `~/.pyenv/versions`), oldest acceptable version first. A name is
+ * only a candidate: each is asked its version (a pyenv shim of an inactive version fails and is skipped).
+ */
+export function basePythonCandidates(
+  pathValue: string,
+  environment: Record<string, string | undefined>,
+  minimum: [number, number] | null,
+): string[] {
+  const names = ["python3", "python"];
+  if (minimum) for (let minor = minimum[1]; minor <= minimum[1] + 4; minor++) names.push(`python${minimum[0]}.${minor}`);
+  const candidates: string[] = [];
+  for (const name of names) {
     try {
-      executable = resolveExecutable(name, pathValue);
-      break;
+      candidates.push(resolveExecutable(name, pathValue));
     } catch {
-      // Try the next name.
+      // Not on PATH: try the next name.
     }
   }
-  if (!executable) {
-    throw processFailed("No python3 or python on PATH to make a provider environment with.", {
-      details: { failure_category: "process" satisfies FailureCategory, failure_detail: "python3 not found on PATH" },
-      remediation: ["Install Python 3 (with its venv module) on PATH, then start the setup again with a new idempotency key."],
-    });
+  if (minimum) candidates.push(...pyenvInterpreters(environment, minimum));
+  return [...new Set(candidates)];
+}
+
+function pyenvInterpreters(environment: Record<string, string | undefined>, minimum: [number, number]): string[] {
+  const root = environment.PYENV_ROOT?.trim() || (environment.HOME?.trim() ? join(environment.HOME.trim(), ".pyenv") : null);
+  if (!root) return [];
+  let entries: string[];
+  try {
+    entries = readdirSync(join(root, "versions"));
+  } catch {
+    return [];
   }
-  const probed = await step([executable, "-I", "-c", baseProbe], context, "asking the base interpreter its version");
-  const facts = JSON.parse(probed.stdout.trim().split("\n").pop() ?? "{}") as { version?: string; pip?: string | null };
-  const [major = 0, minor = 0] = (facts.pip ?? "0.0").split(".").map((part) => Number.parseInt(part, 10));
-  return { executable, version: facts.version ?? "unknown", pipForOthers: major > 22 || (major === 22 && minor >= 3) };
+  return entries
+    .map((name) => ({ name, parts: /^(\d+)\.(\d+)\.(\d+)$/.exec(name)?.slice(1).map(Number) }))
+    .filter((entry): entry is { name: string; parts: number[] } => entry.parts !== undefined && atLeast(entry.parts, minimum))
+    .sort((left, right) => compareVersions(left.parts, right.parts))
+    .map((entry) => join(root, "versions", entry.name, "bin", "python3"))
+    .filter((path) => existsSync(path));
+}
+
+function compareVersions(left: number[], right: number[]): number {
+  for (let index = 0; index < Math.max(left.length, right.length); index++) {
+    const difference = (left[index] ?? 0) - (right[index] ?? 0);
+    if (difference !== 0) return difference;
+  }
+  return 0;
+}
+
+function atLeast(version: number[], minimum: [number, number]): boolean {
+  return compareVersions(version.slice(0, 2), minimum) >= 0;
+}
+
+/**
+ * The first candidate that runs and is at least `minimum`. None: CAPABILITY_UNAVAILABLE naming the
+ * Python the provider needs and the versions that were found, so setup never fails silently.
+ */
+export async function findBasePython(
+  pathValue: string,
+  context: InstallerContext,
+  minimum: [number, number] | null = null,
+  forWhat = "a provider environment",
+): Promise<BasePython> {
+  const environment = context.parentEnvironment ?? process.env;
+  const found: string[] = [];
+  for (const executable of basePythonCandidates(pathValue, environment, minimum)) {
+    let facts: { version?: string; pip?: string | null };
+    try {
+      const probed = await step([executable, "-I", "-c", baseProbe], context, "asking a base interpreter its version");
+      facts = JSON.parse(probed.stdout.trim().split("\n").pop() ?? "{}");
+    } catch (error) {
+      if ((error as FlameoxError).code === "PROCESS_CANCELLED" || (error as FlameoxError).code === "PROCESS_TIMEOUT") throw error;
+      continue;
+    }
+    const version = facts.version ?? "unknown";
+    found.push(version);
+    if (minimum && !atLeast(version.split(".").map(Number), minimum)) continue;
+    const [major = 0, minor = 0] = (facts.pip ?? "0.0").split(".").map((part) => Number.parseInt(part, 10));
+    return { executable, version, pipForOthers: major > 22 || (major === 22 && minor >= 3) };
+  }
+  const needed = minimum ? `Python >= ${minimum.join(".")}` : "Python 3";
+  const seen = found.length > 0 ? `found only ${[...new Set(found)].join(", ")}` : "found none";
+  throw capabilityUnavailable(`${forWhat} needs ${needed} with its venv module; ${seen}.`, {
+    details: { failure_category: "unsupported_platform", failure_detail: `needs ${needed}; ${seen}`, required_python: needed },
+    remediation: [
+      `Install ${needed} (python3.${minimum?.[1] ?? "x"} on PATH, or a pyenv version), then start the setup again with a new idempotency key.`,
+    ],
+  });
 }
 
 /** A venv's own programs: bin/ on POSIX, Scripts/*.exe on Windows. */
@@ -252,15 +321,15 @@ export async function probeProvider(provider: ManagedProvider, environment: stri
       .replaceAll("{executable}", provider.executable ? environmentProgram(environment, provider.executable) : "")
       .replaceAll("{scratch}", probeDirectory),
   );
-  const versionOutput = provider.executable
-    ? (
-        await step(
-          [environmentProgram(environment, provider.executable), "--version"],
-          context,
-          `${provider.executable} --version`,
-          "verification",
-        )
-      ).stdout.trim()
+  // A Python console script's interpreter line names the staging folder it was installed in, so a
+  // reduction engine's script is run by the environment's interpreter, as reductions run it.
+  const versionArgv = provider.executable
+    ? provider.usage === "reduction_engine"
+      ? [python, "-I", environmentProgram(environment, provider.executable), "--version"]
+      : [environmentProgram(environment, provider.executable), "--version"]
+    : null;
+  const versionOutput = versionArgv
+    ? (await step(versionArgv, context, `${provider.executable} --version`, "verification")).stdout.trim()
     : `${provider.module} ${provider.version}`;
   try {
     await step(argv, context, provider.probe.what, "verification");
@@ -275,6 +344,17 @@ export async function probeProvider(provider: ManagedProvider, environment: stri
     throw processFailed(`The ${provider.name} probe (${provider.probe.what}) wrote no ${missing.join(", ")}.`, {
       details: { failure_category: "verification" satisfies FailureCategory, failure_detail: provider.probe.what },
     });
+  }
+  const expected = provider.probe.expect;
+  if (expected) {
+    const content = tail(join(probeDirectory, expected.file), 64_000);
+    if (content !== expected.content)
+      throw processFailed(`The ${provider.name} probe (${provider.probe.what}) left ${expected.file} with other content than expected.`, {
+        details: {
+          failure_category: "verification" satisfies FailureCategory,
+          failure_detail: `${expected.file}: ${JSON.stringify(content.slice(0, 200))}`,
+        },
+      });
   }
   return { versionOutput, probe: `${provider.probe.what}: ok`, permissionStatus: provider.name === "py-spy" ? "granted" : "not_required" };
 }

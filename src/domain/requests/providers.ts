@@ -7,10 +7,21 @@ import { described, name } from "./fields.ts";
 
 /**
  * What start_capability_setup accepts: the contract's names, plus pyperf (a standalone managed
- * provider here). perfetto and toxiproxy are accepted and answered per item: the package registry
+ * provider here) and shrinkray (plan_reduction's managed engine, which the reduction workflow sets up
+ * through list_capabilities(adapter='shrinkray')). perfetto and toxiproxy are accepted and answered per item: the package registry
  * does not carry their binaries.
  */
-export const setupAdapterNames = ["coverage", "memray", "perfetto", "py-spy", "pyperf", "pytest", "torch.profiler", "toxiproxy"] as const;
+export const setupAdapterNames = [
+  "coverage",
+  "memray",
+  "perfetto",
+  "py-spy",
+  "pyperf",
+  "pytest",
+  "shrinkray",
+  "torch.profiler",
+  "toxiproxy",
+] as const;
 export type SetupAdapterName = (typeof setupAdapterNames)[number];
 
 const adapters = described(

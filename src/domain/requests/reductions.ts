@@ -11,8 +11,9 @@ import { planId } from "./captures.ts";
 export const reductionPartitioners = ["text_lines", "json_top_level", "jsonl_records", "chrome_trace_events"] as const;
 export type ReductionPartitioner = (typeof reductionPartitioners)[number];
 
-/** native_ddmin runs inside flameox; shrinkray is named by the contract and refused with a recovery to native_ddmin. */
+/** native_ddmin runs inside flameox; shrinkray runs ShrinkRay from its managed provider environment. */
 export const reductionEngines = ["native_ddmin", "shrinkray"] as const;
+export type ReductionEngine = (typeof reductionEngines)[number];
 
 const integerBetween = (minimum: number, maximum: number) => v.pipe(v.number(), v.integer(), v.minValue(minimum), v.maxValue(maximum));
 const secondsUpTo = (maximum: number) => v.pipe(v.number(), v.gtValue(0), v.maxValue(maximum));
