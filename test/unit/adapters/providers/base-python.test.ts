@@ -45,7 +45,10 @@ test("candidates: PATH's python3 and python first, then python3.N names, then py
   const root = fakePyenv({ "3.11.7": python(), "3.13.0": newerPython(), "3.12.1": newerPython() });
   const candidates = basePythonCandidates(oldPath, { PYENV_ROOT: root }, [3, 12]);
   expect(candidates[0]).toBe(join(python(), "..", "python3"));
-  expect(candidates.slice(-2)).toEqual([join(root, "versions", "3.12.1", "bin", "python3"), join(root, "versions", "3.13.0", "bin", "python3")]);
+  expect(candidates.slice(-2)).toEqual([
+    join(root, "versions", "3.12.1", "bin", "python3"),
+    join(root, "versions", "3.13.0", "bin", "python3"),
+  ]);
   // Without a minimum only PATH is asked: every other provider is made from python3 as before.
   expect(basePythonCandidates(oldPath, { PYENV_ROOT: root }, null).some((path) => path.startsWith(root))).toBe(false);
 });
