@@ -3,24 +3,21 @@
  * folder whose entries link to the tools venv's Python and to a newer one found on this host.
  */
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { basePythonCandidates, findBasePython, type InstallerContext } from "../../../../src/adapters/providers/provider-installer.ts";
 import type { FlameoxError } from "../../../../src/domain/errors.ts";
+import { newerPython, reportMissingNewerPython } from "../../../support/newer-python.ts";
 import { python } from "../../../support/project.ts";
 
 setDefaultTimeout(60_000);
 
-/** A CPython >= 3.12 on this host (pyenv's versions folder), which the shrinkray provider needs anyway. */
-function newerPython(): string {
-  const root = join(process.env.PYENV_ROOT ?? join(process.env.HOME ?? "/root", ".pyenv"), "versions");
-  const found = readdirSync(root)
-    .filter((name) => /^3\.(1[2-9])\.\d+$/.test(name))
-    .map((name) => join(root, name, "bin", "python3"))
-    .find((path) => existsSync(path));
-  if (!found) throw new Error("This test needs a Python >= 3.12 under pyenv's versions folder.");
-  return found;
+const missingNewerPython = reportMissingNewerPython("the pyenv discovery tests");
+
+/** The interpreter found above; only called by tests skipped when there is none. */
+function newer(): string {
+  return newerPython() as string;
 }
 
 function fakePyenv(versions: Record<string, string>): string {
@@ -41,24 +38,30 @@ function context(environment: Record<string, string>): InstallerContext {
 /** PATH holding only the tools venv (Python 3.11) and the system folders. */
 const oldPath = `${join(python(), "..")}:/usr/bin:/bin`;
 
-test("candidates: PATH's python3 and python first, then python3.N names, then pyenv versions at or above the minimum, oldest first", () => {
-  const root = fakePyenv({ "3.11.7": python(), "3.13.0": newerPython(), "3.12.1": newerPython() });
-  const candidates = basePythonCandidates(oldPath, { PYENV_ROOT: root }, [3, 12]);
-  expect(candidates[0]).toBe(join(python(), "..", "python3"));
-  expect(candidates.slice(-2)).toEqual([
-    join(root, "versions", "3.12.1", "bin", "python3"),
-    join(root, "versions", "3.13.0", "bin", "python3"),
-  ]);
-  // Without a minimum only PATH is asked: every other provider is made from python3 as before.
-  expect(basePythonCandidates(oldPath, { PYENV_ROOT: root }, null).some((path) => path.startsWith(root))).toBe(false);
-});
+test.skipIf(missingNewerPython)(
+  "candidates: PATH's python3 and python first, then python3.N names, then pyenv versions at or above the minimum, oldest first",
+  () => {
+    const root = fakePyenv({ "3.11.7": python(), "3.13.0": newer(), "3.12.1": newer() });
+    const candidates = basePythonCandidates(oldPath, { PYENV_ROOT: root }, [3, 12]);
+    expect(candidates[0]).toBe(join(python(), "..", "python3"));
+    expect(candidates.slice(-2)).toEqual([
+      join(root, "versions", "3.12.1", "bin", "python3"),
+      join(root, "versions", "3.13.0", "bin", "python3"),
+    ]);
+    // Without a minimum only PATH is asked: every other provider is made from python3 as before.
+    expect(basePythonCandidates(oldPath, { PYENV_ROOT: root }, null).some((path) => path.startsWith(root))).toBe(false);
+  },
+);
 
-test("a provider that needs Python >= 3.12 skips an older python3 and takes pyenv's oldest acceptable version", async () => {
-  const root = fakePyenv({ "3.11.7": python(), "3.12.1": newerPython() });
-  const base = await findBasePython(oldPath, context({ PYENV_ROOT: root }), [3, 12]);
-  expect(base.executable).toBe(join(root, "versions", "3.12.1", "bin", "python3"));
-  expect(Number(base.version.split(".")[1])).toBeGreaterThanOrEqual(12);
-});
+test.skipIf(missingNewerPython)(
+  "a provider that needs Python >= 3.12 skips an older python3 and takes pyenv's oldest acceptable version",
+  async () => {
+    const root = fakePyenv({ "3.11.7": python(), "3.12.1": newer() });
+    const base = await findBasePython(oldPath, context({ PYENV_ROOT: root }), [3, 12]);
+    expect(base.executable).toBe(join(root, "versions", "3.12.1", "bin", "python3"));
+    expect(Number(base.version.split(".")[1])).toBeGreaterThanOrEqual(12);
+  },
+);
 
 test("no acceptable interpreter: CAPABILITY_UNAVAILABLE naming the Python needed and the versions found", async () => {
   const root = fakePyenv({ "3.11.7": python() });
