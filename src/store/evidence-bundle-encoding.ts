@@ -9,6 +9,7 @@
  * a comma or one of those characters.
  */
 import type { EvidenceTable, FrameRow, StackRow, TraceEventRow } from "../domain/evidence.ts";
+import { putRow, rowBytesBound } from "./evidence-bundle-row-bytes.ts";
 import { evidenceColumns } from "./evidence-schema.ts";
 
 export const fieldSeparator = "\u001f";
@@ -24,6 +25,9 @@ export function escapeSql(value: string): string {
 function integerField(value: number | null): string {
   if (value === null || !Number.isFinite(value)) return nullField;
   if (Number.isSafeInteger(value)) return String(value);
+  // Past 2^53 every double is an integer, and below 1e21 toFixed writes its exact digits (as BigInt
+  // would, several times faster): absolute trace timestamps in ns all land here.
+  if (Math.abs(value) >= 2 ** 53 && Math.abs(value) < 1e21) return value.toFixed(0);
   return BigInt(Math.round(value)).toString();
 }
 
@@ -43,14 +47,25 @@ function listField(values: readonly string[]): string {
   return joined;
 }
 
+/**
+ * Writes one trace_events row at `at` of `into`: the bytes written, or -1 when they might not fit.
+ * Plain rows (integers, ASCII text with nothing to escape) are written byte by byte
+ * (evidence-bundle-row-bytes.ts); any other row goes through its line string as UTF-8.
+ */
+export function writeTraceEventLine(row: TraceEventRow, into: Buffer, at: number): number {
+  if (at + rowBytesBound(row) <= into.length) {
+    const end = putRow(into, at, row);
+    if (end >= 0) return end - at;
+  }
+  const line = traceEventLine(row);
+  if (at + line.length * 3 > into.length) return -1;
+  return into.write(line, at);
+}
+
+/** One trace_events row as a staging line (the reference for the byte writer). */
 export function traceEventLine(row: TraceEventRow): string {
   const { name, category, pid, tid, args, correlation, device, stream, phase } = row;
-  // One test over the joined text fields; only rows that hit it pay per-field checks.
-  const joined = `${name}${category ?? ""}${pid ?? ""}${tid ?? ""}${args ?? ""}${correlation ?? ""}${device ?? ""}${stream ?? ""}${phase}`;
-  const plain = name !== "" && phase !== "" && !specialCharacters.test(joined);
-  const text = plain
-    ? (value: string | null): string => (value === null ? nullField : value === "" ? `${encodedMarker}""` : value)
-    : textField;
+  const text = textField;
   return `${integerField(row.event_id)}\u001f${integerField(row.parent_id)}\u001f${integerField(row.depth)}\u001f${text(name)}\u001f${text(category)}\u001f${integerField(
     row.ts_ns,
   )}\u001f${integerField(row.dur_ns)}\u001f${text(pid)}\u001f${text(tid)}\u001f${text(args)}\u001f${text(correlation)}\u001f${text(device)}\u001f${text(stream)}\u001f${text(phase)}\n`;

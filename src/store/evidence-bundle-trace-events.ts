@@ -10,7 +10,7 @@ import { closeSync, constants, openSync, readSync, rmSync, write, writeSync } fr
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { TraceEventRow } from "../domain/evidence.ts";
-import { decodedSelect, delimitedSource, escapeSql, traceEventLine } from "./evidence-bundle-encoding.ts";
+import { decodedSelect, delimitedSource, escapeSql, writeTraceEventLine } from "./evidence-bundle-encoding.ts";
 
 /** Bytes buffered before one write. */
 export const flushBytes = 4 << 20;
@@ -68,13 +68,17 @@ export class TraceEventsWriter {
   }
 
   write(row: TraceEventRow): void {
-    const line = traceEventLine(row);
     // Encoded row by row into one buffer: joining millions of small strings costs far more.
-    if (this.used + line.length * 3 > this.bytes.length) {
+    let written = writeTraceEventLine(row, this.bytes, this.used);
+    if (written < 0) {
       this.flush();
-      if (line.length * 3 > this.bytes.length) this.bytes = Buffer.allocUnsafe(line.length * 3);
+      written = writeTraceEventLine(row, this.bytes, 0);
+      while (written < 0) {
+        this.bytes = Buffer.allocUnsafe(this.bytes.length * 2);
+        written = writeTraceEventLine(row, this.bytes, 0);
+      }
     }
-    this.used += this.bytes.write(line, this.used);
+    this.used += written;
     this.count += 1;
   }
 

@@ -7,7 +7,7 @@
  * - A bigger one is sorted in runs of `memoryBytes` spilled to `scratch` and merged (bounded memory).
  * - When the sink can start over (`restartable`) and the first `memoryBytes` are in order per
  *   thread within a window of `window` events (Chrome writes slices at their end, children first),
- *   the rest streams through that window instead; should a later event come before its thread's
+ *   the rest streams through that window instead (chrome-event-window.ts); should a later event come before its thread's
  *   released ones, the extraction starts over in runs (`RestartInRuns`). Either way every thread's
  *   events reach the nester in order.
  */
@@ -15,13 +15,9 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { TraceEventRecord } from "./chrome-event-record.ts";
 import { RunReader, writeRun } from "./chrome-event-spill.ts";
+import { Heap, RestartInRuns, WindowCheck } from "./chrome-event-window.ts";
 
-/** Streaming found an event earlier than its thread's released ones: extract again, in runs. */
-export class RestartInRuns extends Error {
-  constructor() {
-    super("a trace event arrived out of order beyond the reorder window");
-  }
-}
+export { RestartInRuns };
 
 /** Sets a record's ordering key from its phase, timestamp and duration (metadata first). */
 export function setOrderKey(record: TraceEventRecord): void {
@@ -31,154 +27,8 @@ export function setOrderKey(record: TraceEventRecord): void {
   record.sub = ph === "X" ? -(record.durNs ?? 0) : 0;
 }
 
-function lessThan(left: TraceEventRecord, right: TraceEventRecord): boolean {
-  if (left.ts !== right.ts) return left.ts < right.ts;
-  if (left.group !== right.group) return left.group < right.group;
-  if (left.sub !== right.sub) return left.sub < right.sub;
-  return left.seq < right.seq;
-}
-
 function compare(left: TraceEventRecord, right: TraceEventRecord): number {
   return left.ts - right.ts || left.group - right.group || left.sub - right.sub || left.seq - right.seq || 0;
-}
-
-/** Binary min-heap by `lessThan` of `key(item)`. */
-class Heap<T> {
-  private readonly items: T[] = [];
-  constructor(private readonly key: (item: T) => TraceEventRecord) {}
-  get size(): number {
-    return this.items.length;
-  }
-  push(item: T): void {
-    const items = this.items;
-    let at = items.length;
-    items.push(item);
-    const record = this.key(item);
-    while (at > 0) {
-      const parent = (at - 1) >> 1;
-      const above = items[parent] as T;
-      if (!lessThan(record, this.key(above))) break;
-      items[at] = above;
-      at = parent;
-    }
-    items[at] = item;
-  }
-  pop(): T | undefined {
-    const items = this.items;
-    const top = items[0];
-    const last = items.pop();
-    const length = items.length;
-    if (length > 0 && last !== undefined) {
-      const lastRecord = this.key(last);
-      let at = 0;
-      for (;;) {
-        const left = at * 2 + 1;
-        if (left >= length) break;
-        const right = left + 1;
-        let child = left;
-        if (right < length && lessThan(this.key(items[right] as T), this.key(items[left] as T))) child = right;
-        const candidate = items[child] as T;
-        if (!lessThan(this.key(candidate), lastRecord)) break;
-        items[at] = candidate;
-        at = child;
-      }
-      items[at] = last;
-    }
-    return top;
-  }
-}
-
-/** Events whose nesting depends on their thread's order. */
-function threadKey(record: TraceEventRecord): string | null {
-  const ph = record.ph;
-  if (
-    ph === "X" ||
-    ph === "B" ||
-    ph === "E" ||
-    ((ph === "i" || ph === "I" || ph === "s" || ph === "t" || ph === "f") && record.scope === "t")
-  ) {
-    return `${record.pid ?? ""}\u0000${record.tid ?? ""}`;
-  }
-  return null;
-}
-
-/** Binary min-heap of records by `lessThan` (specialized: the window's hot loop). */
-class RecordHeap {
-  private readonly items: TraceEventRecord[] = [];
-  get size(): number {
-    return this.items.length;
-  }
-  push(item: TraceEventRecord): void {
-    const items = this.items;
-    let at = items.length;
-    items.push(item);
-    while (at > 0) {
-      const parent = (at - 1) >> 1;
-      const above = items[parent] as TraceEventRecord;
-      if (!lessThan(item, above)) break;
-      items[at] = above;
-      at = parent;
-    }
-    items[at] = item;
-  }
-  pop(): TraceEventRecord | undefined {
-    const items = this.items;
-    const top = items[0];
-    const last = items.pop();
-    const length = items.length;
-    if (length > 0 && last !== undefined) {
-      let at = 0;
-      for (;;) {
-        const left = at * 2 + 1;
-        if (left >= length) break;
-        const right = left + 1;
-        let child = left;
-        if (right < length && lessThan(items[right] as TraceEventRecord, items[left] as TraceEventRecord)) child = right;
-        const candidate = items[child] as TraceEventRecord;
-        if (!lessThan(candidate, last)) break;
-        items[at] = candidate;
-        at = child;
-      }
-      items[at] = last;
-    }
-    return top;
-  }
-}
-
-/** Per-thread watermark check of a window-ordered stream: false once an event comes too late. */
-class WindowCheck {
-  private readonly heap = new RecordHeap();
-  private readonly released = new Map<string, TraceEventRecord>();
-  private lastKey = "";
-  private lastMark: TraceEventRecord | undefined;
-  constructor(private readonly window: number) {}
-
-  /** Accepts a record; returns what the window releases (or null), or throws RestartInRuns. */
-  push(record: TraceEventRecord): TraceEventRecord | null {
-    const key = threadKey(record);
-    if (key !== null) {
-      const mark = key === this.lastKey ? this.lastMark : this.released.get(key);
-      if (mark !== undefined && lessThan(record, mark)) throw new RestartInRuns();
-    }
-    this.heap.push(record);
-    return this.heap.size > this.window ? this.release() : null;
-  }
-
-  release(): TraceEventRecord | null {
-    const record = this.heap.pop();
-    if (record === undefined) return null;
-    const key = threadKey(record);
-    if (key !== null) {
-      this.released.set(key, record);
-      this.lastKey = key;
-      this.lastMark = record;
-    }
-    return record;
-  }
-
-  get size(): number {
-    return this.heap.size;
-  }
 }
 
 export type OrderOptions = {

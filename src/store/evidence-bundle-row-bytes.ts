@@ -1,0 +1,126 @@
+/**
+ * trace_events rows written straight into the staging buffer as bytes, with no line string in
+ * between: number → string conversions and building then flattening a joined line cost more than
+ * the digits and characters themselves. Only the plain case is written here — integers and ASCII
+ * text without the characters the staging encoding escapes (evidence-bundle-encoding.ts); any other
+ * row is refused (-1) and the caller writes it through the string encoder, so the bytes are the same
+ * either way.
+ */
+import type { TraceEventRow } from "../domain/evidence.ts";
+
+const separator = 0x1f;
+const nullByte = 0x02;
+const encodedMarker = 0x03;
+const quote = 0x22;
+const minus = 0x2d;
+const zero = 0x30;
+/** Below this, `hi * 1e9` of a split value stays exact (hi * 1953125 < 2^53). */
+const splitLimit = 4.5e18;
+/** Per row: five integers of up to 20 characters, an empty-string marker per text field, separators. */
+const rowOverhead = 5 * 20 + 9 * 3 + 14;
+
+/** Digits of a non-negative integer below 2^53, at `at`; `width` pads with zeros. */
+function putDigits(into: Uint8Array, at: number, value: number, width: number): number {
+  let length = 1;
+  for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) length++;
+  if (length < width) length = width;
+  let position = at + length - 1;
+  let rest = value;
+  while (position >= at) {
+    const next = Math.floor(rest / 10);
+    into[position--] = zero + (rest - next * 10);
+    rest = next;
+  }
+  return at + length;
+}
+
+/** An integer column (null and non-finite as NULL); -1 for a value only the string path writes. */
+function putInteger(into: Uint8Array, at: number, value: number | null): number {
+  if (value === null || !Number.isFinite(value)) {
+    into[at] = nullByte;
+    return at + 1;
+  }
+  if (!Number.isInteger(value)) return -1;
+  let magnitude = value;
+  if (value < 0) {
+    into[at++] = minus;
+    magnitude = -value;
+  }
+  if (magnitude <= Number.MAX_SAFE_INTEGER) return putDigits(into, at, magnitude, 0);
+  if (magnitude >= splitLimit) return -1;
+  // Absolute timestamps in ns (~1.7e18): whole seconds and nanoseconds, each exact below 2^53.
+  let high = Math.floor(magnitude / 1e9);
+  let low = magnitude - high * 1e9;
+  if (low < 0) {
+    high--;
+    low += 1e9;
+  } else if (low >= 1e9) {
+    high++;
+    low -= 1e9;
+  }
+  return putDigits(into, putDigits(into, at, high, 0), low, 9);
+}
+
+/** A text column; -1 when it holds a character the staging encoding escapes, or any non-ASCII one. */
+function putText(into: Uint8Array, at: number, value: string | null): number {
+  if (value === null) {
+    into[at] = nullByte;
+    return at + 1;
+  }
+  const length = value.length;
+  if (length === 0) {
+    into[at] = encodedMarker;
+    into[at + 1] = quote;
+    into[at + 2] = quote;
+    return at + 3;
+  }
+  for (let index = 0; index < length; index++) {
+    const code = value.charCodeAt(index);
+    if (code >= 0x80 || (code < 0x20 && (code === 0x0a || code === 0x0d || code <= 0x03 || code >= 0x1e))) return -1;
+    into[at + index] = code;
+  }
+  return at + length;
+}
+
+/** Upper bound of the bytes `putRow` writes for a row. */
+export function rowBytesBound(row: TraceEventRow): number {
+  return (
+    rowOverhead +
+    row.name.length +
+    row.phase.length +
+    (row.category?.length ?? 0) +
+    (row.pid?.length ?? 0) +
+    (row.tid?.length ?? 0) +
+    (row.args?.length ?? 0) +
+    (row.correlation?.length ?? 0) +
+    (row.device?.length ?? 0) +
+    (row.stream?.length ?? 0)
+  );
+}
+
+/** A separator at `at`; the index after it. */
+function separated(into: Uint8Array, at: number): number {
+  into[at] = separator;
+  return at + 1;
+}
+
+/** Writes a plain row at `at` (room for `rowBytesBound` assumed): the index after it, or -1 for a row that is not plain. */
+export function putRow(into: Uint8Array, at: number, row: TraceEventRow): number {
+  let i = putInteger(into, at, row.event_id);
+  if (i >= 0) i = putInteger(into, separated(into, i), row.parent_id);
+  if (i >= 0) i = putInteger(into, separated(into, i), row.depth);
+  if (i >= 0) i = putText(into, separated(into, i), row.name);
+  if (i >= 0) i = putText(into, separated(into, i), row.category);
+  if (i >= 0) i = putInteger(into, separated(into, i), row.ts_ns);
+  if (i >= 0) i = putInteger(into, separated(into, i), row.dur_ns);
+  if (i >= 0) i = putText(into, separated(into, i), row.pid);
+  if (i >= 0) i = putText(into, separated(into, i), row.tid);
+  if (i >= 0) i = putText(into, separated(into, i), row.args);
+  if (i >= 0) i = putText(into, separated(into, i), row.correlation);
+  if (i >= 0) i = putText(into, separated(into, i), row.device);
+  if (i >= 0) i = putText(into, separated(into, i), row.stream);
+  if (i >= 0) i = putText(into, separated(into, i), row.phase);
+  if (i < 0) return -1;
+  into[i] = 0x0a;
+  return i + 1;
+}
