@@ -5,7 +5,7 @@
  * the quote character U+001E never occurs. NULL is U+0002. A string that is empty or holds any of
  * "\n", "\r", U+001E, U+001F, U+0002 or U+0003 is written as U+0003 followed by its JSON text (which
  * escapes every control character) and decoded in SQL, so every string survives exactly. A list of
- * frame keys is written comma-joined, or as U+0003 and its JSON text when empty or when a key holds
+ * frame keys is written comma-joined, or as U+0003 and its JSON text when empty or when a key is empty or holds
  * a comma or one of those characters.
  */
 import type { EvidenceTable, FrameRow, StackRow, TraceEventRow } from "../domain/evidence.ts";
@@ -42,9 +42,12 @@ function textField(value: string | null): string {
 }
 
 function listField(values: readonly string[]): string {
-  const joined = values.join(",");
-  if (values.length === 0 || specialInList.test(joined)) return `${encodedMarker}${JSON.stringify(values)}`;
-  return joined;
+  // The commas the join puts between keys are the separators: only a key that holds one (or is empty,
+  // or holds a special character) makes the list take its JSON form.
+  if (values.length === 0 || values.some((value) => value === "" || specialInList.test(value))) {
+    return `${encodedMarker}${JSON.stringify(values)}`;
+  }
+  return values.join(",");
 }
 
 /**

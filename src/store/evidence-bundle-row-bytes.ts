@@ -1,12 +1,12 @@
 /**
- * trace_events rows written straight into the staging buffer as bytes, with no line string in
+ * trace_events and stacks rows written straight into the staging buffer as bytes, with no line string in
  * between: number → string conversions and building then flattening a joined line cost more than
  * the digits and characters themselves. Only the plain case is written here — integers and ASCII
  * text without the characters the staging encoding escapes (evidence-bundle-encoding.ts); any other
  * row is refused (-1) and the caller writes it through the string encoder, so the bytes are the same
  * either way.
  */
-import type { TraceEventRow } from "../domain/evidence.ts";
+import type { StackRow, TraceEventRow } from "../domain/evidence.ts";
 
 const separator = 0x1f;
 const nullByte = 0x02;
@@ -76,7 +76,7 @@ function putText(into: Uint8Array, at: number, value: string | null): number {
   }
   for (let index = 0; index < length; index++) {
     const code = value.charCodeAt(index);
-    if (code >= 0x80 || (code < 0x20 && (code === 0x0a || code === 0x0d || code <= 0x03 || code >= 0x1e))) return -1;
+    if (code >= 0x80 || (code < 0x20 && (code === 0x0a || code === 0x0d || (code >= 0x01 && code <= 0x03) || code >= 0x1e))) return -1;
     into[at + index] = code;
   }
   return at + length;
@@ -120,6 +120,42 @@ export function putRow(into: Uint8Array, at: number, row: TraceEventRow): number
   if (i >= 0) i = putText(into, separated(into, i), row.device);
   if (i >= 0) i = putText(into, separated(into, i), row.stream);
   if (i >= 0) i = putText(into, separated(into, i), row.phase);
+  if (i < 0) return -1;
+  into[i] = 0x0a;
+  return i + 1;
+}
+
+/** A frame-key list joined by commas; -1 when empty or when a key holds a comma (the list is then JSON). */
+function putKeys(into: Uint8Array, at: number, keys: readonly string[]): number {
+  if (keys.length === 0) return -1;
+  let i = at;
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index] as string;
+    if (index > 0) into[i++] = 0x2c;
+    if (key.length === 0 || key.includes(",")) return -1;
+    i = putText(into, i, key);
+    if (i < 0) return -1;
+  }
+  return i;
+}
+
+/** Upper bound of the bytes `putStackRow` writes for a row. */
+export function stackRowBytesBound(row: StackRow): number {
+  let keys = row.frame_keys.length;
+  for (const key of row.frame_keys) keys += key.length;
+  return 2 * 20 + 3 * 3 + 6 + keys + (row.thread?.length ?? 0) + (row.process?.length ?? 0) + row.unit.length;
+}
+
+/** Writes a plain stacks row at `at` (room for `stackRowBytesBound` assumed): the index after it, or -1. */
+export function putStackRow(into: Uint8Array, at: number, row: StackRow): number {
+  // Only weights whose shortest decimal form is their exact digits (String(2**60) rounds them off).
+  if (!Number.isSafeInteger(row.weight)) return -1;
+  let i = putText(into, at, row.thread);
+  if (i >= 0) i = putText(into, separated(into, i), row.process);
+  if (i >= 0) i = putKeys(into, separated(into, i), row.frame_keys);
+  if (i >= 0) i = putInteger(into, separated(into, i), row.weight);
+  if (i >= 0) i = putText(into, separated(into, i), row.unit);
+  if (i >= 0) i = putInteger(into, separated(into, i), row.sample_count);
   if (i < 0) return -1;
   into[i] = 0x0a;
   return i + 1;

@@ -53,8 +53,11 @@ export class NdjsonWriter {
   }
 }
 
+/** A staging row written straight as bytes: an upper bound of its size, and the writer (its end, or -1 for a row it leaves to the string encoder). */
+export type RowBytes<Row> = { bound: (row: Row) => number; put: (into: Uint8Array, at: number, row: Row) => number };
+
 /** Buffered delimited-text writer (frames, stacks): rows encoded into one byte buffer. */
-export class DelimitedWriter {
+export class DelimitedWriter<Row> {
   private handle: number | undefined;
   private bytes = Buffer.allocUnsafe(flushBytes);
   private used = 0;
@@ -62,17 +65,31 @@ export class DelimitedWriter {
   written = 0;
   constructor(
     readonly path: string,
-    private readonly encode: (row: never) => string,
+    private readonly encode: (row: Row) => string,
+    private readonly direct?: RowBytes<Row>,
   ) {}
 
-  write(row: unknown): void {
-    const line = (this.encode as (row: unknown) => string)(row);
+  write(row: Row): void {
+    if (this.direct !== undefined && this.writeDirect(this.direct, row)) return;
+    const line = this.encode(row);
     if (this.used + line.length * 3 > this.bytes.length) {
       this.flush();
       if (line.length * 3 > this.bytes.length) this.bytes = Buffer.allocUnsafe(line.length * 3);
     }
     this.used += this.bytes.write(line, this.used);
     this.count += 1;
+  }
+
+  /** Number → string conversions and flattening a joined line cost more than the bytes themselves. */
+  private writeDirect(direct: RowBytes<Row>, row: Row): boolean {
+    const bound = direct.bound(row);
+    if (bound > this.bytes.length) return false;
+    if (this.used + bound > this.bytes.length) this.flush();
+    const end = direct.put(this.bytes, this.used, row);
+    if (end < 0) return false;
+    this.used = end;
+    this.count += 1;
+    return true;
   }
 
   flush(): void {

@@ -16,6 +16,7 @@ import {
   stackLine,
 } from "./evidence-bundle-encoding.ts";
 import { type Engine, TraceEventsWriter } from "./evidence-bundle-trace-events.ts";
+import { putStackRow, stackRowBytesBound } from "./evidence-bundle-row-bytes.ts";
 import { DelimitedWriter, NdjsonWriter } from "./evidence-bundle-writers.ts";
 import { evidenceColumns, evidenceTables } from "./evidence-schema.ts";
 import { processStagingPath } from "./process-staging.ts";
@@ -69,8 +70,8 @@ export class EvidenceBundleWriter implements EvidenceSink {
   private readonly stagingFolder: string;
   private readonly scratchFolder: string;
   private small = new Map<SmallTable, NdjsonWriter>();
-  private frames: DelimitedWriter | undefined;
-  private stacks: DelimitedWriter | undefined;
+  private frames: DelimitedWriter<FrameRow> | undefined;
+  private stacks: DelimitedWriter<StackRow> | undefined;
   private traceEvents: TraceEventsWriter | undefined;
   private readonly seenFrames = new Set<string>();
   private stackLabels: StackLabel[] | null = null;
@@ -134,7 +135,10 @@ export class EvidenceBundleWriter implements EvidenceSink {
   }
 
   stack(row: StackRow): void {
-    this.stacks ??= new DelimitedWriter(join(this.scratchFolder, "stacks.txt"), stackLine);
+    this.stacks ??= new DelimitedWriter(join(this.scratchFolder, "stacks.txt"), stackLine, {
+      bound: stackRowBytesBound,
+      put: putStackRow,
+    });
     this.stacks.write(row);
     this.checkStaging(this.stacks);
   }
@@ -278,7 +282,7 @@ export class EvidenceBundleWriter implements EvidenceSink {
     );
   }
 
-  private checkStaging(writer: DelimitedWriter | null): void {
+  private checkStaging(writer: DelimitedWriter<FrameRow> | DelimitedWriter<StackRow> | null): void {
     if (writer !== null && (writer.count & 0x3ff) !== 0) return;
     if (this.stagedBytes() > this.stagingLimit) throw stagingExceeded(this.stagingLimit);
   }

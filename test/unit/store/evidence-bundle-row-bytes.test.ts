@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import type { TraceEventRow } from "../../../src/domain/evidence.ts";
-import { traceEventLine, writeTraceEventLine } from "../../../src/store/evidence-bundle-encoding.ts";
-import { putRow, rowBytesBound } from "../../../src/store/evidence-bundle-row-bytes.ts";
+import type { StackRow, TraceEventRow } from "../../../src/domain/evidence.ts";
+import { stackLine, traceEventLine, writeTraceEventLine } from "../../../src/store/evidence-bundle-encoding.ts";
+import { putRow, putStackRow, rowBytesBound, stackRowBytesBound } from "../../../src/store/evidence-bundle-row-bytes.ts";
 import { seededRandom } from "../../support/random.ts";
 
 const plainTexts = ["aten::mm", "cpu_op", "4242", '{"External id":7,"Input Dims":[[1,64]]}', "~"];
@@ -104,4 +104,34 @@ describe("trace_events rows written as bytes", () => {
     const line = Buffer.from(traceEventLine(row));
     expect(writeTraceEventLine(row, Buffer.alloc(line.length - 1), 0)).toBe(-1);
   });
+});
+
+function randomStack(next: () => number): StackRow {
+  const pick = <T>(from: readonly T[]) => from[Math.floor(next() * from.length)] as T;
+  const key = () => (next() < 0.95 ? `f_${Math.floor(next() * 1e12).toString(16)}` : pick(["", "a,b", "ü", "x\u001fy", "\n"]));
+  const weights = [0, 1, 1.5, 2 ** 53 - 1, 2 ** 53, 2 ** 60, 1e21, -3, Number.NaN, 123_456_789];
+  return {
+    thread: next() < 0.2 ? null : pick(texts.concat(plainTexts, plainTexts)),
+    process: next() < 0.2 ? null : pick(plainTexts),
+    frame_keys: next() < 0.05 ? [] : Array.from({ length: 1 + Math.floor(next() * 6) }, key),
+    weight: next() < 0.7 ? Math.floor(next() * 1e9) : pick(weights),
+    unit: pick(["ns", "samples", "bytes"]),
+    sample_count: next() < 0.9 ? Math.floor(next() * 1000) : pick(weights),
+  } as StackRow;
+}
+
+test("stacks rows as bytes are the bytes of their UTF-8 line string", () => {
+  const next = seededRandom(61);
+  const into = Buffer.alloc(1 << 16);
+  let plain = 0;
+  for (let index = 0; index < 20_000; index++) {
+    const row = randomStack(next);
+    const end = putStackRow(into, 0, row);
+    if (end < 0) continue;
+    plain++;
+    expect(end).toBeLessThanOrEqual(stackRowBytesBound(row));
+    expect(into.subarray(0, end).equals(Buffer.from(stackLine(row)))).toBe(true);
+  }
+  expect(plain).toBeGreaterThan(5_000);
+  expect(plain).toBeLessThan(19_000);
 });
