@@ -68,10 +68,9 @@ export function writeTraceEventLine(row: TraceEventRow, into: Buffer, at: number
 /** One trace_events row as a staging line (the reference for the byte writer). */
 export function traceEventLine(row: TraceEventRow): string {
   const { name, category, pid, tid, args, correlation, device, stream, phase } = row;
-  const text = textField;
-  return `${integerField(row.event_id)}\u001f${integerField(row.parent_id)}\u001f${integerField(row.depth)}\u001f${text(name)}\u001f${text(category)}\u001f${integerField(
+  return `${integerField(row.event_id)}\u001f${integerField(row.parent_id)}\u001f${integerField(row.depth)}\u001f${textField(name)}\u001f${textField(category)}\u001f${integerField(
     row.ts_ns,
-  )}\u001f${integerField(row.dur_ns)}\u001f${text(pid)}\u001f${text(tid)}\u001f${text(args)}\u001f${text(correlation)}\u001f${text(device)}\u001f${text(stream)}\u001f${text(phase)}\n`;
+  )}\u001f${integerField(row.dur_ns)}\u001f${textField(pid)}\u001f${textField(tid)}\u001f${textField(args)}\u001f${textField(correlation)}\u001f${textField(device)}\u001f${textField(stream)}\u001f${textField(phase)}\n`;
 }
 
 export function stackLine(row: StackRow): string {
