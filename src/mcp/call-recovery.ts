@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { type FlameoxError, manualRecovery, type Recovery, withRecovery } from "../domain/errors.ts";
+import { type FlameoxError, manualRecovery, withRecovery } from "../domain/errors.ts";
 import type { ToolDefinition } from "./define-tool.ts";
 import { log } from "./log.ts";
 

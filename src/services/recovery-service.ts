@@ -151,7 +151,7 @@ export class RecoveryService {
     if (!entry.run_id) return true;
     workspace.state.write(() => {
       const run = readRun(workspace.state.database, entry.run_id!);
-      if (!run || run.capture_status !== "quarantined") return;
+      if (run?.capture_status !== "quarantined") return;
       reviseRun(
         workspace.state.database,
         run.run_id,
