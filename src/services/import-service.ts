@@ -7,7 +7,7 @@ import type { DetectedFormat } from "../adapters/formats/format-catalog.ts";
 import { extractProfile } from "../adapters/formats/extract-profile.ts";
 import { extractFailureLog } from "../adapters/failures/failure-log.ts";
 import { type ImportPlan, type LimitationDetail, failureLogToExtract, importPlan } from "./import-plan.ts";
-import { type StagedArtifact, stageArtifactFile } from "../store/artifact-store.ts";
+import { type StagedArtifact, stageArtifactFile, syncStagedArtifacts } from "../store/artifact-store.ts";
 import { reclaimUnpublished } from "../store/artifact-placement.ts";
 import { crashPoint } from "../store/crash-points.ts";
 import type { Workspace } from "../store/workspace.ts";
@@ -117,7 +117,10 @@ export class ImportService {
     const plan = importPlan(detected, request.kind, extractToolFor);
     const failureLog = plan.profileFormat ? null : failureLogToExtract(request.kind, source, detected.format === "unknown");
     const kind = failureLog ?? plan.kind;
-    const stored: StagedArtifact = stageArtifactFile(workspace, source, { maxBytes: policy.limits.max_artifact_bytes });
+    const stored: StagedArtifact = stageArtifactFile(workspace, source, { maxBytes: policy.limits.max_artifact_bytes, sync: false });
+    // The copy reaches the disk while it is extracted (the fsync runs off the main thread); publishing waits for it.
+    const durable = syncStagedArtifacts([stored]);
+    durable.catch(() => undefined);
     const runId = crypto.randomUUID();
     const producer = request.producer !== "auto" ? request.producer : (detected.producer ?? plan.producer);
     const producerVersion = request.producer_version ?? detected.producer_version ?? null;
@@ -130,6 +133,7 @@ export class ImportService {
         ? limitations.map((message) => ({ source: "extraction", code: "extraction", message }))
         : plan.notes;
       if (!bundle) limitations = details.map((detail) => detail.message);
+      await durable;
       const corpus = publishImportRun(workspace, {
         runId,
         registrations: [
@@ -182,6 +186,7 @@ export class ImportService {
       };
     } catch (error) {
       bundle?.discard();
+      await durable.catch(() => undefined);
       // Only what this import staged, and an object it placed that no committed row names (checked under the write lock).
       reclaimUnpublished(workspace, [stored]);
       throw withoutStorePath(error, stored.staged_path, basename(source));
