@@ -54,7 +54,7 @@ export class NdjsonWriter {
 }
 
 /** A staging row written straight as bytes: an upper bound of its size, and the writer (its end, or -1 for a row it leaves to the string encoder). */
-export type RowBytes<Row> = { bound: (row: Row) => number; put: (into: Uint8Array, at: number, row: Row) => number };
+export type RowBytes<Row> = { bound: (row: Row) => number; put: (into: Buffer, at: number, row: Row) => number };
 
 /** Buffered delimited-text writer (frames, stacks): rows encoded into one byte buffer. */
 export class DelimitedWriter<Row> {

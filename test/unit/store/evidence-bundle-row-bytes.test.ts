@@ -5,7 +5,7 @@ import { putRow, putStackRow, rowBytesBound, stackRowBytesBound } from "../../..
 import { seededRandom } from "../../support/random.ts";
 
 const plainTexts = ["aten::mm", "cpu_op", "4242", '{"External id":7,"Input Dims":[[1,64]]}', "~"];
-const texts = [
+const shortTexts = [
   "",
   "aten::mm",
   "cpu_op",
@@ -23,6 +23,11 @@ const texts = [
   "ünï ✓",
   "🔥",
   "~\u007f",
+];
+// The same characters in text long enough for the native-copy path, at its start, middle and end.
+const texts = [
+  ...shortTexts,
+  ...shortTexts.flatMap((text) => [`${text}${"x".repeat(24)}`, `${"x".repeat(12)}${text}${"x".repeat(12)}`, `${"x".repeat(24)}${text}`]),
 ];
 const integers = [
   0,
