@@ -33,9 +33,8 @@ function compareUtf16(left: string, right: string): number {
 }
 
 export function sha256Hex(data: string | Uint8Array): string {
-  const hasher = new Bun.CryptoHasher("sha256");
-  hasher.update(data);
-  return hasher.digest("hex");
+  // One-shot hashing: the same digest as a CryptoHasher, without building one per call (frame keys hash each distinct frame).
+  return Bun.SHA256.hash(data, "hex");
 }
 
 /** `sha256:<hex>` of the canonical JSON of a value. */
