@@ -1,13 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { runProcess } from "./broker.ts";
-import type { ProcessResult } from "./broker-types.ts";
+import { type BriefOutcome, runBriefCommand } from "./brief-command.ts";
 import { executableDigest } from "./executable.ts";
 
-/** Short identity commands (git, an interpreter's version probe) run through the broker, output read back whole. */
+/** Short identity commands (git, an interpreter's version probe), their output read whole within a budget. */
 
-export type Captured = { result: ProcessResult; stdout: Buffer; stderr: string };
+export type Captured = { result: BriefOutcome; stdout: Buffer; stderr: string };
 
 export type CapturedCommandOptions = {
   cwd: string;
@@ -19,37 +15,19 @@ export type CapturedCommandOptions = {
 };
 
 export async function runCaptured(argv: string[], options: CapturedCommandOptions): Promise<Captured> {
-  const scratch = mkdtempSync(join(tmpdir(), "flameox-identity-"));
-  try {
-    const result = await runProcess(
-      {
-        argv,
-        cwd: options.cwd,
-        deadline: options.deadline,
-        stdoutPath: join(scratch, "stdout"),
-        stderrPath: join(scratch, "stderr"),
-        outputBudgetBytes: options.outputBudgetBytes,
-        trustedEnvironment: options.trustedEnvironment,
-      },
-      { sampling: false, gracePeriodMs: 1_000, parentEnvironment: options.parentEnvironment, signal: options.signal },
-    );
-    const stdout = readFileSync(join(scratch, "stdout"));
-    const stderr = readFileSync(join(scratch, "stderr"), "utf8").slice(0, 4_000);
-    return { result, stdout, stderr };
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  const { outcome, stdout, stderr } = await runBriefCommand(argv, { ...options, gracePeriodMs: 1_000 });
+  return { result: outcome, stdout, stderr: stderr.toString("utf8").slice(0, 4_000) };
 }
 
 export function succeeded(captured: Captured): boolean {
-  return captured.result.exit_code === 0 && !captured.result.timed_out && !captured.result.cancelled && !captured.result.stdout.truncated;
+  return captured.result.exit_code === 0 && !captured.result.timed_out && !captured.result.cancelled && !captured.result.truncated;
 }
 
 export function describeFailure(what: string, captured: Captured): string {
   const result = captured.result;
   if (result.timed_out) return `${what} timed out`;
   if (result.cancelled) return `${what} was cancelled`;
-  if (result.stdout.truncated) return `${what} printed more than its output budget`;
+  if (result.truncated) return `${what} printed more than its output budget`;
   const reason = result.terminating_signal ? `signal ${result.terminating_signal}` : `exit code ${result.exit_code}`;
   const message = captured.stderr.trim().split("\n")[0] ?? "";
   return `${what} failed (${reason})${message ? `: ${message}` : ""}`;

@@ -20,6 +20,15 @@ type ActiveRun = { rootPid: number; marker: string | null; cgroup: RunCgroup | n
 /** Runs of this process whose roots have not been reaped yet; orphans are attributed among them. */
 const activeRuns = new Set<ActiveRun>();
 
+/** Brief commands running now (exec/brief-command.ts): each leads a session of its own and is no run's. */
+const briefRoots = new Set<number>();
+
+/** Right after a brief command's spawn, before any await; the returned function forgets it once its group is gone. */
+export function registerBriefRoot(pid: number): () => void {
+  briefRoots.add(pid);
+  return () => briefRoots.delete(pid);
+}
+
 let ownSessionCache: number | null | undefined;
 
 function ownSessionId(): number | null {
@@ -28,14 +37,15 @@ function ownSessionId(): number | null {
 }
 
 function isActiveRoot(pid: number): boolean {
+  if (briefRoots.has(pid)) return true;
   for (const run of activeRuns) if (run.rootPid === pid) return true;
   return false;
 }
 
 /**
- * A child of this process that the broker did not spawn itself: broker roots each lead a session of
- * their own and are registered, and other children flameox starts stay in flameox's session, so a
- * child in a foreign session that is no registered root can only have been reparented to us.
+ * A child of this process that the broker did not spawn itself: broker roots and brief commands each
+ * lead a session of their own and are registered, and other children flameox starts stay in flameox's
+ * session, so a child in a foreign session that is no registered root can only have been reparented to us.
  */
 function isReparentedOrphan(stat: ProcessStat): boolean {
   return stat.parentPid === process.pid && stat.sessionId !== ownSessionId() && !isActiveRoot(stat.pid);
@@ -43,6 +53,7 @@ function isReparentedOrphan(stat: ProcessStat): boolean {
 
 /** Which run an orphan belongs to: by session, group, cgroup or marker; else the only run, if there is one. */
 function ownerOf(stat: ProcessStat): ActiveRun | "foreign" | "unattributed" {
+  if (briefRoots.has(stat.sessionId) || briefRoots.has(stat.processGroupId)) return "foreign";
   for (const run of activeRuns) {
     // Session and group ids are not reused while any member lives, so these are exact.
     if (stat.sessionId === run.rootPid || stat.processGroupId === run.rootPid) return run;
