@@ -1,7 +1,9 @@
-import { accessSync, constants, statSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { accessSync, constants, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
-import { delimiter, isAbsolute, join, resolve } from "node:path";
+import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { type FlameoxError, executionRefused } from "../domain/errors.ts";
+import { userCacheFolder } from "./user-cache.ts";
 
 const isWindows = process.platform === "win32";
 
@@ -77,9 +79,11 @@ export function resolveExecutable(name: string, pathValue: string | undefined, c
 }
 
 /**
- * Digests this process already computed, by path, with the file's identity when it was read. A capture
- * digests its interpreter and collector when it plans, again when it rechecks the plan, and the
- * interpreter once more for the environment identity: megabytes hashed three times within a second.
+ * Digests already computed, by path, with the file's identity when it was read: in this process, and
+ * in a small cache in the user's cache folder shared by flameox processes. A capture digests its
+ * interpreter and collector when it plans, again when it rechecks the plan, and the interpreter once
+ * more for the environment identity; each CLI capture is a new process, so without the shared cache
+ * it would hash megabytes before every collector starts.
  */
 const digestMemo = new Map<string, { identity: string; digest: string }>();
 /**
@@ -88,14 +92,38 @@ const digestMemo = new Map<string, { identity: string; digest: string }>();
  * the same size, mtime and ctime. ctime cannot be set by a process, so any later write changes the identity.
  */
 const settledBeforeHashMs = 2_000;
+const digestPattern = /^sha256:[0-9a-f]{64}$/;
 
-/** `sha256:<hex>` of an executable file's bytes, streamed; binds a plan to the exact binary. */
-export async function executableDigest(path: string): Promise<string> {
-  const before = statSync(path, { bigint: true });
-  const identity = `${before.dev}:${before.ino}:${before.size}:${before.mtimeNs}:${before.ctimeNs}`;
-  const remembered = digestMemo.get(path);
-  if (remembered?.identity === identity) return remembered.digest;
-  const startedMs = Date.now();
+/** The shared cache's entry for a path: named by the path's digest, holding identity and digest on two lines. */
+function cacheEntry(path: string): string {
+  return join(userCacheFolder("executable-digests"), new Bun.CryptoHasher("sha256").update(path).digest("hex"));
+}
+
+function cachedDigest(path: string, identity: string): string | null {
+  try {
+    const [recordedIdentity, digest] = readFileSync(cacheEntry(path), "utf8").split("\n");
+    return recordedIdentity === identity && digest !== undefined && digestPattern.test(digest) ? digest : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Best effort: a cache that cannot be written only means hashing again next time. */
+function rememberDigest(path: string, identity: string, digest: string): void {
+  digestMemo.set(path, { identity, digest });
+  try {
+    const entry = cacheEntry(path);
+    mkdirSync(dirname(entry), { recursive: true, mode: 0o700 });
+    // A private name, then a rename: a reader sees a whole entry or none.
+    const temporary = `${entry}.${process.pid}.${randomBytes(6).toString("hex")}`;
+    writeFileSync(temporary, `${identity}\n${digest}\n`, { mode: 0o600 });
+    renameSync(temporary, entry);
+  } catch {
+    // Read-only or full cache folder.
+  }
+}
+
+async function hashFile(path: string): Promise<string> {
   const hasher = new Bun.CryptoHasher("sha256");
   // One reused 1 MiB buffer through a file handle: a read stream's small chunks made hashing an 8 MB
   // collector about four times slower (~35 ms cold), all of it before the collector starts.
@@ -110,7 +138,22 @@ export async function executableDigest(path: string): Promise<string> {
   } finally {
     await file.close();
   }
-  const digest = `sha256:${hasher.digest("hex")}`;
-  if (Number(before.ctimeNs / 1_000_000n) < startedMs - settledBeforeHashMs) digestMemo.set(path, { identity, digest });
+  return `sha256:${hasher.digest("hex")}`;
+}
+
+/** `sha256:<hex>` of an executable file's bytes, streamed; binds a plan to the exact binary. */
+export async function executableDigest(path: string): Promise<string> {
+  const before = statSync(path, { bigint: true });
+  const identity = `${before.dev}:${before.ino}:${before.size}:${before.mtimeNs}:${before.ctimeNs}`;
+  const remembered = digestMemo.get(path);
+  if (remembered?.identity === identity) return remembered.digest;
+  const cached = cachedDigest(path, identity);
+  if (cached !== null) {
+    digestMemo.set(path, { identity, digest: cached });
+    return cached;
+  }
+  const startedMs = Date.now();
+  const digest = await hashFile(path);
+  if (Number(before.ctimeNs / 1_000_000n) < startedMs - settledBeforeHashMs) rememberDigest(path, identity, digest);
   return digest;
 }

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../../../src/domain/canonical-json.ts";
@@ -6,6 +6,7 @@ import { FlameoxError } from "../../../src/domain/errors.ts";
 import { executableDigest, resolveExecutable } from "../../../src/exec/executable.ts";
 import { scratchDirectory } from "./helpers.ts";
 
+setDefaultTimeout(30_000);
 const scratch = scratchDirectory();
 afterAll(() => scratch.remove());
 
@@ -73,5 +74,50 @@ describe("executableDigest remembers only what cannot have changed unseen", () =
     const expected = `sha256:${sha256Hex(readFileSync(path))}`;
     expect(await executableDigest(path)).toBe(expected);
     expect(await executableDigest(path)).toBe(expected);
+  });
+});
+
+describe("executableDigest's cache shared by flameox processes", () => {
+  const cache = join(scratch.path, "user-cache");
+  const source = join(import.meta.dir, "../../../src/exec/executable.ts");
+  /** The digest as a fresh process (no in-process memo) computes it with the cache folder in scratch. */
+  function digestInNewProcess(path: string): string {
+    const child = Bun.spawnSync(
+      [
+        process.execPath,
+        "-e",
+        `const { executableDigest } = await import(${JSON.stringify(source)}); console.log(await executableDigest(${JSON.stringify(path)}));`,
+      ],
+      { env: { ...process.env, FLAMEOX_CACHE_DIR: cache }, stdout: "pipe", stderr: "pipe" },
+    );
+    if (child.exitCode !== 0) throw new Error(child.stderr.toString());
+    return child.stdout.toString().trim();
+  }
+  const entryOf = (path: string): string => join(cache, "executable-digests", sha256Hex(path));
+
+  test("a settled executable's digest is recorded once and read back, not recomputed, while its identity holds", () => {
+    const path = resolveExecutable("env", "/usr/bin:/bin");
+    const expected = `sha256:${sha256Hex(readFileSync(path))}`;
+    expect(digestInNewProcess(path)).toBe(expected);
+    const [identity, digest] = readFileSync(entryOf(path), "utf8").split("\n");
+    expect(digest).toBe(expected);
+    // A stand-in digest under the same identity is what the next process answers: it did not hash.
+    const standIn = `sha256:${"0".repeat(64)}`;
+    writeFileSync(entryOf(path), `${identity}\n${standIn}\n`);
+    expect(digestInNewProcess(path)).toBe(standIn);
+  });
+
+  test("an entry recorded under another identity (the file changed since) is ignored and the file hashed", () => {
+    const path = resolveExecutable("env", "/usr/bin:/bin");
+    mkdirSync(join(cache, "executable-digests"), { recursive: true });
+    writeFileSync(entryOf(path), `1:2:3:4:5\nsha256:${"0".repeat(64)}\n`);
+    expect(digestInNewProcess(path)).toBe(`sha256:${sha256Hex(readFileSync(path))}`);
+  });
+
+  test("a file that changed moments ago is hashed but not recorded", () => {
+    const path = join(scratch.path, "fresh-tool");
+    writeFileSync(path, "fresh bytes\n");
+    expect(digestInNewProcess(path)).toBe(`sha256:${sha256Hex(readFileSync(path))}`);
+    expect(() => readFileSync(entryOf(path))).toThrow();
   });
 });
