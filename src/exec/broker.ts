@@ -179,7 +179,8 @@ class Supervisor {
   }
 
   private track(): void {
-    const live = this.tracker.refresh();
+    // Contained, an orphan stays in sight (our child, or in the cgroup), so the cheap walk suffices between full scans.
+    const live = this.containment.kind === "tracking_only" ? this.tracker.refresh() : this.tracker.follow();
     const observer = this.options.onProgress;
     if (!observer) return;
     const now = process.hrtime.bigint();

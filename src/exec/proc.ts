@@ -126,6 +126,37 @@ export function scanProcesses(): ProcessStat[] {
   return stats;
 }
 
+let childrenListsCache: boolean | null = null;
+
+/** True where `/proc/<pid>/task/<tid>/children` exists (Linux built with CONFIG_PROC_CHILDREN, as mainstream kernels are). */
+export function childrenListsAvailable(): boolean {
+  if (childrenListsCache === null) childrenListsCache = procAvailable() && existsSync(`/proc/self/task/${process.pid}/children`);
+  return childrenListsCache;
+}
+
+/** Pids of the children of one thread (`/proc/<pid>/task/<tid>/children`); empty when unreadable. */
+export function readThreadChildren(pid: number, threadId: number): number[] {
+  const text = readSmallFile(`/proc/${pid}/task/${threadId}/children`);
+  if (text === null) return [];
+  const pids: number[] = [];
+  for (const field of text.split(" ")) {
+    const child = Number(field);
+    if (field.length > 0 && Number.isInteger(child) && child > 0) pids.push(child);
+  }
+  return pids;
+}
+
+/** Pids of the children of every thread of a process; empty when it is gone. */
+export function readChildren(pid: number): number[] {
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  return threads.flatMap((thread) => readThreadChildren(pid, Number(thread)));
+}
+
 export type MemoryStatus = {
   /** VmRSS: resident now. */
   residentBytes: number;

@@ -1,4 +1,16 @@
-import { isGoneState, procAvailable, readProcessStat, scanProcesses, type ProcessStat } from "./proc.ts";
+import {
+  childrenListsAvailable,
+  isGoneState,
+  procAvailable,
+  readChildren,
+  readProcessStat,
+  readThreadChildren,
+  scanProcesses,
+  type ProcessStat,
+} from "./proc.ts";
+
+/** While following cheaply, a full scan of /proc still runs at least this often. */
+const fullScanIntervalMs = 1_000;
 
 /** One process the broker has seen in a workload's tree, named exactly by (pid, start time). */
 export type TrackedProcess = {
@@ -30,6 +42,7 @@ export class ProcessTreeTracker {
   private readonly maximumTracked: number;
   private readonly retired: TrackedProcess[] = [];
   private overflowed = false;
+  private lastFullScanMs = 0;
   private readonly rootStartTicks: bigint | null;
   private readonly claim: ((stat: ProcessStat) => boolean) | null;
 
@@ -105,6 +118,7 @@ export class ProcessTreeTracker {
   /** One scan of `/proc`; returns the live tracked processes. */
   refresh(): TrackedProcess[] {
     if (!this.available) return [];
+    this.lastFullScanMs = Date.now();
     const stats = scanProcesses();
     const byPid = new Map<number, ProcessStat>();
     const childrenOf = new Map<number, ProcessStat[]>();
@@ -136,6 +150,50 @@ export class ProcessTreeTracker {
       if (!process.alive) continue;
       const now = byPid.get(process.pid);
       if (!now || now.startTime !== process.startTime || isGoneState(now.state)) process.alive = false;
+    }
+    return this.live();
+  }
+
+  /**
+   * The periodic refresh while a run is contained (a run cgroup or this process as child subreaper, so
+   * an orphan cannot leave our sight): instead of every process on the host, reads only the tracked
+   * processes, their children lists and this process's own (orphans are reparented to its main
+   * thread); a full scan still runs every second and wherever the lists are unavailable. Cleanup
+   * decisions use refresh(), never this.
+   */
+  follow(): TrackedProcess[] {
+    if (!this.available) return [];
+    if (!childrenListsAvailable() || Date.now() - this.lastFullScanMs >= fullScanIntervalMs) return this.refresh();
+    return this.walk();
+  }
+
+  /** follow()'s cheap step: the tracked processes, their children lists and this process's children, nothing else. */
+  walk(): TrackedProcess[] {
+    if (!this.available || !childrenListsAvailable()) return this.refresh();
+    const queue: number[] = [];
+    for (const process of this.live()) {
+      const stat = readProcessStat(process.pid);
+      if (!stat || stat.startTime !== process.startTime || isGoneState(stat.state)) {
+        process.alive = false;
+        continue;
+      }
+      this.track(stat);
+      queue.push(...readChildren(stat.pid));
+    }
+    for (const pid of readThreadChildren(globalThis.process.pid, globalThis.process.pid)) {
+      if (this.tracked.get(pid)?.alive) continue;
+      const stat = readProcessStat(pid);
+      if (stat && !isGoneState(stat.state) && this.belongs(stat) && this.startedAfterRoot(stat)) queue.push(pid);
+    }
+    const visited = new Set<number>();
+    while (queue.length > 0) {
+      const pid = queue.pop() as number;
+      if (visited.has(pid) || this.tracked.get(pid)?.alive) continue;
+      visited.add(pid);
+      const stat = readProcessStat(pid);
+      if (!stat) continue;
+      this.track(stat);
+      queue.push(...readChildren(pid));
     }
     return this.live();
   }
