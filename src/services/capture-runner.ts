@@ -29,6 +29,37 @@ function publicationPhase(step: number): ProgressPhase {
   return step <= 6 ? "extracting" : step === 7 ? "publishing" : "completed";
 }
 
+/**
+ * How long after the collector's process exists a capture's own background work (identity probes,
+ * DuckDB's start) waits, unless the collector ends sooner: the workload's start (an interpreter, its
+ * imports) has the machine to itself meanwhile.
+ */
+const backgroundDelayMs = 200;
+
+/** Runs `work` once: `delayMs` after arm(), or at now() if that comes first; cancel() drops it. */
+class DelayedStart {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private done = false;
+
+  constructor(private readonly work: () => void) {}
+
+  arm(delayMs: number): void {
+    if (!this.done && this.timer === undefined) this.timer = setTimeout(() => this.now(), delayMs);
+  }
+
+  /** Starts the work now if it was armed and has not started. */
+  now(): void {
+    if (this.done || this.timer === undefined) return;
+    this.cancel();
+    this.work();
+  }
+
+  cancel(): void {
+    this.done = true;
+    clearTimeout(this.timer);
+  }
+}
+
 /** Captures running in this process; limits.max_parallel_captures bounds it. */
 let activeCaptures = 0;
 
@@ -67,26 +98,31 @@ export class CaptureRunner {
     await acquireSlot(policy.limits.max_parallel_captures, options.signal);
     let result: ProcessResult;
     // Identity (git, the interpreter's probe) and DuckDB (the query engine's instance, and the library
-    // publication writes Parquet with) start once the collector's process exists, never before it: the
-    // probes' spawns and the dlopen of DuckDB's native library would otherwise delay the collector's start.
-    // Identity is recorded after the collector ends.
+    // publication writes Parquet with) start a little after the collector's process exists, or when it
+    // ends if that is sooner, never before it: the probes' processes and the dlopen of DuckDB's native
+    // library would otherwise compete with the workload's own start. Identity is recorded after the collector ends.
     let identity: ReturnType<CaptureRunner["readIdentity"]> = Promise.resolve({ source: null, environment: null });
+    const background = new DelayedStart(() => {
+      identity = this.readIdentity(workspace, intent);
+      // Publication writes one bundle per extracted output and one of runtime measurements, each with its
+      // own instance. The receipt's first answer is asked of the query engine as soon as the run is
+      // published, unless it is a ranking the recorded rows answer: that engine's start would then only
+      // take CPU from the workload.
+      setImmediate(() => {
+        if (!(options.recording && defaultAnalysisOf(intent.adapter).kind === "hotspots")) evidenceEngine(workspace).warm();
+        warmBundleEngines(intent.outputs.filter((output) => output.extract).length + 1);
+      });
+    });
     try {
       await report(4, "capturing: workload running");
       mkdirSync(intent.artifact_directory, { recursive: true });
       result = await this.collect(workspace, intent, policy, options.signal, (started) => {
-        identity = this.readIdentity(workspace, intent);
-        // Publication writes one bundle per extracted output and one of runtime measurements, each with its
-        // own instance. The receipt's first answer is asked of the query engine as soon as the run is
-        // published, unless it is a ranking the recorded rows answer: that engine's start would then only
-        // take CPU from the workload.
-        setImmediate(() => {
-          if (!(options.recording && defaultAnalysisOf(intent.adapter).kind === "hotspots")) evidenceEngine(workspace).warm();
-          warmBundleEngines(intent.outputs.filter((output) => output.extract).length + 1);
-        });
+        background.arm(backgroundDelayMs);
         revision = started(revision);
       });
+      background.now();
     } catch (error) {
+      background.cancel();
       releaseSlot();
       const typed = toFlameoxError(error);
       await identity;
