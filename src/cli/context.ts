@@ -39,6 +39,11 @@ export function cliServices(): Services {
   return services;
 }
 
+/** Once a command has finished: its workspace closes without SQLite's closing checkpoint (Services.closeBeforeExit). */
+export function closeCliServicesBeforeExit(): void {
+  current?.services?.closeBeforeExit();
+}
+
 /** `init` never walks up: it creates the workspace exactly where it is told. */
 export function cliServicesForInit(projectRootArgument: string | undefined): Services {
   if (!current) throw new Error("CLI services are requested before main set the options.");

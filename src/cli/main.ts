@@ -1,7 +1,7 @@
 import { defineCommand, runCommand, type CommandDef } from "citty";
 import { toFlameoxError, invalidRequest, processTimeout } from "../domain/errors.ts";
 import { flameoxVersion } from "../version.ts";
-import { cliOptions } from "./context.ts";
+import { cliOptions, closeCliServicesBeforeExit } from "./context.ts";
 import { emitFailure } from "./output.ts";
 import { capabilitiesCommand, configCommand, initCommand, NegativeResult, statusCommand, validateCommand } from "./workspace.ts";
 import { cliCommandGroups } from "./command-groups.ts";
@@ -62,6 +62,8 @@ export async function runCli(rest: string[]): Promise<number> {
     } else {
       await work;
     }
+    // Only once the command's work is done: a command cut off by --timeout may still be writing.
+    closeCliServicesBeforeExit();
     return 0;
   } catch (error) {
     if (error instanceof NegativeResult) return 1;

@@ -232,6 +232,11 @@ export class Services {
     this.handle.close();
   }
 
+  /** What a CLI command does once it is done: the workspace closes without waiting on SQLite's closing checkpoint. */
+  closeBeforeExit(): void {
+    this.handle.closeKeepingLog();
+  }
+
   /** What a server does before exiting: no owned work is left running, then the workspace closes. */
   async shutdown(): Promise<void> {
     await Promise.all([cancelAllDetachedCaptures(), cancelAllCapabilitySetups()]);

@@ -48,4 +48,9 @@ export class WorkspaceHandle {
     this.opened?.close();
     this.opened = undefined;
   }
+
+  closeKeepingLog(): void {
+    this.opened?.closeKeepingLog();
+    this.opened = undefined;
+  }
 }

@@ -76,6 +76,14 @@ export class Workspace {
     this.stateDatabase?.close();
     this.stateDatabase = undefined;
   }
+
+  /** close(), leaving the control plane's log for the next process (StateDatabase.closeKeepingLog): what a CLI command does as it ends. */
+  closeKeepingLog(): void {
+    for (const attached of this.attachments.values()) attached.close();
+    this.attachments.clear();
+    this.stateDatabase?.closeKeepingLog();
+    this.stateDatabase = undefined;
+  }
 }
 
 export function defaultWorkspaceRoot(projectRoot: string): string {
