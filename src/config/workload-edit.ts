@@ -2,7 +2,6 @@
  * configure_workload's edit of `flameox.toml`: the canonical table of one workload, planned as a surgical
  * edit of `[workloads.<name>]` (section-edit.ts), and the atomic write every configure tool uses.
  */
-import { randomUUID } from "node:crypto";
 import { open, readFile, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { digestOf } from "../domain/canonical-json.ts";
@@ -123,7 +122,7 @@ export async function writeProjectConfigAtomically(
     if ((error as { code?: string }).code !== "ENOENT") throw error;
   }
   const bytes = new TextEncoder().encode(text);
-  const temporary = join(projectRoot, `.${projectConfigFileName}.${process.pid}.${randomUUID()}.tmp`);
+  const temporary = join(projectRoot, `.${projectConfigFileName}.${process.pid}.${crypto.randomUUID()}.tmp`);
   const handle = await open(temporary, "wx", mode);
   try {
     try {

@@ -1,4 +1,3 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
 import { canonicalJson } from "./canonical-json.ts";
 import { staleCursor } from "./errors.ts";
 
@@ -8,9 +7,14 @@ import { staleCursor } from "./errors.ts";
  */
 export type CursorPayload = { scope: string; snapshot: string | number; position: unknown };
 
+/** HMAC-SHA256 through Bun's hasher (node:crypto would load the node:stream family at every start). */
+function cursorMac(secret: string, body: string): string {
+  return new Bun.CryptoHasher("sha256", secret).update(body).digest("base64url").slice(0, 32);
+}
+
 export function encodeCursor(secret: string, payload: CursorPayload): string {
   const body = Buffer.from(canonicalJson(payload)).toString("base64url");
-  const mac = createHmac("sha256", secret).update(body).digest("base64url").slice(0, 32);
+  const mac = cursorMac(secret, body);
   return `${body}.${mac}`;
 }
 
@@ -18,8 +22,8 @@ export function decodeCursor(secret: string, cursor: string, expected: { scope: 
   const [body, mac] = cursor.split(".");
   const stale = staleCursor;
   if (!body || !mac) throw stale("it is malformed");
-  const expectedMac = createHmac("sha256", secret).update(body).digest("base64url").slice(0, 32);
-  if (expectedMac.length !== mac.length || !timingSafeEqual(Buffer.from(expectedMac), Buffer.from(mac)))
+  const expectedMac = cursorMac(secret, body);
+  if (expectedMac.length !== mac.length || !crypto.timingSafeEqual(Buffer.from(expectedMac), Buffer.from(mac)))
     throw stale("it was not issued by this workspace");
   let payload: CursorPayload;
   try {

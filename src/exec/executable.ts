@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../domain/random.ts";
 import { accessSync, constants, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
@@ -115,7 +115,7 @@ function rememberDigest(path: string, identity: string, digest: string): void {
     const entry = cacheEntry(path);
     mkdirSync(dirname(entry), { recursive: true, mode: 0o700 });
     // A private name, then a rename: a reader sees a whole entry or none.
-    const temporary = `${entry}.${process.pid}.${randomBytes(6).toString("hex")}`;
+    const temporary = `${entry}.${process.pid}.${randomHex(6)}`;
     writeFileSync(temporary, `${identity}\n${digest}\n`, { mode: 0o600 });
     renameSync(temporary, entry);
   } catch {

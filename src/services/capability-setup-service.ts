@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../domain/random.ts";
 import { capabilityUnavailable, notFound, staleInput } from "../domain/errors.ts";
 import type { OperationStatus } from "../domain/results/providers.ts";
 import { processesWithEnvironment, runMarkerVariable } from "../exec/environment-scan.ts";
@@ -56,7 +56,7 @@ export class CapabilitySetupService {
 
   /** The compatibility entry point: the same durable operation under a key of its own. */
   prepare(request: { adapters: string[] }): Promise<OperationStatus> {
-    return this.start({ adapters: request.adapters, idempotency_key: `prepare_capabilities:${randomBytes(12).toString("hex")}` });
+    return this.start({ adapters: request.adapters, idempotency_key: `prepare_capabilities:${randomHex(12)}` });
   }
 
   status(operationId: string): OperationStatus {

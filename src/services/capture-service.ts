@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../domain/random.ts";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { captureAdapters } from "../adapters/capture-adapters.ts";
@@ -106,7 +106,7 @@ export class CaptureService {
       policy_digest: digestOf(policy),
       artifact_directory: artifactDirectory,
     };
-    const planId = randomBytes(32).toString("hex");
+    const planId = randomHex(32);
     const createdAt = new Date();
     const expiresAtMs = createdAt.getTime() + policy.limits.plan_ttl_seconds * 1000;
     const requestDigest = digestOf({ tool: "plan_capture", ...request });

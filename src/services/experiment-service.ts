@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../domain/random.ts";
 import type { ExperimentConfig, Scalar, WorkloadConfig } from "../config/project-config-schema.ts";
 import { resolveWorkloadInvocation, scalarText } from "../config/workload-template.ts";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
@@ -235,7 +235,7 @@ export class ExperimentService {
       oracle_strength: workload.oracle && workload.oracle.argv.length > 0 ? workload.oracle.strength : null,
       trials,
     };
-    const planId = randomBytes(32).toString("hex");
+    const planId = randomHex(32);
     const createdAt = new Date();
     const expiresAtMs = createdAt.getTime() + policy.limits.plan_ttl_seconds * 1000;
     this.plans.issue({ token: planId, intent, labels: { experiment_name: request.experiment_name }, createdAt, expiresAtMs });

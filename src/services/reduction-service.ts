@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../domain/random.ts";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import { maximumReductionUnits, partitionArtifact } from "../analysis/reduction/partitioners.ts";
@@ -92,7 +92,7 @@ export class ReductionService {
       },
       policy_digest: digestOf(policy),
     };
-    const token = randomBytes(32).toString("hex");
+    const token = randomHex(32);
     this.plans.issue({
       token,
       intent,

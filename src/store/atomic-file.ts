@@ -6,7 +6,7 @@
  * Temporary names are `.<name>.<pid>.<hex>.tmp`; a process killed mid-write leaves one behind, and
  * `removeStaleTemporaries` deletes those whose writer is gone.
  */
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../domain/random.ts";
 import { closeSync, fchmodSync, fchownSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
@@ -22,7 +22,7 @@ export type AtomicWriteOptions = {
 const temporaryPattern = /^\.(.+)\.(\d+)\.[0-9a-f]{12}\.tmp$/;
 
 export function temporaryPathFor(path: string): string {
-  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomHex(6)}.tmp`);
 }
 
 /** Replaces `path` with `data` atomically. A number as third argument is the mode. */

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { canonicalJson } from "../domain/canonical-json.ts";
 import type { StateSource } from "./sqlite.ts";
 
@@ -31,7 +30,7 @@ export type IssuedPlan<Kind extends PlanKind, Intent> = {
 
 /** The plan's public id is a digest of the token, so logs and receipts never hold the token itself. */
 export function publicPlanId(token: string): string {
-  return `sha256:${createHash("sha256").update(token).digest("hex")}`;
+  return `sha256:${new Bun.CryptoHasher("sha256").update(token).digest("hex")}`;
 }
 
 export class PlanTokenStore<Kind extends PlanKind, Intent> {
@@ -42,7 +41,7 @@ export class PlanTokenStore<Kind extends PlanKind, Intent> {
 
   /** The token's digest: what idempotency records and logs may hold instead of the token. */
   digest(token: string): string {
-    return createHash("sha256").update(`${planTables[this.kind].hashDomain}\u0000${token}`).digest("hex");
+    return new Bun.CryptoHasher("sha256").update(`${planTables[this.kind].hashDomain}\u0000${token}`).digest("hex");
   }
 
   issue(plan: IssuedPlan<Kind, Intent>): void {

@@ -6,7 +6,7 @@
  * half-made there; its receipt says whether a real probe verified it.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../domain/random.ts";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { writeFileAtomically } from "./atomic-file.ts";
@@ -88,7 +88,7 @@ export class ProviderEnvironments {
 
   /** A fresh staging area named for its owner, so a later sweep can tell a live install from a leftover. */
   createStaging(name: string, version: string, owner: StagingOwner): StagingArea {
-    const root = join(this.stagingRoot(), `${name}-${version}-${randomBytes(6).toString("hex")}`);
+    const root = join(this.stagingRoot(), `${name}-${version}-${randomHex(6)}`);
     mkdirSync(join(root, "scratch"), { recursive: true });
     writeFileAtomically(join(root, ownerName), `${JSON.stringify(owner)}\n`);
     return { root, environment: join(root, "environment"), scratch: join(root, "scratch") };
@@ -116,7 +116,7 @@ export class ProviderEnvironments {
   withdraw(name: string, version: string): boolean {
     const target = this.environmentPath(name, version);
     if (!existsSync(target)) return true;
-    const aside = join(this.stagingRoot(), `withdrawn-${name}-${version}-${randomBytes(6).toString("hex")}`);
+    const aside = join(this.stagingRoot(), `withdrawn-${name}-${version}-${randomHex(6)}`);
     mkdirSync(this.stagingRoot(), { recursive: true });
     renameSync(target, aside);
     return removeTree(aside);

@@ -4,7 +4,6 @@
  * string labels. Messages are streamed: samples first, then the tables, since protobuf field order
  * is free and string_table is appended in index order at the end.
  */
-import { createGzip, gzipSync } from "node:zlib";
 import type { FrameRow, StackRow, StackUnit } from "../../domain/evidence.ts";
 import { ProtoWriter } from "./protobuf-writer.ts";
 import {
@@ -169,7 +168,7 @@ export function toPprof(frames: ExportFrames, stacks: Iterable<StackRow>, option
     whole.set(part, offset);
     offset += part.length;
   }
-  return new Uint8Array(gzipSync(whole));
+  return new Uint8Array(Bun.gzipSync(whole));
 }
 
 /** Streams the gzip-compressed profile to `path`. */
@@ -180,6 +179,8 @@ export async function writePprof(
   options: PprofExportOptions = {},
 ): Promise<ExportSummary & { unit: StackUnit }> {
   const { unit, groups } = prepare(await groupStacksAsync(stacks), options);
+  // node:zlib loads only when a profile is written: at start it would cost every flameox process several ms.
+  const { createGzip } = await import("node:zlib");
   const summary = await writeChunks(path, messages(frameMap(frames), unit, groups, options), "pprof", [createGzip()]);
   return { ...summary, unit };
 }

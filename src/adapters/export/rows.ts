@@ -5,8 +5,6 @@
  */
 import { createWriteStream } from "node:fs";
 import { rename, rm, stat } from "node:fs/promises";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import type { Transform } from "node:stream";
 import type { FrameRow, StackRow, StackUnit } from "../../domain/evidence.ts";
 import { invalidArguments } from "../../domain/errors.ts";
@@ -119,6 +117,8 @@ export async function writeChunks(
 ): Promise<ExportSummary> {
   const partial = `${path}.partial-${process.pid}`;
   try {
+    // node:stream loads only when an export is written: at start it would cost every flameox process several ms.
+    const [{ Readable }, { pipeline }] = await Promise.all([import("node:stream"), import("node:stream/promises")]);
     await pipeline([Readable.from(chunks), ...transforms, createWriteStream(partial)]);
     await rename(partial, path);
   } catch (error) {

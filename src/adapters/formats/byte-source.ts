@@ -4,7 +4,6 @@
  */
 import { open } from "node:fs/promises";
 import { createReadStream } from "node:fs";
-import { createGunzip } from "node:zlib";
 
 export interface ByteSource {
   /** Fills `into` from `offset` with up to `length` bytes; 0 at the end. */
@@ -55,6 +54,7 @@ class GunzipSource implements ByteSource {
   constructor(
     path: string,
     private readonly limit: number,
+    createGunzip: typeof import("node:zlib").createGunzip,
   ) {
     this.input = createReadStream(path, { highWaterMark: 1 << 20 });
     const gunzip = createGunzip({ chunkSize: 1 << 20 });
@@ -93,7 +93,8 @@ class GunzipSource implements ByteSource {
 
 /** Opens a file for streaming reads, inflating gzip data (detected by its magic bytes) up to `maxInflatedBytes`. */
 export async function openByteSource(path: string, options: { maxInflatedBytes: number }): Promise<ByteSource> {
-  if (isGzip(await readHead(path))) return new GunzipSource(path, options.maxInflatedBytes);
+  // node:zlib loads only for a gzip file: at start it would cost every process several ms.
+  if (isGzip(await readHead(path))) return new GunzipSource(path, options.maxInflatedBytes, (await import("node:zlib")).createGunzip);
   return new FileSource(await open(path, "r"));
 }
 

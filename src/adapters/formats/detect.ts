@@ -6,7 +6,6 @@
  */
 import { basename } from "node:path";
 import { createReadStream } from "node:fs";
-import { createGunzip, constants as zlibConstants } from "node:zlib";
 import { isGzip } from "./byte-source.ts";
 import { readLines } from "./common.ts";
 import {
@@ -52,6 +51,8 @@ async function readHead(path: string, bytes = sniffBytes): Promise<Uint8Array> {
  * when nothing did).
  */
 async function inflatedHead(path: string, bytes = sniffBytes): Promise<Uint8Array> {
+  // Loaded here, not at start: node:zlib costs every flameox process several ms.
+  const { createGunzip, constants: zlibConstants } = await import("node:zlib");
   const gunzip = createGunzip({ chunkSize: 16 * 1024, finishFlush: zlibConstants.Z_SYNC_FLUSH });
   const input = createReadStream(path, { highWaterMark: 64 * 1024 });
   input.on("error", (error) => gunzip.destroy(error));
