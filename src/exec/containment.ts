@@ -1,7 +1,7 @@
 import { RunCgroup } from "./cgroup.ts";
 import { environmentValue, type MarkedProcess, processesWithEnvironment, runMarkerVariable } from "./environment-scan.ts";
 import { becomeChildSubreaper, reapChild } from "./libc.ts";
-import { isGoneState, procAvailable, readProcessStat, scanProcesses, type ProcessStat } from "./proc.ts";
+import { isGoneState, ownChildren, procAvailable, readProcessStat, type ProcessStat } from "./proc.ts";
 import type { ProcessTreeTracker } from "./process-tree.ts";
 
 /**
@@ -137,7 +137,8 @@ export class RunContainment {
   unattributedOrphans(run: Pick<ProcessTreeTracker, "startedWithinRun">): number {
     if (!procAvailable()) return 0;
     let count = 0;
-    for (const stat of scanProcesses()) {
+    // Orphans are reparented to this process, so its children are all there is to look at.
+    for (const stat of ownChildren()) {
       if (isReparentedOrphan(stat) && !isGoneState(stat.state) && run.startedWithinRun(stat) && ownerOf(stat) === "unattributed")
         count += 1;
     }
@@ -151,7 +152,7 @@ export class RunContainment {
    */
   async reapOrphans(run: Pick<ProcessTreeTracker, "knows" | "startedWithinRun">): Promise<void> {
     if (!procAvailable()) return;
-    for (const stat of scanProcesses()) {
+    for (const stat of ownChildren()) {
       if (!isReparentedOrphan(stat) || !isGoneState(stat.state)) continue;
       if (run.knows(stat) || (run.startedWithinRun(stat) && ownerOf(stat) === this.run)) await reapChild(stat.pid);
     }

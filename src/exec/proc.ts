@@ -134,10 +134,11 @@ export function childrenListsAvailable(): boolean {
   return childrenListsCache;
 }
 
-/** Pids of the children of one thread (`/proc/<pid>/task/<tid>/children`); empty when unreadable. */
-export function readThreadChildren(pid: number, threadId: number): number[] {
+/** Pids of the children of one thread (`/proc/<pid>/task/<tid>/children`); empty when unreadable, null when longer than one read (over ~1,000 children). */
+export function readThreadChildren(pid: number, threadId: number): number[] | null {
   const text = readSmallFile(`/proc/${pid}/task/${threadId}/children`);
   if (text === null) return [];
+  if (text.length >= statReadLimit) return null;
   const pids: number[] = [];
   for (const field of text.split(" ")) {
     const child = Number(field);
@@ -146,15 +147,36 @@ export function readThreadChildren(pid: number, threadId: number): number[] {
   return pids;
 }
 
-/** Pids of the children of every thread of a process; empty when it is gone. */
-export function readChildren(pid: number): number[] {
+/** Pids of the children of every thread of a process; empty when it is gone, null when a list was too long to read whole. */
+export function readChildren(pid: number): number[] | null {
   let threads: string[];
   try {
     threads = readdirSync(`/proc/${pid}/task`);
   } catch {
     return [];
   }
-  return threads.flatMap((thread) => readThreadChildren(pid, Number(thread)));
+  const children: number[] = [];
+  for (const thread of threads) {
+    const listed = readThreadChildren(pid, Number(thread));
+    if (listed === null) return null;
+    children.push(...listed);
+  }
+  return children;
+}
+
+/**
+ * This process's children, zombies included (orphans reparented to it as child subreaper among them):
+ * from its children lists where they can be read whole, else from a scan of all of /proc.
+ */
+export function ownChildren(): ProcessStat[] {
+  const listed = childrenListsAvailable() ? readChildren(process.pid) : null;
+  if (listed === null) return scanProcesses().filter((stat) => stat.parentPid === process.pid);
+  const stats: ProcessStat[] = [];
+  for (const pid of listed) {
+    const stat = readProcessStat(pid);
+    if (stat?.parentPid === process.pid) stats.push(stat);
+  }
+  return stats;
 }
 
 export type MemoryStatus = {

@@ -178,9 +178,14 @@ export class ProcessTreeTracker {
         continue;
       }
       this.track(stat);
-      queue.push(...readChildren(stat.pid));
+      const children = readChildren(stat.pid);
+      // A list too long to read whole: the full scan finds them all.
+      if (children === null) return this.refresh();
+      queue.push(...children);
     }
-    for (const pid of readThreadChildren(globalThis.process.pid, globalThis.process.pid)) {
+    const own = readThreadChildren(globalThis.process.pid, globalThis.process.pid);
+    if (own === null) return this.refresh();
+    for (const pid of own) {
       if (this.tracked.get(pid)?.alive) continue;
       const stat = readProcessStat(pid);
       if (stat && !isGoneState(stat.state) && this.belongs(stat) && this.startedAfterRoot(stat)) queue.push(pid);
@@ -193,7 +198,9 @@ export class ProcessTreeTracker {
       const stat = readProcessStat(pid);
       if (!stat) continue;
       this.track(stat);
-      queue.push(...readChildren(pid));
+      const children = readChildren(pid);
+      if (children === null) return this.refresh();
+      queue.push(...children);
     }
     return this.live();
   }
