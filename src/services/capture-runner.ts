@@ -111,6 +111,8 @@ export class CaptureRunner {
       setImmediate(() => {
         if (!(options.recording && defaultAnalysisOf(intent.adapter).kind === "hotspots")) evidenceEngine(workspace).warm();
         warmBundleEngines(intent.outputs.filter((output) => output.extract).length + 1);
+        // The control plane's log is merged now, off the collector's critical path (CLI commands leave it unmerged at exit).
+        workspace.state.checkpoint();
       });
     });
     try {
