@@ -89,6 +89,55 @@ export type ReductionRecord = {
   finished_at: string | null;
 };
 
+/** Counts of a reduction that has judged nothing yet; the engines fill them in as they go. */
+export function emptyAttemptCounts(): AttemptCounts {
+  return {
+    predicate_runs: 0,
+    candidates: 0,
+    cache_hits: 0,
+    interesting: 0,
+    not_interesting: 0,
+    timed_out: 0,
+    contradictory: 0,
+    dependency_closure_no_op: 0,
+  };
+}
+
+/**
+ * The record a reduction starts with, the same for every engine: running, nothing reduced yet, no
+ * minimality claimed until the engine can show it. `counts` is the engine's live counts object.
+ */
+export function startingReductionRecord(
+  intent: ReductionIntent,
+  planDigest: string,
+  originalByteLength: number,
+  counts: AttemptCounts,
+): ReductionRecord {
+  return {
+    schema_version: 1,
+    reduction_id: intent.reduction_id,
+    plan_digest: planDigest,
+    disposition: "running",
+    engine: { name: intent.request.engine, version: intent.engine_version },
+    partitioner: intent.request.partitioner,
+    predicate: { workload_name: intent.predicate.workload_name, workload_definition_id: intent.predicate.workload_definition_id },
+    limits: intent.request.limits,
+    original_artifact_id: intent.original.artifact_id,
+    final_artifact_id: null,
+    best_known_artifact_id: null,
+    run_id: null,
+    units: { original: intent.unit_count, final: intent.unit_count },
+    byte_lengths: { original: originalByteLength, final: originalByteLength },
+    attempt_counts: counts,
+    minimality: "not_claimed",
+    budget_exhausted: null,
+    final_revalidation: "not_run",
+    limitations: [],
+    started_at: new Date().toISOString(),
+    finished_at: null,
+  };
+}
+
 export type ReductionResult = ReductionRecord & {
   attempts: { rows: ReductionAttempt[]; total: number; returned: number; truncated: boolean; next_cursor: string | null };
   resource_uri: string;

@@ -8,10 +8,12 @@ import { processCancelled, toFlameoxError } from "../domain/errors.ts";
 import {
   type AttemptClassification,
   type AttemptCounts,
+  emptyAttemptCounts,
   type ReductionAttempt,
   type ReductionIntent,
   type ReductionRecord,
   reductionCandidateVariable,
+  startingReductionRecord,
 } from "../domain/reductions.ts";
 import type { PlanReductionInput } from "../domain/requests/reductions.ts";
 import { runProcess } from "../exec/broker.ts";
@@ -60,16 +62,7 @@ class ReductionExecution {
   private readonly limits: PlanReductionInput["limits"];
   private readonly wallDeadline: number;
   private readonly cache = new Map<string, AttemptClassification>();
-  private readonly counts: AttemptCounts = {
-    predicate_runs: 0,
-    candidates: 0,
-    cache_hits: 0,
-    interesting: 0,
-    not_interesting: 0,
-    timed_out: 0,
-    contradictory: 0,
-    dependency_closure_no_op: 0,
-  };
+  private readonly counts: AttemptCounts = emptyAttemptCounts();
   private attempt = 0;
   /** Candidates the predicate judged (cache misses): what max_attempts bounds. */
   private judged = 0;
@@ -97,29 +90,7 @@ class ReductionExecution {
     this.report = bestEffortProgress(options.progress, this.limits.max_attempts);
     const original = new Uint8Array(readFileSync(workspace.path(intent.original.stored_path)));
     this.best = { kept: [], bytes: original };
-    this.record = {
-      schema_version: 1,
-      reduction_id: intent.reduction_id,
-      plan_digest: planDigest,
-      disposition: "running",
-      engine: { name: "native_ddmin", version: intent.engine_version },
-      partitioner: intent.request.partitioner,
-      predicate: { workload_name: intent.predicate.workload_name, workload_definition_id: intent.predicate.workload_definition_id },
-      limits: this.limits,
-      original_artifact_id: intent.original.artifact_id,
-      final_artifact_id: null,
-      best_known_artifact_id: null,
-      run_id: null,
-      units: { original: intent.unit_count, final: intent.unit_count },
-      byte_lengths: { original: original.length, final: original.length },
-      attempt_counts: this.counts,
-      minimality: "not_claimed",
-      budget_exhausted: null,
-      final_revalidation: "not_run",
-      limitations: [],
-      started_at: new Date().toISOString(),
-      finished_at: null,
-    };
+    this.record = startingReductionRecord(intent, planDigest, original.length, this.counts);
   }
 
   async execute(): Promise<void> {

@@ -12,7 +12,14 @@ import { join } from "node:path";
 import { partitionArtifact } from "../analysis/reduction/partitioners.ts";
 import { inheritedEnvironment, loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { processCancelled, toFlameoxError } from "../domain/errors.ts";
-import { type AttemptCounts, type ReductionIntent, type ReductionRecord, reductionCandidateVariable } from "../domain/reductions.ts";
+import {
+  type AttemptCounts,
+  emptyAttemptCounts,
+  type ReductionIntent,
+  type ReductionRecord,
+  reductionCandidateVariable,
+  startingReductionRecord,
+} from "../domain/reductions.ts";
 import { type ProcessResult, runProcess } from "../exec/broker.ts";
 import { buildChildEnvironment } from "../exec/environment-policy.ts";
 import {
@@ -35,16 +42,7 @@ const pollIntervalMs = 500;
 type Options = { signal?: AbortSignal; progress?: ProgressReporter };
 
 export class ShrinkrayReduction {
-  private readonly counts: AttemptCounts = {
-    predicate_runs: 0,
-    candidates: 0,
-    cache_hits: 0,
-    interesting: 0,
-    not_interesting: 0,
-    timed_out: 0,
-    contradictory: 0,
-    dependency_closure_no_op: 0,
-  };
+  private readonly counts: AttemptCounts = emptyAttemptCounts();
   private readonly record: ReductionRecord;
   private readonly original: Uint8Array;
   private readonly wallDeadline: number;
@@ -83,30 +81,8 @@ export class ShrinkrayReduction {
       stderr: join(scratch, "predicate-stderr.txt"),
       final: join(scratch, `final${extension}`),
     };
-    this.record = {
-      schema_version: 1,
-      reduction_id: intent.reduction_id,
-      plan_digest: planDigest,
-      disposition: "running",
-      engine: { name: "shrinkray", version: intent.engine_version },
-      partitioner: intent.request.partitioner,
-      predicate: { workload_name: intent.predicate.workload_name, workload_definition_id: intent.predicate.workload_definition_id },
-      limits,
-      original_artifact_id: intent.original.artifact_id,
-      final_artifact_id: null,
-      best_known_artifact_id: null,
-      run_id: null,
-      units: { original: intent.unit_count, final: intent.unit_count },
-      byte_lengths: { original: this.original.length, final: this.original.length },
-      attempt_counts: this.counts,
-      // ShrinkRay's passes are not ddmin's: no one-minimality over the partition is claimed.
-      minimality: "not_claimed",
-      budget_exhausted: null,
-      final_revalidation: "not_run",
-      limitations: [],
-      started_at: new Date().toISOString(),
-      finished_at: null,
-    };
+    // Stays not_claimed: ShrinkRay cuts bytes with its own passes, not ddmin over the partition.
+    this.record = startingReductionRecord(intent, planDigest, this.original.length, this.counts);
   }
 
   async execute(): Promise<void> {
