@@ -1,5 +1,4 @@
-import { processFailed } from "../domain/errors.ts";
-import { prepareRequest } from "./broker-request.ts";
+import { couldNotStart, prepareRequest } from "./broker-request.ts";
 import { systemClock } from "./broker-types.ts";
 import { registerBriefRoot } from "./containment.ts";
 import { processGroupExists } from "./tree-terminator.ts";
@@ -82,11 +81,7 @@ export async function runBriefCommand(argv: string[], options: BriefCommandOptio
       detached: !isWindows,
     });
   } catch (error) {
-    throw processFailed(`Could not start ${prepared.executable}: ${error instanceof Error ? error.message : String(error)}.`, {
-      remediation: ["Check that the executable can run on this machine (permissions, interpreter line, mount options)."],
-      details: { executable: prepared.executable },
-      cause: error,
-    });
+    throw couldNotStart(prepared.executable, error);
   }
   const pid = child.pid;
   // Known as no run's before any await, so a run's tracker never mistakes it for an orphan of its own.

@@ -1,6 +1,13 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { invalidArguments, executionRefused, processCancelled, processTimeout } from "../domain/errors.ts";
+import {
+  type FlameoxError,
+  invalidArguments,
+  executionRefused,
+  processCancelled,
+  processFailed,
+  processTimeout,
+} from "../domain/errors.ts";
 import type { BrokerClock, ProcessOptions, ProcessRequest } from "./broker-types.ts";
 import { buildChildEnvironment, type ChildEnvironment } from "./environment-policy.ts";
 import { resolveExecutable } from "./executable.ts";
@@ -97,4 +104,13 @@ export function prepareRequest(request: ProcessRequest, options: ProcessOptions,
     trackingIntervalMs: Math.max(10, options.trackingIntervalMs ?? defaultTrackingIntervalMs),
     outputBudgetBytes: request.outputBudgetBytes ?? defaultOutputBudgetBytes,
   };
+}
+
+/** The spawn itself failed (permissions, a bad interpreter line, noexec mounts): the same error for every way flameox starts a process. */
+export function couldNotStart(executable: string, error: unknown): FlameoxError {
+  return processFailed(`Could not start ${executable}: ${error instanceof Error ? error.message : String(error)}.`, {
+    remediation: ["Check that the executable can run on this machine (permissions, interpreter line, mount options)."],
+    details: { executable },
+    cause: error,
+  });
 }

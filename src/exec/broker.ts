@@ -1,5 +1,4 @@
-import { processFailed } from "../domain/errors.ts";
-import { type PreparedRequest, prepareRequest } from "./broker-request.ts";
+import { couldNotStart, type PreparedRequest, prepareRequest } from "./broker-request.ts";
 import {
   type BrokerClock,
   type CancellationCause,
@@ -80,11 +79,7 @@ function spawnChild(request: ProcessRequest, prepared: PreparedRequest): Child {
       detached: !isWindows,
     });
   } catch (error) {
-    throw processFailed(`Could not start ${prepared.executable}: ${error instanceof Error ? error.message : String(error)}.`, {
-      remediation: ["Check that the executable can run on this machine (permissions, interpreter line, mount options)."],
-      details: { executable: prepared.executable },
-      cause: error,
-    });
+    throw couldNotStart(prepared.executable, error);
   }
 }
 

@@ -1,18 +1,11 @@
-import { type BriefOutcome, runBriefCommand } from "./brief-command.ts";
+import { type BriefCommandOptions, type BriefOutcome, runBriefCommand } from "./brief-command.ts";
 import { executableDigest } from "./executable.ts";
 
 /** Short identity commands (git, an interpreter's version probe), their output read whole within a budget. */
 
 export type Captured = { result: BriefOutcome; stdout: Buffer; stderr: string };
 
-export type CapturedCommandOptions = {
-  cwd: string;
-  deadline: number;
-  outputBudgetBytes: number;
-  trustedEnvironment?: Record<string, string>;
-  parentEnvironment?: Record<string, string | undefined>;
-  signal?: AbortSignal;
-};
+export type CapturedCommandOptions = Omit<BriefCommandOptions, "gracePeriodMs">;
 
 export async function runCaptured(argv: string[], options: CapturedCommandOptions): Promise<Captured> {
   const { outcome, stdout, stderr } = await runBriefCommand(argv, { ...options, gracePeriodMs: 1_000 });
