@@ -5,7 +5,7 @@ import type { EvidenceSink, EvidenceTable, FrameRow, MeasurementRow, Observation
 import { artifactParseFailed, evidenceSchemaMismatch, extractionBoundExceeded, FlameoxError } from "../domain/errors.ts";
 import { syncDirectory } from "./atomic-file.ts";
 import { crashPoint } from "./crash-points.ts";
-import { loadDuckdb } from "./duckdb.ts";
+import { retireBundleEngine, takeBundleEngine } from "./evidence-bundle-engines.ts";
 import {
   decodedSelect,
   delimitedSource,
@@ -23,6 +23,7 @@ import { processStagingPath } from "./process-staging.ts";
 import type { Workspace } from "./workspace.ts";
 
 export { escapeSql };
+export { warmBundleEngines } from "./evidence-bundle-engines.ts";
 
 /** The final labels of the stacks rows whose `thread` holds `key` (see mergeRepeatedStacks). */
 export type StackLabel = { key: string; thread: string | null; process: string | null };
@@ -33,29 +34,6 @@ export const minimumStagingBytes = 256 << 20;
 const collectGarbageAboveBytes = 16 << 20;
 
 type SmallTable = "measurements" | "observations";
-
-/** Instances made ahead for this process's next bundle writers; each is taken by one writer, which closes it. */
-const spareEngines: Promise<Engine>[] = [];
-const maximumSpareEngines = 4;
-
-async function createEngine(): Promise<Engine> {
-  const duckdb = await loadDuckdb();
-  const instance = await duckdb.DuckDBInstance.create(":memory:", { threads: "1", memory_limit: "256MB" });
-  return { instance, connection: await instance.connect() };
-}
-
-/**
- * Creates up to `count` DuckDB instances for the bundle writers this process is about to open: a
- * capture calls it while its collector runs, so the instances (15-35 ms each) are not made while
- * its outputs are extracted. Unused spares stay for the next writers of this process.
- */
-export function warmBundleEngines(count: number): void {
-  while (spareEngines.length < Math.min(count, maximumSpareEngines)) {
-    const engine = createEngine();
-    engine.catch(() => undefined);
-    spareEngines.push(engine);
-  }
-}
 
 /**
  * Collects one extraction's rows in this process's staging and turns them into Parquet through
@@ -78,6 +56,8 @@ export class EvidenceBundleWriter implements EvidenceSink {
   private stagingLimit = Number.POSITIVE_INFINITY;
   private engine: Engine | undefined;
   private readonly engineReady: Promise<Engine>;
+  /** Its instance was handed to retireBundleEngine (once: by finish, or by abandon). */
+  private retired = false;
 
   constructor(
     workspace: Workspace,
@@ -92,9 +72,9 @@ export class EvidenceBundleWriter implements EvidenceSink {
     // warmBundleEngines). One thread: the extractor holds the other core, and a second DuckDB thread
     // mostly adds buffered row groups.
     const spill = join(this.scratchFolder, "duckdb");
-    const spare = spareEngines.shift();
+    const taken = takeBundleEngine();
     this.engineReady = (async () => {
-      const engine = (spare ? await spare.catch(() => null) : null) ?? (await createEngine());
+      const engine = await taken;
       // Set before any statement of this bundle runs, so nothing can have spilled elsewhere.
       await engine.connection.run(`SET temp_directory = '${escapeSql(spill)}'`);
       return engine;
@@ -204,7 +184,7 @@ export class EvidenceBundleWriter implements EvidenceSink {
     } catch (error) {
       throw parquetFailed(error, null);
     }
-    const { connection, instance } = engine;
+    const { connection } = engine;
     const written: string[] = [];
     let table: EvidenceTable | null = null;
     try {
@@ -225,15 +205,14 @@ export class EvidenceBundleWriter implements EvidenceSink {
     } catch (error) {
       this.traceEvents?.abandon();
       await this.traceEvents?.release();
+      this.retire(engine);
       throw parquetFailed(error, table);
-    } finally {
-      connection.closeSync();
-      instance.closeSync();
     }
-    // Every file's data reaches the disk in one round (the kernel overlaps the writebacks).
+    // Every file's data reaches the disk in one round (the kernel overlaps the writebacks). Each COPY
+    // has completed its file, so the instance is closed later, off the path to publication.
+    this.retire(engine);
     await Promise.all(written.map(syncFile));
     syncDirectory(this.stagingFolder);
-    rmSync(this.scratchFolder, { recursive: true, force: true });
     crashPoint("bundle_finished");
     return { bundleId: this.bundleId, tables: this.rowCounts(), folder: this.stagingFolder };
   }
@@ -250,18 +229,21 @@ export class EvidenceBundleWriter implements EvidenceSink {
     traceEvents?.abandon();
     const released = traceEvents?.release();
     rmSync(this.stagingFolder, { recursive: true, force: true });
-    // Close DuckDB once a streaming COPY has ended, then drop the scratch it may still be using.
+    if (this.retired) return;
+    this.retired = true;
+    // Retire DuckDB once a streaming COPY has ended, and with it the scratch that COPY may still be reading.
     void (async () => {
-      try {
-        await released;
-        const engine = await this.engineReady;
-        engine.connection.closeSync();
-        engine.instance.closeSync();
-      } catch {
-        // DuckDB never loaded, or was closed by finish.
-      }
-      rmSync(this.scratchFolder, { recursive: true, force: true });
+      await released?.catch(() => undefined);
+      const engine = await this.engineReady.catch(() => null);
+      retireBundleEngine(engine, this.scratchFolder);
     })();
+  }
+
+  /** Removes the scratch folder and hands the instance on to be closed a little later (see retireBundleEngine). */
+  private retire(engine: Engine): void {
+    if (this.retired) return;
+    this.retired = true;
+    retireBundleEngine(engine, this.scratchFolder);
   }
 
   private smallWriter(table: SmallTable): NdjsonWriter {
