@@ -1,10 +1,10 @@
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type DdminCandidate, type DdminVerdict, ddmin } from "../analysis/reduction/ddmin.ts";
 import { type Partition, partitionArtifact } from "../analysis/reduction/partitioners.ts";
 import { inheritedEnvironment, loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { sha256Hex } from "../domain/canonical-json.ts";
-import { processCancelled, toFlameoxError } from "../domain/errors.ts";
+import { toFlameoxError } from "../domain/errors.ts";
 import {
   type AttemptClassification,
   type AttemptCounts,
@@ -22,12 +22,10 @@ import type { ReductionStore } from "../store/reduction-store.ts";
 import type { WorkspaceHandle } from "../store/workspace-handle.ts";
 import type { Workspace } from "../store/workspace.ts";
 import { bestEffortProgress, type ProgressReporter } from "./progress.ts";
-import { publishReduction } from "./reduction-publication.ts";
+import { predicateOutputBytes, publishIntoRecord, runRecorded, sameBytes } from "./reduction-publication.ts";
 import { ShrinkrayReduction } from "./shrinkray-reduction.ts";
 
 type Judgement = { classification: AttemptClassification; exitCodes: (number | null)[]; durationMs: number; wallExceeded: boolean };
-
-const predicateOutputBytes = 256 * 1024;
 
 /**
  * Runs one reduction: the predicate on the original (it must exit 0), ddmin over the partition's
@@ -46,11 +44,12 @@ export class ReductionRunner {
     const workspace = this.workspace.open();
     const scratch = processStagingPath(workspace, `reduction-${intent.reduction_id}`);
     mkdirSync(scratch, { recursive: true, mode: 0o700 });
-    const run =
-      intent.request.engine === "shrinkray"
-        ? new ShrinkrayReduction(workspace, intent, planDigest, scratch, this.reductions, options)
-        : new ReductionExecution(workspace, intent, planDigest, scratch, this.reductions, options);
     try {
+      // Made inside the try: a constructor that cannot read the original still leaves no scratch behind.
+      const run =
+        intent.request.engine === "shrinkray"
+          ? new ShrinkrayReduction(workspace, intent, planDigest, scratch, this.reductions, options)
+          : new ReductionExecution(workspace, intent, planDigest, scratch, this.reductions, options);
       await run.execute();
     } finally {
       rmSync(scratch, { recursive: true, force: true });
@@ -93,19 +92,12 @@ class ReductionExecution {
     this.record = startingReductionRecord(intent, planDigest, original.length, this.counts);
   }
 
-  async execute(): Promise<void> {
-    this.reductions.insert(this.record);
-    try {
-      await this.reduce();
-    } catch (error) {
-      this.finish("inconclusive", [`The reduction stopped: ${toFlameoxError(error).message.slice(0, 300)}`]);
-      throw error;
-    }
-    if (this.cancelled)
-      throw processCancelled("The reduction was cancelled; the attempts so far are recorded.", {
-        details: { reduction_id: this.intent.reduction_id },
-        remediation: ["Call get_reduction for what it tried; plan_reduction starts over."],
-      });
+  execute(): Promise<void> {
+    return runRecorded(this.reductions, this.record, {
+      reduce: () => this.reduce(),
+      fail: (reason) => this.finish("inconclusive", [reason]),
+      cancelled: () => this.cancelled,
+    });
   }
 
   private async reduce(): Promise<ReductionRecord> {
@@ -135,6 +127,8 @@ class ReductionExecution {
     if (this.budgetExhausted === "wall_time")
       return this.finish("succeeded", ["The result was not revalidated: the wall-time budget ran out."]);
     const check = await this.judgeFresh(this.best.bytes, this.best.kept.length, { requestedRemoved: 0, dependencyAdded: 0 }, true);
+    // A cancel during revalidation is a cancel, not a sign of a flaky predicate.
+    if (this.cancelled) return this.finish("cancelled", []);
     this.record.final_revalidation = check.classification === "interesting" ? "passed" : "failed";
     if (check.classification !== "interesting")
       return this.finish("inconclusive", [
@@ -291,41 +285,16 @@ class ReductionExecution {
     // record, which is still written, so the reduction never stays 'running'.
     if (reduced && disposition !== "original_not_interesting" && !this.publicationTried) {
       this.publicationTried = true;
-      try {
-        const stdout = join(this.scratch, "predicate-stdout.txt");
-        const published = publishReduction(this.workspace, this.intent, {
-          bytes: this.best.bytes,
-          scratch: this.scratch,
-          predicateOutputs: [stdout, join(this.scratch, "predicate-stderr.txt")].filter((path) => existsNonEmpty(path)),
-          attempts: this.attempt,
-          final: disposition === "succeeded",
-        });
-        record.run_id = published.runId;
-        if (disposition === "succeeded") record.final_artifact_id = published.artifactId;
-        else record.best_known_artifact_id = published.artifactId;
-        record.units.final = this.best.kept.length;
-        record.byte_lengths.final = this.best.bytes.length;
-      } catch (error) {
-        record.disposition = "inconclusive";
-        record.limitations.push(`The reduced artifact could not be stored: ${toFlameoxError(error).message.slice(0, 300)}`);
-      }
+      publishIntoRecord(this.workspace, this.intent, record, {
+        bytes: this.best.bytes,
+        scratch: this.scratch,
+        predicateOutputs: [join(this.scratch, "predicate-stdout.txt"), join(this.scratch, "predicate-stderr.txt")],
+        attempts: this.attempt,
+        units: () => this.best.kept.length,
+      });
     }
     record.finished_at = new Date().toISOString();
     this.reductions.update(record);
     return record;
   }
-}
-
-function existsNonEmpty(path: string): boolean {
-  try {
-    return statSync(path).size > 0;
-  } catch {
-    return false;
-  }
-}
-
-function sameBytes(left: Uint8Array, right: Uint8Array): boolean {
-  if (left.length !== right.length) return false;
-  for (let index = 0; index < left.length; index++) if (left[index] !== right[index]) return false;
-  return true;
 }

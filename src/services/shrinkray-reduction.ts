@@ -11,7 +11,6 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, wri
 import { join } from "node:path";
 import { partitionArtifact } from "../analysis/reduction/partitioners.ts";
 import { inheritedEnvironment, loadWorkspacePolicy } from "../config/workspace-policy.ts";
-import { processCancelled, toFlameoxError } from "../domain/errors.ts";
 import {
   type AttemptCounts,
   emptyAttemptCounts,
@@ -34,9 +33,8 @@ import {
 import type { ReductionStore } from "../store/reduction-store.ts";
 import type { Workspace } from "../store/workspace.ts";
 import { bestEffortProgress, type ProgressReporter } from "./progress.ts";
-import { publishReduction } from "./reduction-publication.ts";
+import { predicateOutputBytes, publishIntoRecord, runRecorded, sameBytes } from "./reduction-publication.ts";
 
-const predicateOutputBytes = 256 * 1024;
 const pollIntervalMs = 500;
 
 type Options = { signal?: AbortSignal; progress?: ProgressReporter };
@@ -85,19 +83,12 @@ export class ShrinkrayReduction {
     this.record = startingReductionRecord(intent, planDigest, this.original.length, this.counts);
   }
 
-  async execute(): Promise<void> {
-    this.reductions.insert(this.record);
-    try {
-      await this.reduce();
-    } catch (error) {
-      this.finish("inconclusive", [`The reduction stopped: ${toFlameoxError(error).message.slice(0, 300)}`], null);
-      throw error;
-    }
-    if (this.cancelled)
-      throw processCancelled("The reduction was cancelled; the attempts so far are recorded.", {
-        details: { reduction_id: this.intent.reduction_id },
-        remediation: ["Call get_reduction for what it tried; plan_reduction starts over."],
-      });
+  execute(): Promise<void> {
+    return runRecorded(this.reductions, this.record, {
+      reduce: () => this.reduce(),
+      fail: (reason) => this.finish("inconclusive", [reason], null),
+      cancelled: () => this.cancelled,
+    });
   }
 
   private async reduce(): Promise<void> {
@@ -132,6 +123,8 @@ export class ShrinkrayReduction {
     if (this.record.budget_exhausted === "wall_time")
       return this.finish("succeeded", ["The result was not revalidated: the wall-time budget ran out."], reduced);
     await this.revalidate(reduced);
+    // A cancel during revalidation is a cancel, not a sign of a flaky predicate.
+    if (this.cancelled) return this.finish("cancelled", [], reduced);
     const check = this.lastRevalidation?.classification ?? "failed_to_run";
     this.record.final_revalidation = check === "interesting" ? "passed" : "failed";
     if (check !== "interesting")
@@ -313,23 +306,13 @@ export class ShrinkrayReduction {
       );
     if (reduced && !sameBytes(reduced, this.original) && !this.published) {
       this.published = true;
-      try {
-        const published = publishReduction(this.workspace, this.intent, {
-          bytes: reduced,
-          scratch: this.scratch,
-          predicateOutputs: [this.paths.stdout, this.paths.stderr].filter((path) => existsSync(path) && readFileSync(path).length > 0),
-          attempts: this.attempts,
-          final: disposition === "succeeded",
-        });
-        record.run_id = published.runId;
-        if (disposition === "succeeded") record.final_artifact_id = published.artifactId;
-        else record.best_known_artifact_id = published.artifactId;
-        record.units.final = this.unitsOf(reduced);
-        record.byte_lengths.final = reduced.length;
-      } catch (error) {
-        record.disposition = "inconclusive";
-        record.limitations.push(`The reduced artifact could not be stored: ${toFlameoxError(error).message.slice(0, 300)}`);
-      }
+      publishIntoRecord(this.workspace, this.intent, record, {
+        bytes: reduced,
+        scratch: this.scratch,
+        predicateOutputs: [this.paths.stdout, this.paths.stderr],
+        attempts: this.attempts,
+        units: () => this.unitsOf(reduced),
+      });
     }
     record.finished_at = new Date().toISOString();
     this.reductions.update(record);
@@ -345,10 +328,4 @@ export class ShrinkrayReduction {
       return 0;
     }
   }
-}
-
-function sameBytes(left: Uint8Array, right: Uint8Array): boolean {
-  if (left.length !== right.length) return false;
-  for (let index = 0; index < left.length; index++) if (left[index] !== right[index]) return false;
-  return true;
 }

@@ -3,22 +3,13 @@
  * python3.12/python3.13 on PATH. Null where the host has none; tests that need one are skipped then and
  * say why, because no project file can install an interpreter (the registries carry packages, not Pythons).
  */
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
+import { pyenvInterpreters } from "../../src/adapters/providers/provider-installer.ts";
 
 export function newerPython(): string | null {
-  const root = join(process.env.PYENV_ROOT ?? join(process.env.HOME ?? "/root", ".pyenv"), "versions");
-  let versions: string[] = [];
-  try {
-    versions = readdirSync(root);
-  } catch {
-    // No pyenv here: PATH below.
-  }
-  const fromPyenv = versions
-    .filter((name) => /^3\.(1[2-9])\.\d+$/.test(name))
-    .sort()
-    .map((name) => join(root, name, "bin", "python3"))
-    .find((path) => existsSync(path));
+  // The installer's own pyenv lookup (numeric version order), so tests find what the provider would.
+  const fromPyenv = pyenvInterpreters(process.env, [3, 12])[0];
   if (fromPyenv) return fromPyenv;
   for (const folder of (process.env.PATH ?? "").split(delimiter)) {
     for (const name of ["python3.12", "python3.13", "python3.14"]) {

@@ -170,7 +170,7 @@ export function basePythonCandidates(
   return [...new Set(candidates)];
 }
 
-function pyenvInterpreters(environment: Record<string, string | undefined>, minimum: [number, number]): string[] {
+export function pyenvInterpreters(environment: Record<string, string | undefined>, minimum: [number, number]): string[] {
   const root = environment.PYENV_ROOT?.trim() || (environment.HOME?.trim() ? join(environment.HOME.trim(), ".pyenv") : null);
   if (!root) return [];
   let entries: string[];
