@@ -1,7 +1,15 @@
 import { existsSync, lstatSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, isAbsolute, relative, resolve, sep } from "node:path";
-import { executionRefused, FlameoxError, invalidInput, type NextStep, retold, sensitiveArtifactRefused } from "../domain/errors.ts";
+import {
+  executionRefused,
+  FlameoxError,
+  invalidInput,
+  type NextStep,
+  retold,
+  sensitiveArtifactRefused,
+  toFlameoxError,
+} from "../domain/errors.ts";
 import { detectProfileFormat } from "../adapters/formats/detect.ts";
 import type { DetectedFormat } from "../adapters/formats/format-catalog.ts";
 import { extractProfile } from "../adapters/formats/extract-profile.ts";
@@ -189,7 +197,8 @@ export class ImportService {
       await durable.catch(() => undefined);
       // Only what this import staged, and an object it placed that no committed row names (checked under the write lock).
       reclaimUnpublished(workspace, [stored]);
-      throw withoutStorePath(error, stored.staged_path, basename(source));
+      // Typed first: a failed background fsync is a plain node error whose message names the staging path.
+      throw withoutStorePath(toFlameoxError(error), stored.staged_path, basename(source));
     }
   }
 

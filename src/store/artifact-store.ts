@@ -1,7 +1,7 @@
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync, rmSync, writeSync, fsyncSync } from "node:fs";
-import { open } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { artifactIntegrityFailed, artifactTooLarge, executionRefused, type FlameoxError } from "../domain/errors.ts";
+import { syncFile } from "./atomic-file.ts";
 import { crashPoint } from "./crash-points.ts";
 import { processStagingPath } from "./process-staging.ts";
 import type { Workspace } from "./workspace.ts";
@@ -102,16 +102,7 @@ export function stageArtifactFile(
  * writebacks, and a capture runs this while it extracts, so no fsync of its outputs waits in line.
  */
 export async function syncStagedArtifacts(staged: readonly StagedArtifact[]): Promise<void> {
-  await Promise.all(
-    staged.map(async (artifact) => {
-      const handle = await open(artifact.staged_path, "r");
-      try {
-        await handle.datasync();
-      } finally {
-        await handle.close();
-      }
-    }),
-  );
+  await Promise.all(staged.map((artifact) => syncFile(artifact.staged_path)));
 }
 
 /** Drops a staged copy that will not be published (already placed copies are gone already). */

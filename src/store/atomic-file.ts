@@ -8,6 +8,7 @@
  */
 import { randomHex } from "../domain/random.ts";
 import { closeSync, fchmodSync, fchownSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 export type FileOwner = { uid: number; gid: number };
@@ -104,4 +105,14 @@ export function removeStaleTemporaries(path: string): string[] {
     removed.push(name);
   }
   return removed;
+}
+
+/** Makes one written file's data durable without blocking the thread (its directory entry is syncDirectory's job). */
+export async function syncFile(path: string): Promise<void> {
+  const handle = await open(path, "r");
+  try {
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
 }

@@ -1,9 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { open } from "node:fs/promises";
 import { join } from "node:path";
 import type { EvidenceSink, EvidenceTable, FrameRow, MeasurementRow, ObservationRow, StackRow, TraceEventRow } from "../domain/evidence.ts";
 import { artifactParseFailed, evidenceSchemaMismatch, extractionBoundExceeded, FlameoxError } from "../domain/errors.ts";
-import { syncDirectory } from "./atomic-file.ts";
+import { syncDirectory, syncFile } from "./atomic-file.ts";
 import { crashPoint } from "./crash-points.ts";
 import { retireBundleEngine, takeBundleEngine } from "./evidence-bundle-engines.ts";
 import {
@@ -345,15 +344,6 @@ function parquetFailed(error: unknown, table: EvidenceTable | null): FlameoxErro
     remediation: ["Report this extractor failure; the native artifact is kept and can be extracted again."],
     cause: error,
   });
-}
-
-async function syncFile(path: string): Promise<void> {
-  const handle = await open(path, "r");
-  try {
-    await handle.datasync();
-  } finally {
-    await handle.close();
-  }
 }
 
 /** Inside the publishing transaction: moves a finished bundle folder from staging into evidence/. */

@@ -15,7 +15,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { TraceEventRecord } from "./chrome-event-record.ts";
 import { RunReader, writeRun } from "./chrome-event-spill.ts";
-import { Heap, RestartInRuns, WindowCheck } from "./chrome-event-window.ts";
+import { compare, Heap, RestartInRuns, WindowCheck } from "./chrome-event-window.ts";
 
 export { RestartInRuns };
 
@@ -25,10 +25,6 @@ export function setOrderKey(record: TraceEventRecord): void {
   record.ts = ph === "M" ? Number.NEGATIVE_INFINITY : (record.tsNs ?? 0);
   record.group = ph === "B" || ph === "E" ? 0 : ph === "X" ? 1 : 2;
   record.sub = ph === "X" ? -(record.durNs ?? 0) : 0;
-}
-
-function compare(left: TraceEventRecord, right: TraceEventRecord): number {
-  return left.ts - right.ts || left.group - right.group || left.sub - right.sub || left.seq - right.seq || 0;
 }
 
 export type OrderOptions = {

@@ -18,6 +18,11 @@ export class RestartInRuns extends Error {
   }
 }
 
+/** The trace's event order (timestamp, then phase group, longer slices first, then file order); lessThan is the same order. */
+export function compare(left: TraceEventRecord, right: TraceEventRecord): number {
+  return left.ts - right.ts || left.group - right.group || left.sub - right.sub || left.seq - right.seq || 0;
+}
+
 export function lessThan(left: TraceEventRecord, right: TraceEventRecord): boolean {
   if (left.ts !== right.ts) return left.ts < right.ts;
   if (left.group !== right.group) return left.group < right.group;
