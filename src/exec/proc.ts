@@ -167,16 +167,19 @@ export function readThreadChildren(pid: number, threadId: number): number[] | nu
   return pids;
 }
 
-/** Pids of the children of every thread of a process; empty when it is gone, null when a list was too long to read whole. */
-export function readChildren(pid: number): number[] | null {
-  let threads: string[];
+/** The names in `/proc/<pid>/<folder>` (threads, descriptors); empty when the process is gone or the folder unreadable. */
+function procEntries(pid: number, folder: "task" | "fd"): string[] {
   try {
-    threads = readdirSync(`/proc/${pid}/task`);
+    return readdirSync(`/proc/${pid}/${folder}`);
   } catch {
     return [];
   }
+}
+
+/** Pids of the children of every thread of a process; empty when it is gone, null when a list was too long to read whole. */
+export function readChildren(pid: number): number[] | null {
   const children: number[] = [];
-  for (const thread of threads) {
+  for (const thread of procEntries(pid, "task")) {
     const listed = readThreadChildren(pid, Number(thread));
     if (listed === null) return null;
     children.push(...listed);
@@ -230,14 +233,8 @@ export function readDescriptorTarget(pid: number, descriptor: number): string | 
 /** Targets of every open descriptor of a process; empty when unreadable. */
 export function listDescriptorTargets(pid: number): string[] {
   if (!procAvailable()) return [];
-  let descriptors: string[];
-  try {
-    descriptors = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return [];
-  }
   const targets: string[] = [];
-  for (const descriptor of descriptors) {
+  for (const descriptor of procEntries(pid, "fd")) {
     const target = readDescriptorTarget(pid, Number(descriptor));
     if (target !== null) targets.push(target);
   }
