@@ -1,7 +1,7 @@
 import { couldNotStart, prepareRequest } from "./broker-request.ts";
 import { systemClock } from "./broker-types.ts";
 import { registerBriefRoot } from "./containment.ts";
-import { processGroupExists } from "./tree-terminator.ts";
+import { processGroupExists, sendSignal } from "./tree-terminator.ts";
 
 /**
  * Brief identity commands (git, an interpreter's version probe): the broker's rules (argv only, the
@@ -37,12 +37,9 @@ export type BriefCommandOptions = {
 
 const isWindows = process.platform === "win32";
 
+/** Windows has no process groups; there the command itself is signalled. */
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(isWindows ? pid : -pid, signal);
-  } catch {
-    // ESRCH: nothing of the group is left.
-  }
+  sendSignal(isWindows ? pid : -pid, signal);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomHex } from "../domain/random.ts";
-import { accessSync, constants, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, constants, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { type FlameoxError, executionRefused } from "../domain/errors.ts";
@@ -108,18 +108,27 @@ function cachedDigest(path: string, identity: string): string | null {
   }
 }
 
-/** Best effort: a cache that cannot be written only means hashing again next time. */
+/**
+ * Best effort: a cache that cannot be written only means hashing again next time. Entries are one small
+ * file per distinct executable path and are never pruned: they are bounded by the executables run.
+ */
 function rememberDigest(path: string, identity: string, digest: string): void {
   digestMemo.set(path, { identity, digest });
+  let temporary: string | null = null;
   try {
     const entry = cacheEntry(path);
     mkdirSync(dirname(entry), { recursive: true, mode: 0o700 });
     // A private name, then a rename: a reader sees a whole entry or none.
-    const temporary = `${entry}.${process.pid}.${randomHex(6)}`;
+    temporary = `${entry}.${process.pid}.${randomHex(6)}`;
     writeFileSync(temporary, `${identity}\n${digest}\n`, { mode: 0o600 });
     renameSync(temporary, entry);
   } catch {
-    // Read-only or full cache folder.
+    // Read-only or full cache folder; a temporary file written before the failure is not left behind.
+    try {
+      if (temporary !== null) rmSync(temporary, { force: true });
+    } catch {
+      // The folder refuses even that; the entry is still unwritten, which is all a reader sees.
+    }
   }
 }
 

@@ -134,29 +134,52 @@ export function childrenListsAvailable(): boolean {
   return childrenListsCache;
 }
 
-/** Pids of the children of one thread (`/proc/<pid>/task/<tid>/children`); empty when unreadable, null when longer than one read (over ~1,000 children). */
+/**
+ * Pids of the children of one thread (`/proc/<pid>/task/<tid>/children`); empty when unreadable, null
+ * when the list reaches the read limit (over ~1,000 children). The kernel hands this file out about a
+ * page per read (a 900-child list came as 4,095 bytes, then 405), so it is read until a read returns 0.
+ */
 export function readThreadChildren(pid: number, threadId: number): number[] | null {
-  const text = readSmallFile(`/proc/${pid}/task/${threadId}/children`);
-  if (text === null) return [];
-  if (text.length >= statReadLimit) return null;
+  let descriptor: number;
+  try {
+    descriptor = openSync(`/proc/${pid}/task/${threadId}/children`, "r");
+  } catch {
+    return [];
+  }
+  let length = 0;
+  try {
+    for (;;) {
+      const read = readSync(descriptor, statBuffer, length, statReadLimit - length, null);
+      if (read === 0) break;
+      length += read;
+      if (length >= statReadLimit) return null;
+    }
+  } catch {
+    return [];
+  } finally {
+    closeSync(descriptor);
+  }
   const pids: number[] = [];
-  for (const field of text.split(" ")) {
+  for (const field of statBuffer.toString("latin1", 0, length).split(" ")) {
     const child = Number(field);
     if (field.length > 0 && Number.isInteger(child) && child > 0) pids.push(child);
   }
   return pids;
 }
 
-/** Pids of the children of every thread of a process; empty when it is gone, null when a list was too long to read whole. */
-export function readChildren(pid: number): number[] | null {
-  let threads: string[];
+/** The names in `/proc/<pid>/<folder>` (threads, descriptors); empty when the process is gone or the folder unreadable. */
+function procEntries(pid: number, folder: "task" | "fd"): string[] {
   try {
-    threads = readdirSync(`/proc/${pid}/task`);
+    return readdirSync(`/proc/${pid}/${folder}`);
   } catch {
     return [];
   }
+}
+
+/** Pids of the children of every thread of a process; empty when it is gone, null when a list was too long to read whole. */
+export function readChildren(pid: number): number[] | null {
   const children: number[] = [];
-  for (const thread of threads) {
+  for (const thread of procEntries(pid, "task")) {
     const listed = readThreadChildren(pid, Number(thread));
     if (listed === null) return null;
     children.push(...listed);
@@ -210,14 +233,8 @@ export function readDescriptorTarget(pid: number, descriptor: number): string | 
 /** Targets of every open descriptor of a process; empty when unreadable. */
 export function listDescriptorTargets(pid: number): string[] {
   if (!procAvailable()) return [];
-  let descriptors: string[];
-  try {
-    descriptors = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return [];
-  }
   const targets: string[] = [];
-  for (const descriptor of descriptors) {
+  for (const descriptor of procEntries(pid, "fd")) {
     const target = readDescriptorTarget(pid, Number(descriptor));
     if (target !== null) targets.push(target);
   }

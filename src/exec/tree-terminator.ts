@@ -15,7 +15,8 @@ const isWindows = process.platform === "win32";
 
 export type TerminationRoot = { pid: number; exited(): boolean; kill(signal: NodeJS.Signals): void };
 
-function sendSignal(pid: number, signal: NodeJS.Signals): void {
+/** Signals a process (or, with a negative pid, a process group), ignoring one that is gone or no longer ours. */
+export function sendSignal(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(pid, signal);
   } catch {

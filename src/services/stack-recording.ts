@@ -19,26 +19,30 @@ export class StackRecording {
   record(sink: EvidenceSink): { sink: EvidenceSink; keep: (bundleId: string) => void } {
     const frames: FrameRow[] = [];
     const stacks: StackRow[] = [];
+    const seenFrames = new Set<string>();
     const stop = (): void => {
       this.complete = false;
       frames.length = 0;
       stacks.length = 0;
+      seenFrames.clear();
     };
     const count = (): boolean => {
       this.rows += 1;
       if (this.rows > maximumRecordedRows && this.complete) stop();
       return this.complete;
     };
-    const seenFrames = new Set<string>();
+    // Once recording has stopped, rows only pass through: nothing more is kept, so memory stays bounded.
     const recorded: Partial<EvidenceSink> & Record<string, unknown> = {
       frame: (row: FrameRow) => {
         // The writer keeps the first row of a key; so does the recording.
-        if (!seenFrames.has(row.frame_key) && count()) frames.push(row);
-        seenFrames.add(row.frame_key);
+        if (this.complete && !seenFrames.has(row.frame_key)) {
+          seenFrames.add(row.frame_key);
+          if (count()) frames.push(row);
+        }
         sink.frame(row);
       },
       stack: (row: StackRow) => {
-        if (count()) stacks.push(row);
+        if (this.complete && count()) stacks.push(row);
         sink.stack(row);
       },
       mergeRepeatedStacks: (...labels: unknown[]) => {

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
+import { userCacheFolderOn } from "../domain/user-cache.ts";
 
 /**
  * Loads the DuckDB native binding embedded in the compiled binary.
@@ -20,13 +21,10 @@ export type EmbeddedDuckdbAssets = {
 };
 
 export function duckdbCacheRoot(): string {
-  const override = process.env.FLAMEOX_CACHE_DIR;
-  if (override) return join(override, "duckdb");
-  if (process.platform === "darwin") return join(homedir(), "Library", "Caches", "flameox", "duckdb");
-  if (process.platform === "win32")
-    return join(process.env.LOCALAPPDATA ?? join(homedir(), "AppData", "Local"), "flameox", "cache", "duckdb");
-  const base = process.env.XDG_CACHE_HOME || (homedir() ? join(homedir(), ".cache") : join(tmpdir(), "flameox-cache"));
-  return join(base, "flameox", "duckdb");
+  return userCacheFolderOn(
+    { platform: process.platform, environment: process.env, homeDirectory: homedir(), temporaryDirectory: tmpdir() },
+    "duckdb",
+  );
 }
 
 function sha256OfFile(path: string): string {
