@@ -26,14 +26,17 @@ os.rename(out + ".part", out)
 time.sleep(300)
 `;
 
+/** Enough children that their list passes one 4,096-byte page whatever the pids: even 3-digit pids take 4 bytes each. */
+const childCount = 1200;
+
 describe.skipIf(!childrenListsAvailable())("readThreadChildren", () => {
   test("reads a children list longer than the page the kernel returns per read", async () => {
     const out = join(scratch.path, "children.pids");
-    const parent = Bun.spawn([python(), "-c", forkChildren, "900", out], { stdout: "ignore", stderr: "ignore", detached: true });
+    const parent = Bun.spawn([python(), "-c", forkChildren, String(childCount), out], { stdout: "ignore", stderr: "ignore", detached: true });
     try {
       const expected = (await waitForOutput(out, /\n$/)).trim().split(" ").map(Number);
-      expect(expected).toHaveLength(900);
-      // Only meaningful when the list is longer than one page: pids of 4+ digits make it so.
+      expect(expected).toHaveLength(childCount);
+      // Only meaningful when the list is longer than one page, which childCount guarantees.
       const listText = readFileSync(`/proc/${parent.pid}/task/${parent.pid}/children`, "latin1");
       expect(listText.length).toBeGreaterThan(4096);
       const sorted = (pids: number[] | null): number[] => [...(pids ?? [])].sort((a, b) => a - b);
