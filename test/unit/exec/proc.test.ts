@@ -32,7 +32,11 @@ const childCount = 1200;
 describe.skipIf(!childrenListsAvailable())("readThreadChildren", () => {
   test("reads a children list longer than the page the kernel returns per read", async () => {
     const out = join(scratch.path, "children.pids");
-    const parent = Bun.spawn([python(), "-c", forkChildren, String(childCount), out], { stdout: "ignore", stderr: "ignore", detached: true });
+    const parent = Bun.spawn([python(), "-c", forkChildren, String(childCount), out], {
+      stdout: "ignore",
+      stderr: "ignore",
+      detached: true,
+    });
     try {
       const expected = (await waitForOutput(out, /\n$/)).trim().split(" ").map(Number);
       expect(expected).toHaveLength(childCount);
