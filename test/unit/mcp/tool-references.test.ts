@@ -25,8 +25,23 @@ const toolVerbs = [...new Set(allTools.map((tool) => tool.name.split("_")[0]!))]
 );
 const toolShaped = new RegExp(`\\b(?:${toolVerbs.join("|")})(?:_[a-z0-9]+)+\\b`, "g");
 
-/** Tool-shaped words that name something else: DuckDB functions, recovery kinds, fields. */
+/**
+ * Words with the left-out verbs are flagged where the text can only mean a tool: after "call", "use",
+ * "then" (and the like), before "(", or as a recovery's `tool:` / `next_tool:` value in the source.
+ */
+const ambiguousVerbs = "(?:run|record|import|plan|start|workspace|workload)(?:_[a-z0-9]+)+";
+const ambiguousInProse = new RegExp(
+  `\\b(?:[Cc]all|[Cc]alling|[Uu]se|[Tt]hen|[Tt]ry|[Rr]un|via)\\s+\`?(${ambiguousVerbs})\\b(?!\`?\\s*[=:])`,
+  "g",
+);
+const ambiguousCalled = new RegExp(`\\b(${ambiguousVerbs})\\(`, "g");
+const ambiguousRecovery = new RegExp(`\\b(?:next_)?tool:\\s*"(${ambiguousVerbs})"`, "g");
+
+/** Tool-shaped words that name something else: DuckDB functions, recovery kinds, fields, SQL names, events. */
 const notTools = new Set([
+  "run_units",
+  "plan_id",
+  "run_started",
   "get_bit",
   "list_position",
   "list_has_any",
@@ -38,8 +53,17 @@ const notTools = new Set([
 
 /** The words of a text shaped like a tool name that are not registered tools (a contract tool this release lacks, a typo, a removed tool). */
 function unregisteredToolNames(text: string): string[] {
-  const words = text.match(toolShaped) ?? [];
+  const words = [
+    ...(text.match(toolShaped) ?? []),
+    ...[...text.matchAll(ambiguousInProse), ...text.matchAll(ambiguousCalled)].map((match) => match[1] as string),
+  ];
   return [...new Set(words.filter((word) => !registered.has(word) && !notTools.has(word)))];
+}
+
+/** Recoveries written as `{ tool: "…" }` or `next_tool: "…"` in a source file that name no registered tool. */
+function unregisteredRecoveryTools(source: string): string[] {
+  const words = [...source.matchAll(ambiguousRecovery)].map((match) => match[1] as string);
+  return [...new Set(words.filter((word) => !registered.has(word)))];
 }
 
 function descriptions(schema: unknown): string[] {
@@ -78,15 +102,27 @@ test("the instructions, tool descriptions, field descriptions and resource templ
 
 test("no string in src/ (recoveries' next_tool and arguments, remediation, descriptions) names an unregistered tool", () => {
   const source = resolve(import.meta.dir, "../../../src");
-  const found = typeScriptFiles(source).flatMap((path) =>
-    scanSource(readFileSync(path, "utf8")).strings.flatMap((text) =>
-      unregisteredToolNames(text).map((name) => `${relative(join(source, ".."), path)}: ${name}`),
-    ),
-  );
+  const found = typeScriptFiles(source).flatMap((path) => {
+    const text = readFileSync(path, "utf8");
+    const where = relative(join(source, ".."), path);
+    return [
+      ...scanSource(text).strings.flatMap((string) => unregisteredToolNames(string).map((name) => `${where}: ${name}`)),
+      ...unregisteredRecoveryTools(text).map((name) => `${where}: recovery ${name}`),
+    ];
+  });
   expect(found).toEqual([]);
 });
 
 test("the check finds a planted reference: a text naming an unregistered tool, and only that one", () => {
   expect(unregisteredToolNames("Call get_no_such_tool next, or list_runs.")).toEqual(["get_no_such_tool"]);
   expect(unregisteredToolNames("Call list_runs, then get_run; snake_case_words and run_id that are no tool pass.")).toEqual([]);
+  // The verbs that also begin field names: flagged where only a tool is meant, never as a field.
+  expect(unregisteredToolNames("Call run_no_such_tool next, then plan_nothing(...); run_id and plan_digest pass.")).toEqual([
+    "run_no_such_tool",
+    "plan_nothing",
+  ]);
+  expect(unregisteredToolNames("Call run_experiment with run_id='x', then record_finding; use start_capability_setup.")).toEqual([]);
+  expect(unregisteredRecoveryTools('next: { tool: "import_everything", arguments: {} }, next_tool: "record_finding"')).toEqual([
+    "import_everything",
+  ]);
 });
