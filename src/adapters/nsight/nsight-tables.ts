@@ -53,15 +53,25 @@ function text(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }
 
-const plainNumber = (item: unknown) => (typeof item === "bigint" ? Number(item) : item);
+/** JSON.rawJSON (ES2025): a value that JSON.stringify writes as the given text. */
+const rawJson = (JSON as unknown as { rawJSON(text: string): object }).rawJSON;
+
+/** A bigint as a JSON number with all its digits (graph ids and addresses pass 2^53), at any depth. */
+function exactNumbers(item: unknown): unknown {
+  if (typeof item === "bigint") return Number.isSafeInteger(Number(item)) ? Number(item) : rawJson(item.toString());
+  if (Array.isArray(item)) return item.map(exactNumbers);
+  if (item !== null && typeof item === "object") {
+    return Object.fromEntries(Object.entries(item).map(([key, value]) => [key, exactNumbers(value)]));
+  }
+  return item;
+}
 
 /**
  * Args as JSON text within the evidence bound, valid however long a column's value is (a malformed
- * export can put any text in any column). Integers read as bigint are written as numbers.
+ * export can put any text in any column). Integers read as bigint are written as exact JSON numbers.
  */
-function bounded(value: Record<string, unknown>): string | null {
-  const plain = Object.entries(value).map(([key, item]) => [key, Array.isArray(item) ? item.map(plainNumber) : plainNumber(item)]);
-  return boundedArgsJson(Object.fromEntries(plain));
+export function boundedNsightArgs(value: Record<string, unknown>): string | null {
+  return boundedArgsJson(exactNumbers(value));
 }
 
 function processOf(row: Row): string | null {
@@ -104,7 +114,7 @@ export const runtimeSpec: TableSpec = {
   build: (row, available, strings) => ({
     name: nameOf(row, available, "cuda_runtime", strings),
     ...hostCall(row),
-    args: bounded({ return_value: row.returnValue ?? null }),
+    args: boundedNsightArgs({ return_value: row.returnValue ?? null }),
   }),
 };
 
@@ -126,7 +136,7 @@ export const kernelSpec: TableSpec = {
     return {
       name: typeof raw === "number" ? (strings.get(raw) ?? `kernel:${raw}`) : String(raw ?? "kernel:unnamed"),
       ...deviceActivity(row),
-      args: bounded({
+      args: boundedNsightArgs({
         context: row.contextId ?? null,
         grid: [row.gridX, row.gridY, row.gridZ],
         block: [row.blockX, row.blockY, row.blockZ],
@@ -143,7 +153,7 @@ const memcpySpec: TableSpec = {
   build: (row) => ({
     name: `cuda_memcpy:${row.copyKind ?? "unknown"}`,
     ...deviceActivity(row),
-    args: bounded({
+    args: boundedNsightArgs({
       bytes: row.bytes ?? null,
       copy_kind: row.copyKind ?? null,
       src_kind: row.srcKind ?? null,
@@ -158,7 +168,7 @@ const memsetSpec: TableSpec = {
   build: (row) => ({
     name: "cuda_memset",
     ...deviceActivity(row),
-    args: bounded({ bytes: row.bytes ?? null, value: row.value ?? null }),
+    args: boundedNsightArgs({ bytes: row.bytes ?? null, value: row.value ?? null }),
   }),
 };
 
@@ -174,7 +184,7 @@ export const graphSpec: TableSpec = {
   build: (row) => ({
     name: "cudaGraphLaunch",
     ...deviceActivity(row),
-    args: bounded({ graph_id: row.graphId ?? null, graph_exec_id: row.graphExecId ?? null }),
+    args: boundedNsightArgs({ graph_id: row.graphId ?? null, graph_exec_id: row.graphExecId ?? null }),
   }),
 };
 
