@@ -1,5 +1,17 @@
 import { randomHex } from "../domain/random.ts";
-import { accessSync, constants, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { open } from "node:fs/promises";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { type FlameoxError, executionRefused } from "../domain/errors.ts";
@@ -99,12 +111,28 @@ function cacheEntry(path: string): string {
   return join(userCacheFolder("executable-digests"), new Bun.CryptoHasher("sha256").update(path).digest("hex"));
 }
 
+/**
+ * A cached digest stands in for hashing, so an entry counts only if nobody else could have written it:
+ * the entry and its folder belong to this user and neither is writable by group or others.
+ */
+function writableOnlyByUs(stat: { uid: number; mode: number }): boolean {
+  const uid = process.getuid?.();
+  return uid === undefined || (stat.uid === uid && (stat.mode & 0o022) === 0);
+}
+
 function cachedDigest(path: string, identity: string): string | null {
+  const entry = cacheEntry(path);
+  let handle: number | undefined;
   try {
-    const [recordedIdentity, digest] = readFileSync(cacheEntry(path), "utf8").split("\n");
+    if (!writableOnlyByUs(statSync(dirname(entry)))) return null;
+    handle = openSync(entry, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+    if (!writableOnlyByUs(fstatSync(handle))) return null;
+    const [recordedIdentity, digest] = readFileSync(handle, "utf8").split("\n");
     return recordedIdentity === identity && digest !== undefined && digestPattern.test(digest) ? digest : null;
   } catch {
     return null;
+  } finally {
+    if (handle !== undefined) closeSync(handle);
   }
 }
 

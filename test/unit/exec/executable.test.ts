@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../../../src/domain/canonical-json.ts";
 import { FlameoxError } from "../../../src/domain/errors.ts";
@@ -103,8 +103,31 @@ describe("executableDigest's cache shared by flameox processes", () => {
     expect(digest).toBe(expected);
     // A stand-in digest under the same identity is what the next process answers: it did not hash.
     const standIn = `sha256:${"0".repeat(64)}`;
-    writeFileSync(entryOf(path), `${identity}\n${standIn}\n`);
+    writeFileSync(entryOf(path), `${identity}\n${standIn}\n`, { mode: 0o600 });
     expect(digestInNewProcess(path)).toBe(standIn);
+  });
+
+  test("an entry or a folder that others could write is not trusted: the file is hashed", () => {
+    const path = resolveExecutable("env", "/usr/bin:/bin");
+    const expected = `sha256:${sha256Hex(readFileSync(path))}`;
+    rmSync(entryOf(path), { force: true });
+    expect(digestInNewProcess(path)).toBe(expected);
+    const [identity] = readFileSync(entryOf(path), "utf8").split("\n");
+    const planted = `sha256:${"1".repeat(64)}`;
+    writeFileSync(entryOf(path), `${identity}\n${planted}\n`, { mode: 0o600 });
+    chmodSync(entryOf(path), 0o666);
+    expect(digestInNewProcess(path)).toBe(expected);
+    // The same entry made private again is read (so the refusal above came from the mode alone)...
+    writeFileSync(entryOf(path), `${identity}\n${planted}\n`, { mode: 0o600 });
+    chmodSync(entryOf(path), 0o600);
+    expect(digestInNewProcess(path)).toBe(planted);
+    // ...and refused again when its folder is open to others.
+    chmodSync(join(cache, "executable-digests"), 0o777);
+    try {
+      expect(digestInNewProcess(path)).toBe(expected);
+    } finally {
+      chmodSync(join(cache, "executable-digests"), 0o700);
+    }
   });
 
   test("an entry recorded under another identity (the file changed since) is ignored and the file hashed", () => {
