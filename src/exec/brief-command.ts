@@ -19,6 +19,11 @@ export type BriefOutcome = {
   cancelled: boolean;
   /** The command printed more than the budget; it was stopped and its output is incomplete. */
   truncated: boolean;
+  /**
+   * The command exited in time, but a process it started outside its group kept its output open, so
+   * reading stopped at the deadline and the output may be incomplete (not a timeout of the command).
+   */
+  output_abandoned: boolean;
 };
 
 export type BriefResult = { outcome: BriefOutcome; stdout: Buffer; stderr: Buffer };
@@ -83,7 +88,7 @@ export async function runBriefCommand(argv: string[], options: BriefCommandOptio
   const pid = child.pid;
   // Known as no run's before any await, so a run's tracker never mistakes it for an orphan of its own.
   const forget = registerBriefRoot(pid);
-  let stop: "timeout" | "cancelled" | "truncated" | null = null;
+  let stop: "timeout" | "cancelled" | "truncated" | "abandoned" | null = null;
   let killTimer: ReturnType<typeof setTimeout> | undefined;
   const end = (cause: NonNullable<typeof stop>): void => {
     if (stop !== null) return;
@@ -105,12 +110,14 @@ export async function runBriefCommand(argv: string[], options: BriefCommandOptio
   let readingTimer: ReturnType<typeof setTimeout> | undefined;
   try {
     await child.exited;
+    // The command ended in time; from here only its output can still be waited for.
+    clearTimeout(deadlineTimer);
     // Whatever the command left in its group goes now; then the pipes close.
     if (!isWindows && processGroupExists(pid)) signalGroup(pid, "SIGKILL");
     // A pipe held by a process that left the group never closes: it is abandoned at the deadline.
     readingTimer = setTimeout(
       () => {
-        end("timeout");
+        end("abandoned");
         for (const stream of streams) stream.cancel();
       },
       Math.max(0, options.deadline - Date.now()),
@@ -124,6 +131,7 @@ export async function runBriefCommand(argv: string[], options: BriefCommandOptio
         timed_out: stop === "timeout",
         cancelled: stop === "cancelled",
         truncated: stop === "truncated",
+        output_abandoned: stop === "abandoned",
       },
       stdout,
       stderr,

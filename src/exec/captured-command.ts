@@ -13,7 +13,13 @@ export async function runCaptured(argv: string[], options: CapturedCommandOption
 }
 
 export function succeeded(captured: Captured): boolean {
-  return captured.result.exit_code === 0 && !captured.result.timed_out && !captured.result.cancelled && !captured.result.truncated;
+  return (
+    captured.result.exit_code === 0 &&
+    !captured.result.timed_out &&
+    !captured.result.cancelled &&
+    !captured.result.truncated &&
+    !captured.result.output_abandoned
+  );
 }
 
 export function describeFailure(what: string, captured: Captured): string {
@@ -21,6 +27,7 @@ export function describeFailure(what: string, captured: Captured): string {
   if (result.timed_out) return `${what} timed out`;
   if (result.cancelled) return `${what} was cancelled`;
   if (result.truncated) return `${what} printed more than its output budget`;
+  if (result.output_abandoned) return `${what} exited, but a process it started kept its output open past the deadline`;
   const reason = result.terminating_signal ? `signal ${result.terminating_signal}` : `exit code ${result.exit_code}`;
   const message = captured.stderr.trim().split("\n")[0] ?? "";
   return `${what} failed (${reason})${message ? `: ${message}` : ""}`;

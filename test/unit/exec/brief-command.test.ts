@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { FlameoxError } from "../../../src/domain/errors.ts";
 import { runBriefCommand } from "../../../src/exec/brief-command.ts";
+import { describeFailure, succeeded } from "../../../src/exec/captured-command.ts";
 import { waitFor } from "../../support/wait.ts";
 import { scratchDirectory, stillRunning, waitForOutput } from "./helpers.ts";
 
@@ -36,7 +37,14 @@ describe.skipIf(isWindows)("runBriefCommand: the broker's rules without tracking
     );
     expect(stdout.toString("utf8")).toBe("$HOME; `x`\n");
     expect(stderr.toString("utf8")).toBe("warn");
-    expect(outcome).toEqual({ exit_code: 3, terminating_signal: null, timed_out: false, cancelled: false, truncated: false });
+    expect(outcome).toEqual({
+      exit_code: 3,
+      terminating_signal: null,
+      timed_out: false,
+      cancelled: false,
+      truncated: false,
+      output_abandoned: false,
+    });
   });
 
   test("the child environment comes from the allowlist; trusted variables pass", async () => {
@@ -81,6 +89,28 @@ describe.skipIf(isWindows)("runBriefCommand: the broker's rules without tracking
     expect(outcome.exit_code).toBe(0);
     const left = Number(stdout.toString("utf8").trim());
     await waitFor("the process it left to die", () => !stillRunning(left));
+  });
+
+  test("a command that exits while a process outside its group holds its output: reading stops at the deadline, not reported as a timeout", async () => {
+    // setsid takes the holder out of the command's group, so the group kill after exit cannot reach it;
+    // the command exits only once the holder has written its pid, that is once it has left the group.
+    const ready = join(scratch.path, "holder-ready");
+    const { outcome, stdout } = await runBriefCommand(
+      [
+        "bash",
+        "-c",
+        `setsid bash -c 'echo $$ > ${ready}.part && mv ${ready}.part ${ready}; exec sleep 300' & until [ -s ${ready} ]; do sleep 0.01; done; cat ${ready}; exit 0`,
+      ],
+      options({ deadline: Date.now() + 5_000 }),
+    );
+    const holder = Number(stdout.toString("utf8").trim());
+    try {
+      expect(outcome).toMatchObject({ exit_code: 0, timed_out: false, cancelled: false, output_abandoned: true });
+      expect(succeeded({ result: outcome, stdout, stderr: "" })).toBe(false);
+      expect(describeFailure("probe", { result: outcome, stdout, stderr: "" })).toContain("kept its output open");
+    } finally {
+      if (holder > 0) process.kill(holder, "SIGKILL");
+    }
   });
 
   test("past the byte budget the command is stopped and its output marked truncated", async () => {
