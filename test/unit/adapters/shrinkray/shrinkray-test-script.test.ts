@@ -14,6 +14,8 @@ import {
   shrinkrayFiles,
   shrinkrayTestSource,
 } from "../../../../src/adapters/shrinkray/shrinkray-engine.ts";
+import { partitionArtifact } from "../../../../src/analysis/reduction/partitioners.ts";
+import type { ReductionPartitioner } from "../../../../src/domain/requests/reductions.ts";
 import { python } from "../../../support/project.ts";
 
 setDefaultTimeout(60_000);
@@ -117,4 +119,52 @@ test("a torn last line is left for the next read", () => {
   const { attempts, consumed } = parseAttemptLines(`${whole}{"attempt": 2, "classif`);
   expect(attempts).toHaveLength(1);
   expect(consumed).toBe(whole.length);
+});
+
+/** Samples of every partitioner's format, with the edges where counting rules could part ways. */
+const unitSamples: { partitioner: ReductionPartitioner; text: string | Uint8Array }[] = [
+  { partitioner: "text_lines", text: "a\nb\nc\n" },
+  { partitioner: "text_lines", text: "a\nb\nc" },
+  { partitioner: "text_lines", text: "a\r\n\r\nb\r\n" },
+  { partitioner: "text_lines", text: "\n\n\n" },
+  { partitioner: "text_lines", text: new Uint8Array([0xff, 0x0a, 0xfe, 0x00, 0x0a, 0x80]) },
+  { partitioner: "jsonl_records", text: '{"a":1}\n{"b":2}\n' },
+  { partitioner: "jsonl_records", text: '{"a":1}\r\n\r\n  \n\t\n{"b":2}' },
+  { partitioner: "jsonl_records", text: '\n\n[1]\n"x"\n  {"c": [1, 2]}  \n' },
+  { partitioner: "json_top_level", text: "[1, [2, 3], {}, null]" },
+  { partitioner: "json_top_level", text: '{"a": 1, "b": [1, 2], "c": {}}' },
+  { partitioner: "json_top_level", text: '  {"a": 1, "a": 2, "__proto__": 3}\n' },
+  { partitioner: "chrome_trace_events", text: '[{"ph":"B","ts":1},{"ph":"E","ts":2}]' },
+  { partitioner: "chrome_trace_events", text: '{"traceEvents":[{"ph":"X","ts":1,"dur":2},{"ph":"i","ts":3}],"displayTimeUnit":"ms"}' },
+  { partitioner: "chrome_trace_events", text: '{"otherData":{},"traceEvents":[{"ph":"M","name":"thread_name","args":{"name":"é"}}]}' },
+];
+
+test("the test script counts a candidate's units as the native partitioners do", () => {
+  const { scratch } = harness(10);
+  const samples = unitSamples.map((sample, index) => {
+    const path = join(scratch, `units-${index}`);
+    writeFileSync(path, sample.text);
+    return { ...sample, path };
+  });
+  const probe = `import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("units", ${JSON.stringify(join(scratch, shrinkrayFiles.test))})
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+for kind, path in json.loads(sys.argv[1]):
+    module.CONFIG["partitioner"] = kind
+    print(module.units_of(open(path, "rb").read()))
+`;
+  const child = Bun.spawnSync([
+    python(),
+    "-I",
+    "-S",
+    "-c",
+    probe,
+    JSON.stringify(samples.map((sample) => [sample.partitioner, sample.path])),
+  ]);
+  expect(child.stderr.toString()).toBe("");
+  const fromScript = child.stdout.toString().trim().split("\n").map(Number);
+  const native = samples.map((sample) => partitionArtifact(sample.partitioner, readFileSync(sample.path)).unitCount);
+  expect(native.every((count) => count > 0)).toBe(true);
+  expect(fromScript).toEqual(native);
 });
