@@ -3,8 +3,8 @@
  * standard library) against a real predicate: one attempt line per call, the native classification of
  * exit statuses, max_attempts answered without running the predicate, and revalidation outside the budget.
  */
-import { expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -29,8 +29,14 @@ if b"slow" in data:
 sys.exit(0 if b"keep" in data else 1)
 `;
 
+const scratchFolders: string[] = [];
+afterAll(() => {
+  for (const folder of scratchFolders) rmSync(folder, { recursive: true, force: true });
+});
+
 function harness(maxAttempts: number) {
   const scratch = mkdtempSync(join(tmpdir(), "flameox-srtest-"));
+  scratchFolders.push(scratch);
   writeFileSync(join(scratch, "predicate.py"), predicate);
   writeFileSync(join(scratch, shrinkrayFiles.test), shrinkrayTestSource);
   const config: ShrinkrayTestConfig = {
