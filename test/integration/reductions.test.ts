@@ -3,12 +3,12 @@
  * end, dependency closure on a real trace, and the budgets (predicate timeout, max_attempts).
  */
 import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { FlameoxError } from "../../src/domain/errors.ts";
 import { Services } from "../../src/services/services.ts";
 import { projectImport } from "../support/imports.ts";
+import { temporaryFolder } from "../support/temporary-folders.ts";
 
 setDefaultTimeout(180_000);
 
@@ -23,7 +23,7 @@ afterEach(() => {
 
 /** A project with one predicate workload running `script`, and `input` imported as an artifact. */
 async function reductionSetup(script: string, input: string, inputName: string) {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), "flameox-reduction-")));
+  const root = temporaryFolder("reduction");
   writeFileSync(join(root, "predicate.py"), script);
   writeFileSync(join(root, inputName), input);
   writeFileSync(join(root, "flameox.toml"), `[workloads.predicate]\nargv = ["${python}", "-S", "predicate.py"]\n`);

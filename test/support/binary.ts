@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, realpathSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -13,9 +13,7 @@ export function binaryPath(): string {
   return path;
 }
 
-export function temporaryFolder(prefix: string): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), `flameox-${prefix}-`)));
-}
+export { temporaryFolder } from "./temporary-folders.ts";
 
 /** PATH with the pinned Python tools first, so adapters find py-spy & co. */
 export function toolPath(): string {

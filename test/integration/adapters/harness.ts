@@ -1,10 +1,10 @@
 // In-process harness for adapter integration tests: a temp project with a workspace, declared
 // workloads, and plan → execute through the real capture service (real tools, real broker).
-import { cpSync, mkdtempSync, realpathSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Services } from "../../../src/services/services.ts";
 import { FlameoxError } from "../../../src/domain/errors.ts";
+import { temporaryFolder } from "../../support/temporary-folders.ts";
 
 export const repositoryRoot = resolve(import.meta.dir, "../../..");
 export const venvBin = join(repositoryRoot, ".tools", "venv", "bin");
@@ -15,7 +15,7 @@ process.env.PATH = `${venvBin}:${process.env.PATH ?? ""}`;
 process.env.PYTHONDONTWRITEBYTECODE = "1";
 
 export async function project(prefix: string, fixtures: Record<string, string> = {}): Promise<{ root: string; services: Services }> {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), `flameox-${prefix}-`)));
+  const root = temporaryFolder(prefix);
   for (const [target, source] of Object.entries(fixtures)) cpSync(source, join(root, target), { recursive: true });
   const services = new Services({ projectRoot: root });
   await services.workspaces.initialize();

@@ -1,7 +1,7 @@
-import { cpSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, realpathSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Services } from "../../../src/services/services.ts";
+import { temporaryFolder } from "../../support/temporary-folders.ts";
 
 export const repositoryRoot = resolve(import.meta.dir, "../../..");
 /** The pinned interpreter: the same one for every run, so environment identity is stable. */
@@ -12,7 +12,7 @@ export const python = realpathSync(join(repositoryRoot, ".tools", "venv", "bin",
 process.env.PATH = [join(repositoryRoot, ".tools", "venv", "bin"), process.env.PATH ?? ""].join(":");
 
 export async function experimentProject(prefix: string, toml: string): Promise<{ root: string; services: Services }> {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), `flameox-${prefix}-`)));
+  const root = temporaryFolder(prefix);
   cpSync(join(repositoryRoot, "test", "fixtures", "experiments"), root, { recursive: true });
   writeFileSync(join(root, "flameox.toml"), toml.replaceAll("$PYTHON", python));
   const services = new Services({ projectRoot: root });

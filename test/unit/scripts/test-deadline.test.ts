@@ -4,10 +4,10 @@
  * test that outlives the default), not a stand-in for an event; it costs wall time, no CPU.
  */
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bunTestArguments, perTestDeadlineMs } from "../../../scripts/test-deadline.ts";
+import { temporaryFolder } from "../../support/temporary-folders.ts";
 
 // Two nested runs of 5.5 s each, plus bun's start-up on a loaded machine.
 setDefaultTimeout(90_000);
@@ -22,7 +22,7 @@ function nestedRun(argv: string[], cwd: string): { exitCode: number; output: str
 
 test("a test longer than bun's 5 s default passes under the suite's --timeout and fails without it", () => {
   expect(perTestDeadlineMs).toBeGreaterThan(sleepMs);
-  const folder = realpathSync(mkdtempSync(join(tmpdir(), "flameox-deadline-")));
+  const folder = temporaryFolder("deadline");
   writeFileSync(
     join(folder, "outlives-default.test.ts"),
     `import { test } from "bun:test";\ntest("outlives the default", async () => { await Bun.sleep(${sleepMs}); });\n`,

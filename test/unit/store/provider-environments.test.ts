@@ -1,17 +1,17 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CapabilitySetupStore } from "../../../src/store/capability-setup-store.ts";
 import { ProviderEnvironments, type ProviderReceipt, userDataRoot } from "../../../src/store/provider-environments.ts";
 import type { StateDatabase } from "../../../src/store/sqlite.ts";
 import { initialStatus, operationIdentity, revise } from "../../../src/services/operation-status.ts";
 import { freshState } from "./state.ts";
+import { temporaryFolder } from "../../support/temporary-folders.ts";
 
 const owner = { pid: 4242, start_time: "17", boot_id: "boot", operation_id: "op-abc" };
 
 function environments(): ProviderEnvironments {
-  return new ProviderEnvironments(mkdtempSync(join(tmpdir(), "flameox-providers-")));
+  return new ProviderEnvironments(temporaryFolder("providers"));
 }
 
 function receipt(verified: boolean): ProviderReceipt {

@@ -1,13 +1,12 @@
 import { expect, test } from "bun:test";
-import { mkdtempSync, realpathSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FlameoxError } from "../../../src/domain/errors.ts";
 import { initializeWorkspace } from "../../../src/store/workspace.ts";
 import { WorkspaceHandle } from "../../../src/store/workspace-handle.ts";
+import { temporaryFolder } from "../../support/temporary-folders.ts";
 
 test("the workspace opens on first use: before initialization every use is WORKSPACE_NOT_FOUND, after it the same handle works", () => {
-  const project = realpathSync(mkdtempSync(join(tmpdir(), "flameox-handle-")));
+  const project = temporaryFolder("handle");
   const handle = new WorkspaceHandle({ projectRoot: project });
   expect(handle.workspaceRoot).toBe(join(project, ".diagnostics"));
   expect(handle.exists()).toBe(false);

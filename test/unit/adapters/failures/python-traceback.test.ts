@@ -1,14 +1,14 @@
 // Tracebacks printed by the pinned CPython itself (.tools/venv), read back by the parser.
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parsePythonTraceback } from "../../../../src/adapters/failures/python-traceback.ts";
+import { temporaryFolder } from "../../../support/temporary-folders.ts";
 
 setDefaultTimeout(60_000);
 
 const python = resolve(import.meta.dir, "../../../../.tools/venv/bin/python");
-const folder = mkdtempSync(join(tmpdir(), "flameox-traceback-"));
+const folder = temporaryFolder("traceback");
 
 /** Runs a script with the real interpreter and returns what it printed on stderr. */
 function stderrOf(name: string, source: string): string {

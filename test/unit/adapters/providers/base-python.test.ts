@@ -3,13 +3,13 @@
  * folder whose entries link to the tools venv's Python and to a newer one found on this host.
  */
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, mkdtempSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { basePythonCandidates, findBasePython, type InstallerContext } from "../../../../src/adapters/providers/provider-installer.ts";
 import type { FlameoxError } from "../../../../src/domain/errors.ts";
 import { newerPython, reportMissingNewerPython } from "../../../support/newer-python.ts";
 import { python } from "../../../support/project.ts";
+import { temporaryFolder } from "../../../support/temporary-folders.ts";
 
 setDefaultTimeout(60_000);
 
@@ -21,7 +21,7 @@ function newer(): string {
 }
 
 function fakePyenv(versions: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), "flameox-pyenv-"));
+  const root = temporaryFolder("pyenv");
   for (const [version, target] of Object.entries(versions)) {
     mkdirSync(join(root, "versions", version, "bin"), { recursive: true });
     symlinkSync(target, join(root, "versions", version, "bin", "python3"));
@@ -31,7 +31,7 @@ function fakePyenv(versions: Record<string, string>): string {
 }
 
 function context(environment: Record<string, string>): InstallerContext {
-  const scratch = mkdtempSync(join(tmpdir(), "flameox-base-"));
+  const scratch = temporaryFolder("base");
   return { signal: new AbortController().signal, deadline: Date.now() + 50_000, scratch, marker: "test", parentEnvironment: environment };
 }
 
