@@ -3,7 +3,6 @@ import { basename, dirname } from "node:path";
 import { internalError } from "../domain/errors.ts";
 import { readArtifact, type RegistrationInput, registerArtifact } from "./artifact-registry.ts";
 import { discardStagedArtifact, type StagedArtifact, type StoredArtifact } from "./artifact-store.ts";
-import { syncDirectory } from "./atomic-file.ts";
 import { crashPoint } from "./crash-points.ts";
 import type { RunArtifactReference } from "./run-store.ts";
 import type { Workspace } from "./workspace.ts";
@@ -38,10 +37,15 @@ export function publishArtifact(
   } else {
     const storedPath = registered?.stored_path ?? staged.stored_path;
     const target = workspace.path(storedPath);
-    mkdirSync(dirname(target), { recursive: true });
+    const created = mkdirSync(dirname(target), { recursive: true });
     chmodSync(staged.staged_path, 0o444);
     renameSync(staged.staged_path, target);
-    syncDirectory(dirname(target));
+    workspace.state.syncBeforeCommit(dirname(target));
+    // mkdirSync names the first folder it created; each created folder's entry lives in its parent, synced too.
+    if (created !== undefined) {
+      for (let folder = dirname(target); folder !== dirname(created) && folder !== dirname(folder); folder = dirname(folder))
+        workspace.state.syncBeforeCommit(dirname(folder));
+    }
     crashPoint("artifact_placed");
     artifact = { ...withoutStaging(staged), stored_path: storedPath, payload_name: basename(storedPath), already_present: false };
   }

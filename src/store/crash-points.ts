@@ -16,6 +16,8 @@ export const crashBoundaries = [
   "artifact_placed",
   /** Inside the publishing transaction: a bundle folder has been renamed into evidence/, nothing committed. */
   "bundle_placed",
+  /** Inside a write transaction: the folders it changed are synced (StateDatabase.syncBeforeCommit), nothing committed. */
+  "placements_synced",
   /** The transaction has committed; the staging that fed it is not yet removed. */
   "published",
 ] as const;

@@ -90,7 +90,14 @@ test("kill -9 at each publication boundary: validate finds every leftover, recov
   const project = workloadProject("crash-boundaries");
   writeFileSync(join(project, "flameox.toml"), `[workloads.quick]\nargv = ["${python()}", "-c", "print('quick')"]\ntimeout_seconds = 60\n`);
   expect(runCli(["init", project, "--json"]).exitCode).toBe(0);
-  const importBoundaries = new Set(["artifact_staged", "bundle_finished", "artifact_placed", "bundle_placed", "published"]);
+  const importBoundaries = new Set([
+    "artifact_staged",
+    "bundle_finished",
+    "artifact_placed",
+    "bundle_placed",
+    "placements_synced",
+    "published",
+  ]);
   const seen: Record<string, string[]> = {};
   for (const boundary of crashBoundaries) {
     const runsBefore = runCli(["--project-root", project, "runs", "list", "--json"]).json.runs.length;
@@ -129,6 +136,9 @@ test("kill -9 at each publication boundary: validate finds every leftover, recov
   // Each boundary left something different behind (staged copies, finished bundles, placed objects …).
   expect(seen.artifact_placed!.some((path) => path.startsWith("artifacts/"))).toBe(true);
   expect(seen.bundle_placed!.some((path) => path.startsWith("evidence/"))).toBe(true);
+  // Killed after the folders were synced and before COMMIT: both kinds of placed entry are left over, and recovered.
+  expect(seen.placements_synced!.some((path) => path.startsWith("artifacts/"))).toBe(true);
+  expect(seen.placements_synced!.some((path) => path.startsWith("evidence/"))).toBe(true);
 
   const next = runCli(["--project-root", project, "capture", "run", "command", "--workload", "quick", "--json"]);
   expect(next.exitCode).toBe(0);

@@ -64,7 +64,7 @@ describe("EvidenceBundleWriter", () => {
       expect(existsSync(join(finished.folder, "..", `${finished.bundleId}.scratch`))).toBe(false);
       // Finished bundles wait in staging; only the publishing transaction moves them into evidence/.
       expect(bundleFiles(space, finished.bundleId)).toEqual({});
-      placeBundle(space, finished.bundleId, finished.folder);
+      space.state.write(() => placeBundle(space, finished.bundleId, finished.folder));
       const files = bundleFiles(space, finished.bundleId);
       const events = await rows(
         files.trace_events!,
@@ -102,7 +102,7 @@ describe("EvidenceBundleWriter", () => {
       });
       const finished = await Promise.all(writers.map((writer) => writer.finish()));
       for (const [index, bundle] of finished.entries()) {
-        placeBundle(space, bundle.bundleId, bundle.folder);
+        space.state.write(() => placeBundle(space, bundle.bundleId, bundle.folder));
         const files = bundleFiles(space, bundle.bundleId);
         const events = await rows(files.trace_events!, "SELECT name, run_id FROM read_parquet($file) ORDER BY event_id");
         expect(events).toEqual(
@@ -138,7 +138,7 @@ describe("EvidenceBundleWriter", () => {
         { key: "1\u00003", thread: "worker", process: null },
       ]);
       const finished = await writer.finish();
-      placeBundle(space, finished.bundleId, finished.folder);
+      space.state.write(() => placeBundle(space, finished.bundleId, finished.folder));
       const stacks = await rows(
         bundleFiles(space, finished.bundleId).stacks!,
         "SELECT thread, process, weight, sample_count FROM read_parquet($file) ORDER BY weight",
@@ -162,7 +162,7 @@ describe("EvidenceBundleWriter", () => {
       writer.traceEvent(traceRow(1, "after"));
       const finished = await writer.finish();
       expect(finished.tables).toEqual({ trace_events: 1 });
-      placeBundle(space, finished.bundleId, finished.folder);
+      space.state.write(() => placeBundle(space, finished.bundleId, finished.folder));
       const events = await rows(bundleFiles(space, finished.bundleId).trace_events!, "SELECT name FROM read_parquet($file)");
       expect(events).toEqual([{ name: "after" }]);
 

@@ -23,7 +23,7 @@ async function bundle(space: Workspace, name: string, weight: number): Promise<s
   writer.frame({ frame_key: `f_${name}`, function: name, file: "app.py", line: 1, module: null, language: "python" });
   writer.stack({ thread: "main", process: null, frame_keys: [`f_${name}`], weight, unit: "samples", sample_count: weight });
   const finished = await writer.finish();
-  placeBundle(space, finished.bundleId, finished.folder);
+  space.state.write(() => placeBundle(space, finished.bundleId, finished.folder));
   return finished.bundleId;
 }
 
