@@ -96,7 +96,7 @@ export class StateDatabase {
    * rows about to commit name. It is fsynced once, however many entries the transaction moved into it,
    * after the body and before COMMIT, so no committed row names an entry a power cut could undo. Synced
    * together at the end, a publication's folders share one filesystem journal commit (the first fsync
-   * writes it; the others find their entries already durable) instead of paying one per placed file.
+   * writes it; the others find their entries already on disk) instead of one fsync after each rename.
    */
   syncBeforeCommit(folder: string): void {
     if (!this.database.inTransaction) throw internalError("A folder can only be queued for sync inside a write transaction.");
