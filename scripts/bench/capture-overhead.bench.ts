@@ -6,7 +6,7 @@
  * (calibrated once to ~2 s here, or BENCH_CAPTURE_WORKLOAD_ROUNDS), so sampling overhead shows up in wall
  * time instead of being hidden by a deadline loop. Each round runs plain python, by hand, this flameox and
  * the previous one, in an order that rotates from round to round, so background load hits all alike;
- * medians of BENCH_CAPTURE_RUNS (3) rounds, and medians of the per-round differences (paired: the
+ * medians of BENCH_CAPTURE_RUNS (5) rounds, and medians of the per-round differences (paired: the
  * same round's by-hand run is the reference), which load that varies between rounds disturbs less.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { binary, load1, type Measured, measure, median, requireBinary, round, toolsBin, withTempFolder } from "./lib/measure.ts";
 import { previousFlameox } from "./lib/previous-flameox.ts";
 
-const runs = Number(process.env.BENCH_CAPTURE_RUNS ?? 3);
+const runs = Number(process.env.BENCH_CAPTURE_RUNS ?? 5);
 const targetSeconds = Number(process.env.BENCH_CAPTURE_SECONDS ?? 2);
 
 const workload = `import sys
