@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, write
 import { join } from "node:path";
 import type { EvidenceSink, EvidenceTable, FrameRow, MeasurementRow, ObservationRow, StackRow, TraceEventRow } from "../domain/evidence.ts";
 import { artifactParseFailed, evidenceSchemaMismatch, extractionBoundExceeded, FlameoxError } from "../domain/errors.ts";
+import { FrameKeySet } from "../domain/frame-key-set.ts";
 import { syncDirectory, syncFile } from "./atomic-file.ts";
 import { crashPoint } from "./crash-points.ts";
 import { retireBundleEngine, takeBundleEngine } from "./evidence-bundle-engines.ts";
@@ -50,7 +51,7 @@ export class EvidenceBundleWriter implements EvidenceSink {
   private frames: DelimitedWriter<FrameRow> | undefined;
   private stacks: DelimitedWriter<StackRow> | undefined;
   private traceEvents: TraceEventsWriter | undefined;
-  private readonly seenFrames = new Set<string>();
+  private readonly seenFrames = new FrameKeySet();
   private stackLabels: StackLabel[] | null = null;
   private stagingLimit = Number.POSITIVE_INFINITY;
   private engine: Engine | undefined;
@@ -106,8 +107,7 @@ export class EvidenceBundleWriter implements EvidenceSink {
   }
 
   frame(row: FrameRow): void {
-    if (this.seenFrames.has(row.frame_key)) return;
-    this.seenFrames.add(row.frame_key);
+    if (!this.seenFrames.add(row.frame_key)) return;
     this.frames ??= new DelimitedWriter(join(this.scratchFolder, "frames.txt"), frameLine);
     this.frames.write(row);
     this.checkStaging(this.frames);

@@ -69,7 +69,7 @@ export class SliceNester {
     pySpyContext: 0,
     negativeDurations: 0,
   };
-  private readonly frames = new FrameTable();
+  private frames = new FrameTable();
   private readonly aggregator: StackAggregator;
   private readonly threads = new Map<string, ThreadState>();
   private readonly labels = new ThreadLabels();
@@ -80,7 +80,6 @@ export class SliceNester {
   slices = 0;
   private nextId = 1;
   private lastThread: ThreadState | null = null;
-
   constructor(
     private readonly emitter: RowEmitter,
     private readonly options: NestingOptions,
@@ -136,6 +135,11 @@ export class SliceNester {
     }
   }
 
+  /** Frames interned and trie nodes held now (bounded by the stacks budget when the sink merges repeats). */
+  get held(): { frames: number; nodes: number } {
+    return { frames: this.frames.rows.length, nodes: this.aggregator.nodes };
+  }
+
   /** The names the trace's metadata events gave its threads and processes. */
   get threadLabels(): ThreadLabels {
     return this.labels;
@@ -152,8 +156,8 @@ export class SliceNester {
         } else this.finishSlice(thread, slice);
       }
     }
-    const resolve = (frameId: number) => this.frames.rows[frameId] as (typeof this.frames.rows)[number];
     if (!stacks) return;
+    const resolve = (frameId: number) => this.frames.rows[frameId] as (typeof this.frames.rows)[number];
     if (this.aggregator.flushed) {
       // Earlier rows went out under thread keys; the sink relabels and merges them all.
       this.aggregator.flush(this.emitter, resolve);
@@ -316,10 +320,8 @@ export class SliceNester {
 
   private finishSlice(thread: ThreadState, slice: OpenSlice): void {
     const self = Math.max(0, slice.durNs - slice.childNs);
-    if (self > 0 && slice.frame >= 0) {
-      this.aggregator.add(thread.group, slice.node, self, 1);
-      if (this.maxHeldStacks > 0 && this.aggregator.heldStacks > this.maxHeldStacks) this.flushStacks();
-    }
+    if (self > 0 && slice.frame >= 0) this.aggregator.add(thread.group, slice.node, self, 1);
+    if (this.maxHeldStacks > 0 && this.overBudget()) this.flushStacks();
     const parent = thread.stack[thread.stack.length - 1];
     if (parent) parent.childNs += Math.max(0, Math.min(slice.endNs, parent.endNs) - slice.tsNs);
   }
@@ -362,16 +364,35 @@ export class SliceNester {
     this.finishSlice(thread, slice);
   }
 
-  /** Emits the stacks held so far under thread keys and starts a fresh trie holding only the open paths. */
+  /** Held stacks pass the budget first where slices have self time; nodes and frames bound the rest (zero-length slices). */
+  private overBudget(): boolean {
+    return (
+      this.aggregator.heldStacks > this.maxHeldStacks ||
+      this.frames.rows.length > this.maxHeldStacks ||
+      this.aggregator.nodes > 2 * this.maxHeldStacks
+    );
+  }
+
+  /**
+   * Emits the stacks held so far under thread keys; a fresh trie and frame table keep only the open
+   * paths. A frame met again is interned anew, and the emitter drops its repeated row by key.
+   */
   private flushStacks(): void {
-    const resolve = (frameId: number) => this.frames.rows[frameId] as (typeof this.frames.rows)[number];
-    if (!this.aggregator.flushed) for (const thread of this.threads.values()) this.labels.keyed(thread);
+    const held = this.frames.rows;
+    const resolve = (frameId: number) => held[frameId] as (typeof held)[number];
+    if (!this.aggregator.flushed && this.aggregator.heldStacks > 0) for (const thread of this.threads.values()) this.labels.keyed(thread);
     this.aggregator.flush(this.emitter, resolve);
     this.aggregator.reset();
+    this.frames = new FrameTable();
+    this.plainFrames.clear();
     for (const thread of this.threads.values()) {
       let node = 0;
       for (const slice of thread.stack) {
-        if (slice.frame >= 0) node = this.aggregator.child(node, slice.frame);
+        if (slice.frame >= 0) {
+          const row = held[slice.frame] as (typeof held)[number];
+          slice.frame = this.frames.intern(row);
+          node = this.aggregator.child(node, slice.frame);
+        }
         slice.node = node;
       }
     }

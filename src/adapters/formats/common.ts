@@ -6,6 +6,7 @@
 import { frameKey, type EvidenceSink, type FrameRow, type StackRow, type StackUnit, type TraceEventRow } from "../../domain/evidence.ts";
 import { closeSync, openSync, readSync } from "node:fs";
 import { artifactParseFailed as parseFailed, extractionBoundExceeded, type FlameoxError } from "../../domain/errors.ts";
+import { FrameKeySet } from "../../domain/frame-key-set.ts";
 import { openByteSource } from "./byte-source.ts";
 import type { ParseMode } from "./json-stream.ts";
 
@@ -95,7 +96,7 @@ export class RowEmitter {
   readonly counts: ExtractedRowCounts = { frames: 0, stacks: 0, trace_events: 0 };
   private readonly sink: EvidenceSink;
   private readonly maxRows: number;
-  private readonly seenFrames = new Set<string>();
+  private readonly seenFrames = new FrameKeySet();
   private droppedStacks = 0;
   private droppedTraceEvents = 0;
 
@@ -105,8 +106,7 @@ export class RowEmitter {
   }
 
   frame(row: FrameRow): void {
-    if (this.seenFrames.has(row.frame_key)) return;
-    this.seenFrames.add(row.frame_key);
+    if (!this.seenFrames.add(row.frame_key)) return;
     this.counts.frames++;
     this.sink.frame(row);
   }
