@@ -78,7 +78,8 @@ export class TraceClock {
   outOfRange = 0;
   private base: number | null = null;
   private baseBig: bigint | null = null;
-  // Scratch of `split`: whole microseconds (text and value), nanoseconds past them, sign.
+  // Scratch of `split`: whole microseconds (digit count, text past 15 digits, value), nanoseconds past them, sign.
+  private wholeDigits = 0;
   private wholeText = "";
   private whole = 0;
   private fraction = 0;
@@ -89,7 +90,7 @@ export class TraceClock {
     if (!this.split(text, start, end)) return this.relativeNsOf(Number(text.slice(start, end)));
     if (this.beyondRange()) return null;
     const fraction = this.negative ? -this.fraction : this.fraction;
-    if (this.wholeText.length > 15) {
+    if (this.wholeDigits > 15) {
       // Beyond 2^53 µs only BigInt holds the whole part exactly.
       const wholeBig = BigInt(this.negative ? `-${this.wholeText}` : this.wholeText);
       if (this.base === null) this.setBase(Number(wholeBig), wholeBig);
@@ -140,7 +141,7 @@ export class TraceClock {
 
   /** After `split`: whether the whole microseconds pass the range (counted). */
   private beyondRange(): boolean {
-    if (this.wholeText.length <= 15 || Number(this.wholeText) <= maxTraceMicroseconds) return false;
+    if (this.wholeDigits <= 15 || Number(this.wholeText) <= maxTraceMicroseconds) return false;
     this.outOfRange++;
     return true;
   }
@@ -161,7 +162,9 @@ export class TraceClock {
     this.negative = text.charCodeAt(i) === MINUS;
     if (this.negative) i++;
     const wholeStart = i;
-    while (i < end && isDigit(text.charCodeAt(i))) i++;
+    // Up to 15 digits the value accumulates exactly (below 2^53); longer ones keep their text.
+    let whole = 0;
+    for (let code = text.charCodeAt(i); i < end && isDigit(code); code = text.charCodeAt(++i)) whole = whole * 10 + (code - 0x30);
     if (i === wholeStart) return false;
     const wholeEnd = i;
     let fraction = 0;
@@ -183,8 +186,11 @@ export class TraceClock {
       roundUp = rest === 2 || (rest === 1 && !this.negative);
     }
     if (i !== end) return false;
-    this.wholeText = text.slice(wholeStart, wholeEnd);
-    this.whole = wholeEnd - wholeStart <= 15 ? Number(this.wholeText) : Number.NaN;
+    this.wholeDigits = wholeEnd - wholeStart;
+    if (this.wholeDigits > 15) {
+      this.wholeText = text.slice(wholeStart, wholeEnd);
+      this.whole = Number.NaN;
+    } else this.whole = whole;
     this.fraction = fraction + (roundUp ? 1 : 0);
     return true;
   }
