@@ -84,15 +84,35 @@ function memberBit(text: string, start: number, length: number): number {
   }
 }
 
-/** Number or string member text (pid/tid/id): what `asText` gives for the parsed value. */
-function scalarText(text: string, start: number, end: number): string | null {
-  const first = text.charCodeAt(start);
-  if (first === QUOTE) return text.slice(start + 1, end - 1);
-  if (first === MINUS || isDigit(first)) {
-    const token = text.slice(start, end);
-    return canonicalNumber(text, start, end) ? token : String(Number(token));
+const internSlots = 256;
+const maxInternedLength = 64;
+
+/**
+ * Short member values (names, categories, pids, tids) repeat from event to event: the last one of
+ * each shape is kept and handed out again, so a repeat costs a comparison instead of a new string,
+ * and the maps and comparisons downstream meet a string whose hash is already known. Only values of
+ * the current text are kept (a slice pins the text it came from).
+ */
+class ValueInterner {
+  private readonly values: string[] = new Array<string>(internSlots).fill("");
+  private text = "";
+
+  value(text: string, start: number, end: number): string {
+    const length = end - start;
+    if (length === 0 || length > maxInternedLength) return text.slice(start, end);
+    if (text !== this.text) {
+      this.values.fill("");
+      this.text = text;
+    }
+    const slot =
+      (length * 31 + text.charCodeAt(start) * 7 + text.charCodeAt(start + (length >> 1)) * 13 + text.charCodeAt(end - 1)) &
+      (internSlots - 1);
+    const known = this.values[slot] as string;
+    if (known.length === length && text.startsWith(known, start)) return known;
+    const value = text.slice(start, end);
+    this.values[slot] = value;
+    return value;
   }
-  return null;
 }
 
 /**
@@ -104,6 +124,7 @@ export class ChromeEventScanner {
   private readonly argKinds = new Uint8Array(slotCount);
   private readonly argTouched: number[] = [];
   private text = "";
+  private readonly interner = new ValueInterner();
   private readonly onArgMember = (keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): void => {
     const candidates = candidatesByShape.get((keyEnd - keyStart) * 0x10000 + this.text.charCodeAt(keyStart));
     if (candidates === undefined) return;
@@ -202,7 +223,7 @@ export class ChromeEventScanner {
       case SCOPE:
       case NAME: {
         if (!isString) return grammar.bail();
-        const value = text.slice(at + 1, end - 1);
+        const value = this.interner.value(text, at + 1, end - 1);
         if (bit === PH) record.ph = value;
         else if (bit === CAT) record.category = value;
         else if (bit === SCOPE) record.scope = value;
@@ -219,7 +240,7 @@ export class ChromeEventScanner {
         return end;
       default: {
         if (!isString && !isNumber) return grammar.bail();
-        const value = scalarText(text, at, end);
+        const value = this.scalarText(text, at, end);
         if (bit === PID) record.pid = value;
         else if (bit === TID) record.tid = value;
         else if (bit === ID) {
@@ -229,6 +250,16 @@ export class ChromeEventScanner {
         return end;
       }
     }
+  }
+
+  /** Number or string member text (pid/tid/id): what `asText` gives for the parsed value. */
+  private scalarText(text: string, start: number, end: number): string | null {
+    const first = text.charCodeAt(start);
+    if (first === QUOTE) return this.interner.value(text, start + 1, end - 1);
+    if (first === MINUS || isDigit(first)) {
+      return canonicalNumber(text, start, end) ? this.interner.value(text, start, end) : String(Number(text.slice(start, end)));
+    }
+    return null;
   }
 
   private finishEvent(record: TraceEventRecord, end: number, seen: number): number {
