@@ -193,11 +193,15 @@ export class EvidenceBundleWriter implements EvidenceSink {
         await this.traceEvents.finish(engine);
         written.push(join(this.stagingFolder, "trace_events.parquet"));
       }
-      // The extractor is done: the conversions may have both cores, and the memory its garbage held.
+      // The extractor is done: the conversions may have both cores, in 512 MB (read_json's buffers
+      // need that much). The merge of flushed stacks, one group per distinct stack, gets 256 MB: past
+      // that it spills to the scratch folder, so the peak holds flat as distinct stacks grow.
       table = null;
-      await connection.run("SET threads = 2; SET memory_limit = '512MB'");
+      await connection.run("SET threads = 2");
       for (const sql of this.conversions()) {
         table = sql.table;
+        const merging = sql.table === "stacks" && this.stackLabels !== null;
+        await connection.run(`SET memory_limit = '${merging ? "256MB" : "512MB"}'`);
         await connection.run(sql.statement);
         written.push(sql.target);
       }
