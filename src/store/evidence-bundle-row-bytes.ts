@@ -19,18 +19,27 @@ const splitLimit = 4.5e18;
 /** Per row: five integers of up to 20 characters, an empty-string marker per text field, separators. */
 const rowOverhead = 5 * 20 + 9 * 3 + 14;
 
+/** Powers of ten up to 10^15: a digit count by comparisons instead of a division per digit. */
+const powersOfTen = Array.from({ length: 16 }, (_, power) => 10 ** power);
+/** The two ASCII digits of 0..99, as one 16-bit pair per number (tens first). */
+const digitPairs = Uint8Array.from({ length: 200 }, (_, index) => zero + (index % 2 === 0 ? Math.floor(index / 20) : (index >> 1) % 10));
+
 /** Digits of a non-negative integer below 2^53, at `at`; `width` pads with zeros. */
 function putDigits(into: Buffer, at: number, value: number, width: number): number {
   let length = 1;
-  for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) length++;
+  while (length < 16 && value >= (powersOfTen[length] as number)) length++;
   if (length < width) length = width;
-  let position = at + length - 1;
+  // Two digits per division, from the right.
+  let position = at + length;
   let rest = value;
-  while (position >= at) {
-    const next = Math.floor(rest / 10);
-    into[position--] = zero + (rest - next * 10);
+  while (position - at >= 2) {
+    const next = Math.floor(rest / 100);
+    const pair = (rest - next * 100) * 2;
+    into[--position] = digitPairs[pair + 1] as number;
+    into[--position] = digitPairs[pair] as number;
     rest = next;
   }
+  if (position > at) into[--position] = zero + rest;
   return at + length;
 }
 
