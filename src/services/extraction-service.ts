@@ -135,17 +135,16 @@ export class ExtractionService {
         if (previous) superseded.push(previous.bundle_id);
         const path = workspace.path(registration.stored_path);
         let extracted: Extracted | undefined;
-        bundles.push(
-          await prepareBundle(
-            workspace,
-            { runId: request.run_id, artifactId: registration.artifact_id, extractor: extractorName, extractorVersion: "1" },
-            async (sink) => {
-              extracted = await spec.extract(sink, { workspace: this.workspace, run, path, registration, scratch });
-              return extracted.limitations;
-            },
-          ),
+        const bundle = await prepareBundle(
+          workspace,
+          { runId: request.run_id, artifactId: registration.artifact_id, extractor: extractorName, extractorVersion: "1" },
+          async (sink) => {
+            extracted = await spec.extract(sink, { workspace: this.workspace, run, path, registration, scratch });
+            return extracted.limitations;
+          },
         );
-        facts.push(extracted!.facts);
+        bundles.push(bundle);
+        facts.push(finalFacts(extracted!, bundle.tables));
         limitations.push(...extracted!.limitations);
       }
     } catch (error) {
@@ -175,6 +174,13 @@ export class ExtractionService {
       next_tool: nextToolAfter[tool],
     };
   }
+}
+
+/** The extractor's facts, with those that are a finished table's row count read from the bundle. */
+function finalFacts(extracted: Extracted, tables: Record<string, number>): Record<string, unknown> {
+  const facts = { ...extracted.facts };
+  for (const [fact, table] of Object.entries(extracted.factsFromTables ?? {})) facts[fact] = tables[table] ?? 0;
+  return facts;
 }
 
 /** Numbers add up across artifacts; anything else keeps the first artifact's value. */

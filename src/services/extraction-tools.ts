@@ -47,7 +47,15 @@ export type Registration = RunArtifactFile;
 
 type ToolContext = { workspace: WorkspaceHandle; run: RunManifest; path: string; registration: Registration; scratch: string };
 
-export type Extracted = { facts: Record<string, unknown>; limitations: string[] };
+export type Extracted = {
+  facts: Record<string, unknown>;
+  limitations: string[];
+  /**
+   * Facts that are a table's row count in the finished bundle, filled in once it is finished: the
+   * extractor's own count can differ (flushed stacks are merged at conversion).
+   */
+  factsFromTables?: Record<string, "trace_events" | "frames" | "stacks">;
+};
 
 export type ToolSpec = {
   /** Default extractor name recorded with the bundle; an existing bundle's name wins so re-extraction supersedes it. */
@@ -253,6 +261,7 @@ export const extractionSpecs: Record<ExtractionTool, ToolSpec> = {
             frame_count: result.rows.frames,
             call_edge_count: result.rows.stacks,
           },
+          factsFromTables: { slice_count: "trace_events", frame_count: "frames", call_edge_count: "stacks" },
           limitations: result.limitations,
         };
       }

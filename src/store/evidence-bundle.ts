@@ -53,6 +53,8 @@ export class EvidenceBundleWriter implements EvidenceSink {
   private traceEvents: TraceEventsWriter | undefined;
   private readonly seenFrames = new FrameKeySet();
   private stackLabels: StackLabel[] | null = null;
+  /** Rows of the stacks table after the merge of flushed stacks (null until it ran). */
+  private mergedStacks: number | null = null;
   private stagingLimit = Number.POSITIVE_INFINITY;
   private engine: Engine | undefined;
   private readonly engineReady: Promise<Engine>;
@@ -158,6 +160,7 @@ export class EvidenceBundleWriter implements EvidenceSink {
     this.small = new Map();
     this.seenFrames.clear();
     this.stackLabels = null;
+    this.mergedStacks = null;
     for (const name of readdirSync(this.stagingFolder)) rmSync(join(this.stagingFolder, name), { recursive: true, force: true });
     for (const name of readdirSync(this.scratchFolder)) rmSync(join(this.scratchFolder, name), { recursive: true, force: true });
   }
@@ -165,7 +168,7 @@ export class EvidenceBundleWriter implements EvidenceSink {
   rowCounts(): Record<string, number> {
     const counts: Record<string, number> = {};
     if (this.frames) counts.frames = this.frames.count;
-    if (this.stacks) counts.stacks = this.stacks.count;
+    if (this.stacks) counts.stacks = this.mergedStacks ?? this.stacks.count;
     if (this.traceEvents) counts.trace_events = this.traceEvents.count;
     for (const [table, writer] of this.small) counts[table] = writer.count;
     return Object.fromEntries(evidenceTables.filter((table) => table in counts).map((table) => [table, counts[table] as number]));
@@ -202,7 +205,9 @@ export class EvidenceBundleWriter implements EvidenceSink {
         table = sql.table;
         const merging = sql.table === "stacks" && this.stackLabels !== null;
         await connection.run(`SET memory_limit = '${merging ? "256MB" : "512MB"}'`);
-        await connection.run(sql.statement);
+        const copied = await connection.run(sql.statement);
+        // Flushed stacks were written once per flush; the merge sums repeats, so the table holds fewer rows.
+        if (merging) this.mergedStacks = Number(copied.rowsChanged);
         written.push(sql.target);
       }
     } catch (error) {

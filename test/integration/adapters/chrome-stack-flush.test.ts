@@ -93,6 +93,7 @@ async function throughBundle(path: string, maxHeldStacks: number) {
   rmSync(finished.folder, { recursive: true, force: true });
   return {
     staged: writer.staged,
+    tables: finished.tables,
     rows: result.rows,
     stacks: ordered(stacks.map((stack) => ({ ...stack, sample_count: Number(stack.sample_count) }))),
     frames: ordered(frames.map((frame) => ({ ...frame, line: frame.line === null ? null : Number(frame.line) }))),
@@ -129,6 +130,10 @@ test("stacks flushed every few distinct stacks and merged by the bundle writer e
     // The flush happened: rows for the same stack were staged in several parts and summed by the writer.
     expect(flushed.staged).toBeGreaterThan(flushed.stacks.length);
     expect(held.staged).toBe(held.stacks.length);
+    // The bundle's row counts (what a receipt reports) are the Parquet's rows, after the merge.
+    expect(flushed.tables.stacks).toBe(flushed.stacks.length);
+    expect(held.tables.stacks).toBe(held.stacks.length);
+    expect(flushed.tables.frames).toBe(flushed.frames.length);
     expect(flushed.stacks).toEqual(held.stacks);
     expect(flushed.frames).toEqual(held.frames);
     expect(flushed.stacks).toEqual(memory.stacks);
