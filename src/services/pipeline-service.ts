@@ -105,17 +105,14 @@ export class PipelineService {
       candidate: candidate.pipeline_id,
       limit: request.limit,
     });
-    // The position is the number of stages already returned (a page may hold fewer than `limit` when it fills up).
+    // A page holds up to `limit` stages, fewer when they fill its character budget, so its size is known
+    // only once filled. The cursor's position is the number of stages returned so far; keysetPage is
+    // given the page's stages and the one after it (if any) to tell whether more remain.
     const binding = { secret: workspace.cursorSecret(), scope, snapshot: resultDigest };
     const offset = resumeAfter<number>(binding, request.cursor) ?? 0;
-    const filled = fillPage(compared.stages.slice(offset, offset + request.limit)).length;
-    const { page, fields } = keysetPage(
-      binding,
-      compared.stages.slice(offset, offset + filled + 1),
-      compared.stages.length,
-      filled,
-      () => offset + filled,
-    );
+    const pageSize = fillPage(compared.stages.slice(offset, offset + request.limit)).length;
+    const pageAndNext = compared.stages.slice(offset, offset + pageSize + 1);
+    const { page, fields } = keysetPage(binding, pageAndNext, compared.stages.length, pageSize, () => offset + pageSize);
     const notes = [notRootCause];
     if (!compared.compatible)
       notes.push("The pipelines differ in name, schema or producer, so their stages are not compared; compare two runs of one pipeline.");
