@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { publishArtifact, reclaimUnpublished } from "../../../src/store/artifact-placement.ts";
 import { readArtifact } from "../../../src/store/artifact-registry.ts";
-import { type StagedArtifact, stageArtifactFile } from "../../../src/store/artifact-store.ts";
+import { type StagedArtifact, stageArtifactFileSync } from "../../../src/store/artifact-store.ts";
 import { blankManifest, insertRun } from "../../../src/store/run-store.ts";
 import { initializeWorkspace, type Workspace } from "../../../src/store/workspace.ts";
 
@@ -16,7 +16,7 @@ function workspace() {
 
 function stage(space: Workspace, root: string, name: string, bytes: string): StagedArtifact {
   writeFileSync(join(root, name), bytes);
-  return stageArtifactFile(space, join(root, name), { maxBytes: 1 << 20 });
+  return stageArtifactFileSync(space, join(root, name), { maxBytes: 1 << 20 });
 }
 
 /** One import's transaction: its run, then its artifact placed and registered; `fail` throws before commit. */
