@@ -11,6 +11,7 @@ import {
   type Stats,
   writeSync,
 } from "node:fs";
+import { rm } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { artifactIntegrityFailed, artifactTooLarge, executionRefused, type FlameoxError } from "../domain/errors.ts";
 import { syncFile } from "./atomic-file.ts";
@@ -199,6 +200,16 @@ export async function syncStagedArtifacts(staged: readonly StagedArtifact[]): Pr
 /** Drops a staged copy that will not be published (already placed copies are gone already). */
 export function discardStagedArtifact(staged: StagedArtifact): void {
   rmSync(staged.staged_path, { force: true });
+}
+
+/**
+ * Drops a staged copy whose bytes are already an object of the store, on the thread pool: unlinking a
+ * large file takes the filesystem a while (about 240 ms per GiB on ext4 here), which must not hold the
+ * publishing transaction. The copy is this process's own, under a name nothing else uses; one that
+ * could not be removed goes with the process's staging folder when it exits, or to recovery.
+ */
+export function discardStagedArtifactInBackground(staged: StagedArtifact): void {
+  void rm(staged.staged_path, { force: true }).catch(() => undefined);
 }
 
 function safeExtension(path: string): string {
