@@ -4,7 +4,6 @@ import {
   appendFileSync,
   closeSync,
   mkdirSync,
-  mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -15,14 +14,14 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type StagedArtifact, stageArtifactFile, stageArtifactFileSync } from "../../../src/store/artifact-store.ts";
 import { processStagingPath } from "../../../src/store/process-staging.ts";
 import { initializeWorkspace, type Workspace } from "../../../src/store/workspace.ts";
+import { temporaryFolder } from "../../support/temporary-folders.ts";
 
 function workspace() {
-  const root = mkdtempSync(join(tmpdir(), "flameox-artifact-store-"));
+  const root = temporaryFolder("artifact-store");
   const { workspace } = initializeWorkspace({ projectRoot: root, workspaceRoot: join(root, ".diagnostics") }, "");
   return { root, workspace, cleanup: () => rmSync(root, { recursive: true, force: true }) };
 }
