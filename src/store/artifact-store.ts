@@ -47,8 +47,11 @@ export type StageOptions = {
   sync?: boolean;
 };
 
-/** Bytes per read and per hasher call: large enough that the calls cost nothing next to the bytes. */
-const chunkSize = 8 << 20;
+/**
+ * Bytes per read and per hasher call: a chunk that stays in the L2 cache between readSync writing it
+ * and the hasher reading it (8 MiB chunks measured ~15% more CPU than 1-2 MiB for the same hash).
+ */
+const chunkSize = 1 << 20;
 
 /**
  * Copies a regular file into this process's staging and hashes the copy: the kernel copies from the

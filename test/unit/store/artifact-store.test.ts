@@ -62,8 +62,9 @@ function expectExactCopy(staged: StagedArtifact, source: Buffer): void {
 }
 
 describe("artifact staging", () => {
-  // 8 MiB is the hashing chunk: these cross it, end inside it, and leave nothing to hash at all.
-  const sizes = [0, 1, 4097, (8 << 20) + 123, (20 << 20) + 5];
+  // 1 MiB is the read and hashing chunk: these end inside the first chunk, on a boundary, just past one and
+  // many chunks later, and leave nothing to hash at all.
+  const sizes = [0, 1, 4097, 1 << 20, (1 << 20) + 1, (20 << 20) + 5];
 
   test("the artifact id is the sha256 of exactly the staged bytes, at every size and by both stagers", async () => {
     const { root, workspace: space, cleanup } = workspace();
