@@ -55,15 +55,16 @@ const chunkSize = 1 << 20;
 
 /**
  * Copies a regular file into this process's staging and hashes the copy: the kernel copies from the
- * descriptor that was opened and checked (copy_file_range where the OS has it, so the bytes never
- * pass through this process), at most one byte past the size cap, and the artifact id is then the
- * sha256 of the staged bytes themselves. A file that grew past the cap, or changed in any way while
+ * descriptor that was opened and checked (copy_file_range where the OS has it: no write() of the bytes
+ * from this process, whose dirty-page cost grew steeply past a few hundred MB, and a reflink on CoW
+ * filesystems), at most one byte past the size cap, and the artifact id is then the sha256 of the
+ * staged bytes themselves, read back while they are still in the page cache. A file that grew past the cap, or changed in any way while
  * it was copied, is refused and its copy removed. `stored_path` is where the object will live once
  * published: artifacts/sha256/ab/<hex>/payload<.ext>.
  */
 export async function stageArtifactFile(workspace: Workspace, sourcePath: string, options: StageOptions): Promise<StagedArtifact> {
-  const source = openSource(sourcePath, options.maxBytes);
   const staging = processStagingPath(workspace, `artifact-${crypto.randomUUID()}`);
+  const source = openSource(sourcePath, options.maxBytes);
   let output: number | undefined;
   try {
     output = openSync(staging, "wx+", 0o600);
@@ -90,8 +91,8 @@ export async function stageArtifactFile(workspace: Workspace, sourcePath: string
  * candidate): the bytes pass through this process, hashed as they are written.
  */
 export function stageArtifactFileSync(workspace: Workspace, sourcePath: string, options: StageOptions): StagedArtifact {
-  const source = openSource(sourcePath, options.maxBytes);
   const staging = processStagingPath(workspace, `artifact-${crypto.randomUUID()}`);
+  const source = openSource(sourcePath, options.maxBytes);
   const hasher = new Bun.CryptoHasher("sha256");
   let output: number | undefined;
   try {
