@@ -304,7 +304,7 @@ async function stageAndExtract(
   let durable: Promise<void> = Promise.resolve();
   try {
     for (const entry of files.filter((file) => existsSync(file.path)))
-      stored.push({ entry, artifact: stageArtifactFile(workspace, entry.path, { maxBytes: options.maxBytes, sync: false }) });
+      stored.push({ entry, artifact: await stageArtifactFile(workspace, entry.path, { maxBytes: options.maxBytes, sync: false }) });
     durable = syncStagedArtifacts(stored.map((item) => item.artifact));
     durable.catch(() => undefined);
     runtime = runtimeBundle(workspace, intent.run_id, stored, measurements, options.recording);

@@ -125,7 +125,7 @@ export class ImportService {
     const plan = importPlan(detected, request.kind, extractToolFor);
     const failureLog = plan.profileFormat ? null : failureLogToExtract(request.kind, source, detected.format === "unknown");
     const kind = failureLog ?? plan.kind;
-    const stored: StagedArtifact = stageArtifactFile(workspace, source, { maxBytes: policy.limits.max_artifact_bytes, sync: false });
+    const stored: StagedArtifact = await stageArtifactFile(workspace, source, { maxBytes: policy.limits.max_artifact_bytes, sync: false });
     // The copy reaches the disk while it is extracted (the fsync runs off the main thread); publishing waits for it.
     const durable = syncStagedArtifacts([stored]);
     durable.catch(() => undefined);

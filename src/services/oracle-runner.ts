@@ -95,7 +95,7 @@ export class OracleRunner {
         else receipt = { ...parsed.receipt, raw_artifact_id: null };
       }
       verdict = judge(result, receipt, receiptError);
-      this.publish(workspace, trial.run_id, strength, outputs, verdict, policy.limits.max_artifact_bytes);
+      await this.publish(workspace, trial.run_id, strength, outputs, verdict, policy.limits.max_artifact_bytes);
     } catch (error) {
       verdict = {
         ...verdict,
@@ -116,17 +116,17 @@ export class OracleRunner {
   }
 
   /** Stores the oracle's outputs as validation artifacts and records the verdict as the run's next revision. */
-  private publish(
+  private async publish(
     workspace: Workspace,
     runId: string,
     strength: string,
     outputs: OracleOutput[],
     verdict: OracleVerdict,
     maxBytes: number,
-  ): void {
+  ): Promise<void> {
     const artifacts: { entry: OracleOutput; artifact: StagedArtifact }[] = [];
     try {
-      for (const entry of outputs) artifacts.push({ entry, artifact: stageArtifactFile(workspace, entry.path, { maxBytes }) });
+      for (const entry of outputs) artifacts.push({ entry, artifact: await stageArtifactFile(workspace, entry.path, { maxBytes }) });
     } catch (error) {
       reclaimUnpublished(
         workspace,

@@ -5,7 +5,7 @@ import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { executionRefused, invalidRequest } from "../domain/errors.ts";
 import { runResourceUri } from "../domain/resource-uris.ts";
 import { publishArtifact, reclaimUnpublished } from "../store/artifact-placement.ts";
-import { type StagedArtifact, stageArtifactFile } from "../store/artifact-store.ts";
+import { type StagedArtifact, stageArtifactFileSync } from "../store/artifact-store.ts";
 import { advanceCorpus, type CorpusHead } from "../store/corpus.ts";
 import { isQuarantineId, listQuarantine, quarantineObjectFolder, removeQuarantine } from "../store/quarantine.ts";
 import { readRun, reviseRun, type RunArtifactReference, type RunManifest } from "../store/run-store.ts";
@@ -55,7 +55,7 @@ export class QuarantineService {
     const staged: { name: string; artifact: StagedArtifact }[] = [];
     try {
       for (const path of regularFiles(folder))
-        staged.push({ name: relative(folder, path), artifact: stageArtifactFile(workspace, path, { maxBytes }) });
+        staged.push({ name: relative(folder, path), artifact: stageArtifactFileSync(workspace, path, { maxBytes }) });
       const { head, references } = registerWithRun(workspace, run, id, staged);
       removeQuarantine(workspace, id);
       return {

@@ -2,7 +2,7 @@ import { statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { loadWorkspacePolicy } from "../config/workspace-policy.ts";
 import { type PublishArtifactInput, reclaimUnpublished } from "../store/artifact-placement.ts";
-import { type StagedArtifact, stageArtifactFile } from "../store/artifact-store.ts";
+import { type StagedArtifact, stageArtifactFileSync } from "../store/artifact-store.ts";
 import type { Workspace } from "../store/workspace.ts";
 import { processCancelled, toFlameoxError } from "../domain/errors.ts";
 import type { ReductionIntent, ReductionRecord } from "../domain/reductions.ts";
@@ -27,10 +27,10 @@ export function publishReduction(
   const maxBytes = policy.limits.max_artifact_bytes;
   const staged: StagedArtifact[] = [];
   try {
-    const reduced = stageArtifactFile(workspace, path, { maxBytes });
+    const reduced = stageArtifactFileSync(workspace, path, { maxBytes });
     staged.push(reduced);
     const outputs = result.predicateOutputs.map((output) => {
-      const artifact = stageArtifactFile(workspace, output, { maxBytes });
+      const artifact = stageArtifactFileSync(workspace, output, { maxBytes });
       staged.push(artifact);
       return { path: output, artifact };
     });

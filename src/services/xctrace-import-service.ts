@@ -71,15 +71,15 @@ export class XctraceImportService {
         maxEntries: maxPackageEntries,
       });
       const maxBytes = policy.limits.max_artifact_bytes;
-      const packageArtifact = stageArtifactFile(workspace, archivePath, { maxBytes, payloadExtension: ".tar" });
+      const packageArtifact = await stageArtifactFile(workspace, archivePath, { maxBytes, payloadExtension: ".tar" });
       staged.push(packageArtifact);
       // The archive is a second copy of the package: drop it now rather than hold both until the end.
       rmSync(archivePath, { force: true });
-      const tocArtifact = stageArtifactFile(workspace, toc.path, { maxBytes, payloadExtension: ".xml" });
+      const tocArtifact = await stageArtifactFile(workspace, toc.path, { maxBytes, payloadExtension: ".xml" });
       staged.push(tocArtifact);
       const summaryPath = join(staging, "toc-summary.json");
       writeFileSync(summaryPath, JSON.stringify(summary, null, 2));
-      const summaryArtifact = stageArtifactFile(workspace, summaryPath, { maxBytes, payloadExtension: ".json" });
+      const summaryArtifact = await stageArtifactFile(workspace, summaryPath, { maxBytes, payloadExtension: ".json" });
       staged.push(summaryArtifact);
       const version = summary.runs.find((run) => run.instruments_version)?.instruments_version ?? null;
       const runId = crypto.randomUUID();

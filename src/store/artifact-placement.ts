@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, r
 import { basename, dirname } from "node:path";
 import { internalError } from "../domain/errors.ts";
 import { readArtifact, type RegistrationInput, registerArtifact } from "./artifact-registry.ts";
-import { discardStagedArtifact, type StagedArtifact, type StoredArtifact } from "./artifact-store.ts";
+import { discardStagedArtifact, discardStagedArtifactInBackground, type StagedArtifact, type StoredArtifact } from "./artifact-store.ts";
 import { crashPoint } from "./crash-points.ts";
 import type { RunArtifactReference } from "./run-store.ts";
 import type { Workspace } from "./workspace.ts";
@@ -27,7 +27,7 @@ export function publishArtifact(
   const registered = readArtifact(database, staged.artifact_id);
   let artifact: StoredArtifact;
   if (registered && existsSync(workspace.path(registered.stored_path))) {
-    discardStagedArtifact(staged);
+    discardStagedArtifactInBackground(staged);
     artifact = {
       ...withoutStaging(staged),
       stored_path: registered.stored_path,

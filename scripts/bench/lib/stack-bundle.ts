@@ -65,7 +65,7 @@ export async function registerStackBundle(
     const runId = crypto.randomUUID();
     const spec = join(project, `hotspots-bench-input-${rows}.json`);
     writeFileSync(spec, JSON.stringify({ generator: "scripts/bench/lib/stack-bundle.ts", samples, rows, frames: frameCount }));
-    const stored = stageArtifactFile(workspace, spec, { maxBytes: 1 << 20 });
+    const stored = await stageArtifactFile(workspace, spec, { maxBytes: 1 << 20 });
     const bundleId = `bundle-${crypto.randomUUID()}`;
     const folder = workspace.path("evidence", bundleId);
     mkdirSync(folder, { recursive: true });

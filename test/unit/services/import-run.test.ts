@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PublishArtifactInput } from "../../../src/store/artifact-placement.ts";
 import { readArtifact, registrationsOfArtifact } from "../../../src/store/artifact-registry.ts";
-import { stageArtifactFile } from "../../../src/store/artifact-store.ts";
+import { stageArtifactFileSync } from "../../../src/store/artifact-store.ts";
 import { type CorpusHead, corpusHead } from "../../../src/store/corpus.ts";
 import { readRun } from "../../../src/store/run-store.ts";
 import { initializeWorkspace, type Workspace } from "../../../src/store/workspace.ts";
@@ -21,7 +21,7 @@ function registration(space: Workspace, root: string, runId: string, name: strin
   writeFileSync(join(root, name), `bytes of ${name}`);
   return {
     runId,
-    artifact: stageArtifactFile(space, join(root, name), { maxBytes: 1 << 20 }),
+    artifact: stageArtifactFileSync(space, join(root, name), { maxBytes: 1 << 20 }),
     displayName: name,
     kind: "collector_metadata",
     role: `role_${name.replace(".", "_")}`,
