@@ -7,6 +7,7 @@ import { withInterrupt } from "./interrupt.ts";
 import { captureAdapterNames, type CaptureReceipt, type PlanCaptureRequest } from "../services/capture-service.ts";
 import { ImportXctraceRequest } from "../domain/requests/captures.ts";
 import { checkedRequest } from "./arguments.ts";
+import { executionRefused } from "../domain/errors.ts";
 
 const planArguments = {
   adapter: {
@@ -106,6 +107,34 @@ function renderPlan(plan: Awaited<ReturnType<ReturnType<typeof cliServices>["cap
   ].join("\n");
 }
 
+/**
+ * A path typed on the command line is taken from the current folder, as in any shell (agents pass
+ * root-relative paths over MCP). A relative one that is not there is refused with that rule, and
+ * with the path that works when the name is a file of the project.
+ */
+async function typedPath(typed: string, what: "file" | "folder"): Promise<string> {
+  const { existsSync } = await import("node:fs");
+  const { isAbsolute, relative, resolve } = await import("node:path");
+  const fromHere = resolve(process.cwd(), typed);
+  if (isAbsolute(typed) || existsSync(fromHere)) return fromHere;
+  const inProject = resolve(cliServices().projectRoot, typed);
+  const elsewhere = existsSync(inProject) ? relative(process.cwd(), inProject) : null;
+  const tool = what === "file" ? "import_artifact" : "import_xctrace";
+  throw executionRefused(`The ${what} to import does not exist: ${typed} (a relative path is taken from the current folder).`, {
+    details: { path: typed },
+    // The MCP tool takes project-relative paths, so the same name is the call that works there.
+    next:
+      elsewhere !== null
+        ? { tool, arguments: { path: relative(cliServices().projectRoot, inProject), source_root: "project" } }
+        : undefined,
+    remediation: [
+      elsewhere !== null
+        ? `It is in the project: pass ${elsewhere}, or run from the project folder.`
+        : "Check the path: pass it relative to the current folder, or absolute.",
+    ],
+  });
+}
+
 export const importCommand = defineCommand({
   meta: { name: "import", description: "Import a profile, trace or other artifact as a new import run (format and kind auto-detected)." },
   args: {
@@ -122,12 +151,9 @@ export const importCommand = defineCommand({
     "producer-version": { type: "string", description: "Producer version to record." },
   },
   async run({ args }) {
-    const { resolve } = await import("node:path");
-    const path = String(args.path);
     const sourceRoot = args["source-root"] === "temp" ? "temp" : "project";
     const receipt = await cliServices().imports.importArtifact({
-      // People type paths relative to where they stand; agents pass root-relative paths over MCP.
-      path: resolve(process.cwd(), path),
+      path: await typedPath(String(args.path), "file"),
       kind: (args.kind as never) ?? null,
       sensitivity: (["normal", "internal", "sensitive"].includes(String(args.sensitivity)) ? args.sensitivity : "internal") as
         | "normal"
@@ -160,10 +186,9 @@ export const importXctraceCommand = defineCommand({
     "source-root": { type: "string", default: "project", description: "project | temp" },
   },
   async run({ args }) {
-    const { resolve } = await import("node:path");
     const request = checkedRequest(
       ImportXctraceRequest,
-      { path: resolve(process.cwd(), String(args.path)), source_root: args["source-root"] },
+      { path: await typedPath(String(args.path), "folder"), source_root: args["source-root"] },
       "import-xctrace",
     );
     const receipt = await cliServices().xctraceImports.importTrace(request);

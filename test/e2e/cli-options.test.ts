@@ -4,7 +4,7 @@
  */
 import { beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import type { CommandDef } from "citty";
 import { rootCommand } from "../../src/cli/main.ts";
 import { runCli, temporaryFolder } from "../support/binary.ts";
@@ -136,4 +136,25 @@ test("evidence summarize --format json prints the result document; --format mark
   });
   expect(wrong.exitCode).toBe(2);
   expect(wrong.json.error.code).toBe("INVALID_ARGUMENTS");
+});
+
+test("import takes a relative path from the current folder; from elsewhere a project file is refused with the path that works", () => {
+  const project = temporaryFolder("import-cwd");
+  const elsewhere = temporaryFolder("import-elsewhere");
+  expect(runCli(["init", project, "--json"]).exitCode).toBe(0);
+  writeFileSync(join(project, "stacks.collapsed"), "main;work 30\nmain;idle 10\n");
+  const refused = runCli(["--json", "--project-root", project, "import", "stacks.collapsed"], { cwd: elsewhere });
+  expect(refused.exitCode).not.toBe(0);
+  expect(refused.json.error.code).toBe("EXECUTION_REFUSED");
+  expect(refused.json.error.message).toContain("taken from the current folder");
+  const working = relative(elsewhere, join(project, "stacks.collapsed"));
+  expect(refused.json.error.remediation[0]).toContain(working);
+  // The MCP call that works names the project-relative path.
+  expect(refused.json.error.recovery.context.arguments).toEqual({ path: "stacks.collapsed", source_root: "project" });
+  const retried = runCli(["--json", "--project-root", project, "import", working], { cwd: elsewhere });
+  expect(retried.exitCode).toBe(0);
+  expect(retried.json.evidence.tables.stacks).toBe(2);
+  const missing = runCli(["--json", "--project-root", project, "import", "absent.collapsed"], { cwd: elsewhere });
+  expect(missing.json.error.code).toBe("EXECUTION_REFUSED");
+  expect(missing.json.error.remediation[0]).toContain("relative to the current folder");
 });
