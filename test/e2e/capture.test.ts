@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { callTool, connectMcp, runCli, testEnvironment, type McpSession } from "../support/binary.ts";
+import { callTool, connectMcp, runCli, temporaryFolder, testEnvironment, type McpSession } from "../support/binary.ts";
 import { declare, planAndExecute, python, workloadProject } from "../support/project.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -297,7 +297,7 @@ describe("imports refuse unsafe paths and bad profiles leave nothing behind", ()
   test("symlink escapes, outside paths, NUL bytes, oversize files; truncated and malformed profiles", async () => {
     const project = workloadProject("imports");
     session = await connectMcp(project, ["--init"]);
-    const outside = join(testEnvironment().FLAMEOX_CACHE_DIR!, "..", `outside-${Date.now()}.txt`);
+    const outside = join(temporaryFolder("outside"), "outside.txt");
     writeFileSync(outside, "a;b 1\n");
     Bun.spawnSync(["ln", "-s", outside, join(project, "escape.txt")]);
     const escaping = await callTool(session, "import_artifact", { path: "escape.txt" });
