@@ -23,6 +23,10 @@ const shortTexts = [
   "ünï ✓",
   "🔥",
   "~\u007f",
+  // Non-ASCII that is still one byte in Latin-1, and a lone surrogate (three UTF-8 bytes, as U+FFFD).
+  "\u0080",
+  "\u00ff",
+  "lone \ud800 surrogate",
 ];
 // The same characters in text long enough for the native-copy path, at its start, middle and end.
 const texts = [
