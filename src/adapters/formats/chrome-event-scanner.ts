@@ -26,13 +26,22 @@ interestingArgs.set("filename", argFilename);
 interestingArgs.set("file", argFile);
 interestingArgs.set("line", argLine);
 interestingArgs.set("name", argName);
-/** Candidate keys by length and first character, so a member is matched without slicing its key. */
-const candidatesByShape = new Map<number, [string, number][]>();
+/** Keys longer than this are never candidates (the longest interesting key is 14 characters). */
+const maxCandidateLength = 31;
+/**
+ * Candidate keys by length and first character (an array index, cheaper than a map lookup for the
+ * ~8 members of every torch args object), so a member is matched without slicing its key.
+ */
+const candidatesByShape: ([string, number][] | undefined)[] = new Array((maxCandidateLength + 1) * 128).fill(undefined);
+function shapeOf(length: number, first: number): number {
+  return length > maxCandidateLength || first >= 128 ? -1 : length * 128 + first;
+}
 for (const [key, slot] of interestingArgs) {
-  const shape = key.length * 0x10000 + key.charCodeAt(0);
-  const list = candidatesByShape.get(shape) ?? [];
+  const shape = shapeOf(key.length, key.charCodeAt(0));
+  if (shape < 0) throw new Error(`args key too long for the candidate table: ${key}`);
+  const list = candidatesByShape[shape] ?? [];
   list.push([key, slot]);
-  candidatesByShape.set(shape, list);
+  candidatesByShape[shape] = list;
 }
 
 // Slot kinds.
@@ -126,7 +135,9 @@ export class ChromeEventScanner {
   private text = "";
   private readonly interner = new ValueInterner();
   private readonly onArgMember = (keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): void => {
-    const candidates = candidatesByShape.get((keyEnd - keyStart) * 0x10000 + this.text.charCodeAt(keyStart));
+    const shape = shapeOf(keyEnd - keyStart, this.text.charCodeAt(keyStart));
+    if (shape < 0) return;
+    const candidates = candidatesByShape[shape];
     if (candidates === undefined) return;
     let slot = -1;
     for (const [key, index] of candidates) {

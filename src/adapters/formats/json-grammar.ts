@@ -60,6 +60,8 @@ const maxCanonicalDepth = 64;
 export class JsonTextScanner {
   failure = 0;
   nonAscii = false;
+  /** Key spans of the objects being read in canonical mode, one list per depth, reused from value to value. */
+  private readonly keysByDepth: number[][] = [];
 
   needMore(): number {
     this.failure = NEED_MORE;
@@ -187,7 +189,14 @@ export class JsonTextScanner {
     if (!canonical) i = this.skipWhitespace(text, i);
     if (i >= text.length) return this.needMore();
     if (text.charCodeAt(i) === CLOSE_BRACE) return i + 1;
-    const keys: number[] = [];
+    let keys: number[] | undefined;
+    if (canonical) {
+      keys = this.keysByDepth[depth];
+      if (keys === undefined) {
+        keys = [];
+        this.keysByDepth[depth] = keys;
+      } else keys.length = 0;
+    }
     for (;;) {
       if (text.charCodeAt(i) !== QUOTE) return this.bail();
       const keyEnd = this.scanPlainString(text, i);
@@ -196,8 +205,8 @@ export class JsonTextScanner {
       if (canonical) {
         const keyLength = keyEnd - 1 - keyStart;
         if (keyLength > 0 && isDigit(text.charCodeAt(keyStart))) return this.bail();
-        if (sameKey(text, keys, keyStart, keyLength)) return this.bail();
-        keys.push(keyStart, keyLength);
+        if (sameKey(text, keys as number[], keyStart, keyLength)) return this.bail();
+        (keys as number[]).push(keyStart, keyLength);
       }
       i = keyEnd;
       if (!canonical) i = this.skipWhitespace(text, i);

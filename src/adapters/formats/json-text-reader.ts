@@ -59,29 +59,40 @@ export class JsonTextReader {
   /** Keeps text from `keep` on and appends the next chunk; false at the end of the file. */
   protected async more(keep: number): Promise<boolean> {
     if (this.eof) return false;
-    if (this.buffer.length < this.want) this.buffer = Buffer.allocUnsafe(this.want);
-    let filled = 0;
-    while (filled < this.want) {
-      const read = await this.source.read(this.buffer, filled, this.want - filled);
+    // While every chunk was ASCII, the buffer's first `text.length` bytes are the text's characters:
+    // the unread rest moves to the buffer's front and the next bytes are read after it, so the new text
+    // is one decode of one span instead of a concatenation the engine flattens on first read (a
+    // second copy of every chunk, and twice the garbage). The buffer stays `want` bytes; after a
+    // carry it reads `want - carry`: at least the carry, as grow() makes `want` twice what is pending.
+    const pending = keep < this.text.length ? this.text.length - keep : 0;
+    const carry = this.asciiSoFar ? pending : 0;
+    const limit = Math.max(this.want, 2 * carry);
+    if (this.buffer.length < limit) {
+      const grown = Buffer.allocUnsafe(limit);
+      if (carry > 0) this.buffer.copy(grown, 0, keep, keep + carry);
+      this.buffer = grown;
+    } else if (carry > 0) this.buffer.copyWithin(0, keep, keep + carry);
+    let filled = carry;
+    while (filled < limit) {
+      const read = await this.source.read(this.buffer, filled, limit - filled);
       if (read === 0) {
         this.eof = true;
         break;
       }
       filled += read;
     }
-    const bytes = this.buffer.subarray(0, filled);
+    const bytes = this.buffer.subarray(carry, filled);
     // ASCII text decodes the same as Latin-1, several times faster than through the UTF-8 decoder;
     // after the first other chunk the decoder keeps any partial character between chunks.
     this.asciiSoFar &&= isAscii(bytes);
-    let decoded: string;
-    if (this.asciiSoFar) decoded = bytes.toString("latin1");
+    this.decodedBytes += bytes.length;
+    if (this.asciiSoFar) this.text = this.buffer.toString("latin1", 0, filled);
     else {
       // A decoder that starts mid-file must keep a U+FEFF there: only the file's first bytes can be a BOM.
-      this.decoder ??= new TextDecoder("utf-8", { ignoreBOM: this.decodedBytes > 0 });
-      decoded = this.decoder.decode(bytes, { stream: !this.eof });
+      this.decoder ??= new TextDecoder("utf-8", { ignoreBOM: this.decodedBytes - bytes.length > 0 });
+      const decoded = this.decoder.decode(bytes, { stream: !this.eof });
+      this.text = pending > 0 ? this.text.slice(keep) + decoded : decoded;
     }
-    this.decodedBytes += filled;
-    this.text = keep < this.text.length ? this.text.slice(keep) + decoded : decoded;
     this.at = 0;
     return true;
   }

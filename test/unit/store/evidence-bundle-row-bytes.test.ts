@@ -23,11 +23,17 @@ const shortTexts = [
   "ünï ✓",
   "🔥",
   "~\u007f",
+  // Non-ASCII that is still one byte in Latin-1, and a lone surrogate (three UTF-8 bytes, as U+FFFD).
+  "\u0080",
+  "\u00ff",
+  "lone \ud800 surrogate",
 ];
 // The same characters in text long enough for the native-copy path, at its start, middle and end.
 const texts = [
   ...shortTexts,
-  ...shortTexts.flatMap((text) => [`${text}${"x".repeat(24)}`, `${"x".repeat(12)}${text}${"x".repeat(12)}`, `${"x".repeat(24)}${text}`]),
+  ...shortTexts.flatMap((text) => [`${text}${"x".repeat(64)}`, `${"x".repeat(32)}${text}${"x".repeat(32)}`, `${"x".repeat(64)}${text}`]),
+  // Just below the native-copy length, through the loop.
+  ...shortTexts.map((text) => `${"x".repeat(Math.max(0, 63 - text.length))}${text}`),
 ];
 const integers = [
   0,

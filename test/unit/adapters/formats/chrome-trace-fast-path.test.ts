@@ -161,6 +161,21 @@ describe("the fast Chrome trace reader gives the rows of JSON.parse", () => {
     }
   }, 60_000);
 
+  test("a trace of several read chunks, ASCII at first and then not, reads as JSON.parse reads it", async () => {
+    // Chunks are 4 MiB: ~10 MiB of ASCII events carry a partly read event over two chunk boundaries
+    // inside the buffer, then the first non-ASCII name switches the reader to the UTF-8 decoder.
+    const { dir, cleanup } = tempDir();
+    try {
+      const ascii = randomEvents(11, 100_000).map((event) => event.replaceAll("näme", "name"));
+      const path = join(dir, "chunks.json");
+      writeFileSync(path, `{"traceEvents":[${ascii.join(",")},${randomEvents(12, 200).join(",")}]}`);
+      expect(ascii.join(",").length).toBeGreaterThan(10 << 20);
+      await compare(path);
+    } finally {
+      cleanup();
+    }
+  }, 120_000);
+
   test("malformed and truncated files fail as JSON.parse of the whole file does", async () => {
     const { dir, cleanup } = tempDir();
     try {
