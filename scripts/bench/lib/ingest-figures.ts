@@ -11,7 +11,7 @@ export function ingestStep(result: Measured, bytes: number): Record<string, unkn
     mb_per_s: ok ? round(mebibytes(bytes) / (result.wallMs / 1000), 1) : null,
     peak_rss_mb: mebibytes(result.maxRssBytes),
     killed_by_rss_guard: result.killedByGuard,
-    error: ok ? null : (result.stderrTail || result.stdout).trim().split("\n").slice(-3).join(" | ").slice(0, 600),
+    error: ok ? null : failureText(result.stderrTail || result.stdout),
   };
 }
 
@@ -49,4 +49,14 @@ export function placeInProject(source: string, target: string): void {
   } catch {
     copyFileSync(source, target);
   }
+}
+
+/**
+ * The line that says why a step failed: the last "…Error: …" line (a Bun script's stderr ends with a
+ * source excerpt and the runtime's version after it), else the last three lines.
+ */
+function failureText(output: string): string {
+  const lines = output.trim().split("\n");
+  const reason = lines.findLast((line) => /\b[A-Za-z ]*Error\b.*:/.test(line));
+  return (reason ?? lines.slice(-3).join(" | ")).trim().slice(0, 600);
 }
