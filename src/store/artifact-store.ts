@@ -63,11 +63,8 @@ const chunkSize = 1 << 20;
  * published: artifacts/sha256/ab/<hex>/payload<.ext>.
  */
 export async function stageArtifactFile(workspace: Workspace, sourcePath: string, options: StageOptions): Promise<StagedArtifact> {
-  const staging = processStagingPath(workspace, `artifact-${crypto.randomUUID()}`);
-  const source = openSource(sourcePath, options.maxBytes);
-  let output: number | undefined;
-  try {
-    output = openSync(staging, "wx+", 0o600);
+  // Awaited here so that a refusal before the copy (a link, a file over the cap) rejects, never throws.
+  return await withStagingCopy(workspace, sourcePath, options, "wx+", async (source, output, staging) => {
     // One byte past the cap is enough to know a file grew past it; a copy never goes further.
     const limit = Math.min(options.maxBytes + 1, Number.MAX_SAFE_INTEGER);
     const copied = await Bun.write(Bun.file(output), Bun.file(source.input).slice(0, limit));
@@ -76,14 +73,7 @@ export async function stageArtifactFile(workspace: Workspace, sourcePath: string
     const hex = hashDescriptor(output, copied);
     if (options.sync !== false) fsyncSync(output);
     return staged(sourcePath, staging, hex, copied, options);
-  } catch (error) {
-    discardCopy(staging, output);
-    output = undefined;
-    throw error;
-  } finally {
-    closeSync(source.input);
-    if (output !== undefined) closeSync(output);
-  }
+  });
 }
 
 /**
@@ -91,12 +81,8 @@ export async function stageArtifactFile(workspace: Workspace, sourcePath: string
  * candidate): the bytes pass through this process, hashed as they are written.
  */
 export function stageArtifactFileSync(workspace: Workspace, sourcePath: string, options: StageOptions): StagedArtifact {
-  const staging = processStagingPath(workspace, `artifact-${crypto.randomUUID()}`);
-  const source = openSource(sourcePath, options.maxBytes);
-  const hasher = new Bun.CryptoHasher("sha256");
-  let output: number | undefined;
-  try {
-    output = openSync(staging, "wx", 0o600);
+  return withStagingCopy(workspace, sourcePath, options, "wx", (source, output, staging) => {
+    const hasher = new Bun.CryptoHasher("sha256");
     const buffer = Buffer.allocUnsafe(chunkSize);
     let total = 0;
     for (;;) {
@@ -113,14 +99,52 @@ export function stageArtifactFileSync(workspace: Workspace, sourcePath: string, 
     checkUnchanged(source, total, options.maxBytes);
     if (options.sync !== false) fsyncSync(output);
     return staged(sourcePath, staging, hasher.digest("hex"), total, options);
-  } catch (error) {
-    discardCopy(staging, output);
-    output = undefined;
-    throw error;
-  } finally {
+  });
+}
+
+/**
+ * Runs `copy` from the opened, checked source into a new private file in this process's staging.
+ * Whatever `copy` throws (or its promise rejects with) removes that file; both descriptors are closed
+ * either way. The staging path is taken before the source is opened, so a failure to make the
+ * staging folder cannot leak the source's descriptor.
+ */
+function withStagingCopy<T>(
+  workspace: Workspace,
+  sourcePath: string,
+  options: StageOptions,
+  flags: "wx" | "wx+",
+  copy: (source: OpenedSource, output: number, staging: string) => T,
+): T {
+  const staging = processStagingPath(workspace, `artifact-${crypto.randomUUID()}`);
+  const source = openSource(sourcePath, options.maxBytes);
+  let output: number | undefined;
+  const close = (failed: boolean) => {
     closeSync(source.input);
-    if (output !== undefined) closeSync(output);
+    if (failed) discardCopy(staging, output);
+    else if (output !== undefined) closeSync(output);
+  };
+  let result: T;
+  try {
+    output = openSync(staging, flags, 0o600);
+    result = copy(source, output, staging);
+  } catch (error) {
+    close(true);
+    throw error;
   }
+  if (!(result instanceof Promise)) {
+    close(false);
+    return result;
+  }
+  return result.then(
+    (value) => {
+      close(false);
+      return value;
+    },
+    (error: unknown) => {
+      close(true);
+      throw error;
+    },
+  ) as T;
 }
 
 type OpenedSource = { input: number; before: Stats };
