@@ -24,7 +24,7 @@ import { EventOrderer, RestartInRuns, setOrderKey } from "./chrome-event-order.t
 import { ChromeTraceReader, FastScanError, UnsupportedShape } from "./chrome-event-reader.ts";
 import { TraceCpuProfiles } from "./chrome-cpu-profile.ts";
 import { SliceNester } from "./chrome-slice-nesting.ts";
-import { RowEmitter, artifactParseFailed, boundStaging, canMergeStacks, type ExtractOptions, type ExtractResult } from "./common.ts";
+import { RowEmitter, fileParseFailed, boundStaging, canMergeStacks, type ExtractOptions, type ExtractResult } from "./common.ts";
 import { inflateFailed, maxInflatedJsonBytes, readJsonWithVisitor, scanJsonFile, walkParsedJson } from "./json-file.ts";
 import type { JsonVisitor } from "./json-stream.ts";
 
@@ -108,7 +108,7 @@ async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTrac
       topLevelValue: (key, value) => profiles.topLevel(key, value),
     });
     if (hints.topLevelObject && !hints.sawTraceEvents) {
-      throw artifactParseFailed(path, "the JSON object has no `traceEvents` array: this is not a Chrome trace");
+      throw fileParseFailed(path, "the JSON object has no `traceEvents` array: this is not a Chrome trace");
     }
     await orderer.finish();
     nester.finish(!profiles.hasSamples);
@@ -225,7 +225,7 @@ async function readEvents(path: string, sink: EvidenceSink, options: ChromeTrace
     if (error instanceof FastScanError) {
       // The generic scanner names the exact place; it throws ARTIFACT_PARSE_FAILED.
       await scanJsonFile(path, { select: selectTraceEvents(hints), value: () => {} });
-      throw artifactParseFailed(path, error.message);
+      throw fileParseFailed(path, error.message);
     }
     throw inflateFailed(path, error);
   } finally {
@@ -283,7 +283,7 @@ async function readWhole(path: string, context: ReadContext): Promise<void> {
     } catch {
       // The scanner says where the JSON breaks.
       await scanJsonFile(path, { select: selectTraceEvents(context.hints), value: () => {} });
-      throw artifactParseFailed(path, error instanceof Error ? error.message : String(error));
+      throw fileParseFailed(path, error instanceof Error ? error.message : String(error));
     }
   }
   walkParsedJson(parsed, genericVisitor(context, sources));

@@ -6,7 +6,7 @@ import { projectRelativePath, type EvidenceSink, type StackUnit } from "../../do
 import {
   FrameTable,
   RowEmitter,
-  artifactParseFailed,
+  fileParseFailed,
   boundStaging,
   languageForFile,
   type ExtractOptions,
@@ -122,11 +122,11 @@ export async function extractFolded(
     aggregator.add(group.group, node, weight, unit === "samples" ? weight : 1);
   }
   if (firstBad && badLines * 2 > lines) {
-    throw artifactParseFailed(path, `line ${firstBad.line} (byte ${firstBad.byte_offset}) does not end with a numeric weight`, firstBad);
+    throw fileParseFailed(path, `line ${firstBad.line} (byte ${firstBad.byte_offset}) does not end with a numeric weight`, firstBad);
   }
-  if (lines === 0) throw artifactParseFailed(path, "no folded stack lines (`frame;frame weight`) were found");
+  if (lines === 0) throw fileParseFailed(path, "no folded stack lines (`frame;frame weight`) were found");
   if (absurd === lines)
-    throw artifactParseFailed(path, `every one of its ${lines} lines has a negative, infinite or absurd weight (past 2^53)`);
+    throw fileParseFailed(path, `every one of its ${lines} lines has a negative, infinite or absurd weight (past 2^53)`);
   disambiguateThreadLabels([...labelled.values()]);
   const emitter = new RowEmitter(sink, options.maxRows);
   aggregator.emit(emitter, (frameId) => frames.rows[frameId] as (typeof frames.rows)[number]);

@@ -5,7 +5,7 @@
  */
 import { frameKey, type EvidenceSink, type FrameRow, type StackRow, type StackUnit, type TraceEventRow } from "../../domain/evidence.ts";
 import { closeSync, openSync, readSync } from "node:fs";
-import { artifactParseFailed as parseFailed, extractionBoundExceeded, type FlameoxError } from "../../domain/errors.ts";
+import { artifactParseFailed, extractionBoundExceeded, type FlameoxError } from "../../domain/errors.ts";
 import { FrameKeySet } from "../../domain/frame-key-set.ts";
 import { openByteSource } from "./byte-source.ts";
 import type { ParseMode } from "./json-stream.ts";
@@ -29,7 +29,8 @@ export type ExtractResult = {
   limitations: string[];
 };
 
-export function artifactParseFailed(
+/** ARTIFACT_PARSE_FAILED for one file the extractor reads, naming the file and what is wrong with it. */
+export function fileParseFailed(
   file: string,
   message: string,
   details: Record<string, unknown> = {},
@@ -38,7 +39,7 @@ export function artifactParseFailed(
     "Re-export the profile or trace and import it again.",
   ],
 ): FlameoxError {
-  return parseFailed(`Cannot parse ${file}: ${message}`, { details: { path: file, ...details }, remediation });
+  return artifactParseFailed(`Cannot parse ${file}: ${message}`, { details: { path: file, ...details }, remediation });
 }
 
 /** The final labels of the stacks rows whose `thread` is `key`. */

@@ -7,7 +7,7 @@
  * taken as samples (a `sum()` aggregation would be some other unit; the file does not say).
  */
 import type { EvidenceSink } from "../../domain/evidence.ts";
-import { FrameTable, RowEmitter, artifactParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
+import { FrameTable, RowEmitter, fileParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
 import { readArtifactLines } from "./artifact-lines.ts";
 import { StackAggregator } from "./stack-aggregator.ts";
 
@@ -56,7 +56,7 @@ export async function extractDtraceStacks(path: string, sink: EvidenceSink, opti
     }
     pending.push(line);
   }
-  if (entries === 0) throw artifactParseFailed(path, "no aggregated stacks (frame lines followed by a count line) were found");
+  if (entries === 0) throw fileParseFailed(path, "no aggregated stacks (frame lines followed by a count line) were found");
   const emitter = new RowEmitter(sink, options.maxRows);
   aggregator.emit(emitter, (frameId) => frames.rows[frameId] as (typeof frames.rows)[number]);
   const limitations = [

@@ -14,7 +14,7 @@ import { projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts
 import {
   FrameTable,
   RowEmitter,
-  artifactParseFailed,
+  fileParseFailed,
   boundStaging,
   languageForFile,
   type ExtractOptions,
@@ -71,7 +71,7 @@ export async function extractGeckoProfile(path: string, sink: EvidenceSink, opti
     },
     { mode: options.parseMode },
   );
-  if (!sawMeta || threads.length === 0) throw artifactParseFailed(path, "no `meta` and `threads`: this is not a Firefox Profiler profile");
+  if (!sawMeta || threads.length === 0) throw fileParseFailed(path, "no `meta` and `threads`: this is not a Firefox Profiler profile");
   const frames = new FrameTable();
   const aggregator = new StackAggregator();
   const labelled: LabelledGroup[] = [];

@@ -10,7 +10,7 @@
  * is missing. The text is read line by line; the JSON tree is walked without recursion.
  */
 import type { EvidenceSink } from "../../domain/evidence.ts";
-import { FrameTable, RowEmitter, artifactParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
+import { FrameTable, RowEmitter, fileParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
 import { readArtifactLines } from "./artifact-lines.ts";
 import { readJsonWithVisitor } from "./json-file.ts";
 import { StackAggregator } from "./stack-aggregator.ts";
@@ -89,8 +89,7 @@ export async function extractGhcProf(path: string, sink: EvidenceSink, options: 
       stacks.aggregator.add(stacks.group, node, ticks, ticks);
     } else pendingPercent.push({ node, percent: Number(numbers[2]) || 0 });
   }
-  if (layout === null || nodes === 0)
-    throw artifactParseFailed(path, "no cost-centre tree (`COST CENTRE MODULE … no. entries …`) was found");
+  if (layout === null || nodes === 0) throw fileParseFailed(path, "no cost-centre tree (`COST CENTRE MODULE … no. entries …`) was found");
   const limitations: string[] = [];
   for (const { node, percent } of pendingPercent) {
     const weight = totalTicks === null ? percent : Math.round((percent * totalTicks) / 100);
@@ -149,7 +148,7 @@ async function extractGhcJson(path: string, sink: EvidenceSink, options: Extract
     { mode: options.parseMode },
   );
   if (profile === null || centres.size === 0)
-    throw artifactParseFailed(path, "no `cost_centres` and `profile` tree: this is not a GHC -pj profile");
+    throw fileParseFailed(path, "no `cost_centres` and `profile` tree: this is not a GHC -pj profile");
   const stacks = new CostCentreStacks(options.language ?? "haskell");
   let unknown = 0;
   const pending: { node: JsonNode; parent: number }[] = [{ node: profile, parent: 0 }];

@@ -4,7 +4,7 @@
  */
 import type { FlameoxError } from "../../domain/errors.ts";
 import { DecompressedTooLarge, DecompressionFailed, isGzip, openByteSource, readAllBytes } from "./byte-source.ts";
-import { artifactParseFailed, artifactTooLarge } from "./common.ts";
+import { fileParseFailed, artifactTooLarge } from "./common.ts";
 import { ValueTooLarge } from "./json-text-reader.ts";
 import {
   type JsonPathSegment,
@@ -47,7 +47,7 @@ export function walkParsedJson(root: unknown, visitor: JsonVisitor): void {
 }
 
 export function jsonParseFailed(file: string, error: JsonScanError): FlameoxError {
-  return artifactParseFailed(file, error.message, { byte_offset: error.offset }, [
+  return fileParseFailed(file, error.message, { byte_offset: error.offset }, [
     "Check that the producer finished writing the file (a cut-off file ends mid-value).",
     "Re-export the profile or trace and import it again.",
   ]);
@@ -80,7 +80,7 @@ export function inflateFailed(file: string, error: unknown): unknown {
   if (error instanceof DecompressedTooLarge) {
     return artifactTooLarge(file, `the gzip data inflates beyond ${error.limit} bytes`, { limit_bytes: error.limit });
   }
-  if (error instanceof DecompressionFailed) return artifactParseFailed(file, error.message);
+  if (error instanceof DecompressionFailed) return fileParseFailed(file, error.message);
   return error;
 }
 
@@ -119,7 +119,7 @@ export async function readJsonWithVisitor(
   } catch (error) {
     // JSON.parse does not say where; the scanner does.
     await scanJsonFile(file, skipEverything);
-    throw artifactParseFailed(file, error instanceof Error ? error.message : String(error), {}, [
+    throw fileParseFailed(file, error instanceof Error ? error.message : String(error), {}, [
       "Re-export the profile or trace and import it again.",
     ]);
   }

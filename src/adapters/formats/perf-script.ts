@@ -9,7 +9,7 @@
  */
 import { basename } from "node:path";
 import { projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts";
-import { FrameTable, RowEmitter, artifactParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
+import { FrameTable, RowEmitter, fileParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
 import { readArtifactLines } from "./artifact-lines.ts";
 import { StackAggregator } from "./stack-aggregator.ts";
 import { type LabelledGroup, disambiguateThreadLabels } from "./thread-labels.ts";
@@ -128,7 +128,7 @@ export async function extractPerfScript(path: string, sink: EvidenceSink, option
     }
   }
   read.finish();
-  if (read.samples === 0) throw artifactParseFailed(path, "no `perf script` sample headers (`comm pid time: event:`) were found");
+  if (read.samples === 0) throw fileParseFailed(path, "no `perf script` sample headers (`comm pid time: event:`) were found");
   disambiguateThreadLabels([...read.labelled.values()]);
   const emitter = new RowEmitter(sink, options.maxRows);
   read.aggregator.emit(emitter, (frameId) => read.frames.rows[frameId] as (typeof read.frames.rows)[number]);

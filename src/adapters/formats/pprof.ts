@@ -12,7 +12,7 @@ import { openByteSource } from "./byte-source.ts";
 import {
   FrameTable,
   RowEmitter,
-  artifactParseFailed,
+  fileParseFailed,
   artifactTooLarge,
   boundStaging,
   languageForFile,
@@ -232,7 +232,7 @@ async function decodePprof(path: string): Promise<PprofProfile> {
       } else if (field.field === 14 && field.wire === 0) profile.defaultSampleType = field.value;
     }
   } catch (error) {
-    if (error instanceof ProtoError) throw artifactParseFailed(path, `malformed profile.proto: ${error.message}`);
+    if (error instanceof ProtoError) throw fileParseFailed(path, `malformed profile.proto: ${error.message}`);
     if (error instanceof ProtoFieldTooLarge) throw artifactTooLarge(path, `malformed profile.proto: ${error.message}`);
     throw inflateFailed(path, error);
   } finally {
@@ -252,7 +252,7 @@ function chooseSampleType(path: string, profile: PprofProfile, requested: string
   let chosen: number;
   if (requested !== undefined) {
     chosen = typeNames.indexOf(requested);
-    if (chosen === -1) throw artifactParseFailed(path, `sample type "${requested}" is not in the profile (has: ${typeNames.join(", ")})`);
+    if (chosen === -1) throw fileParseFailed(path, `sample type "${requested}" is not in the profile (has: ${typeNames.join(", ")})`);
   } else if (profile.defaultSampleType !== 0 && typeNames.includes(text(profile.defaultSampleType))) {
     chosen = typeNames.indexOf(text(profile.defaultSampleType));
   } else if (typeNames.includes("cpu")) {
@@ -285,7 +285,7 @@ export async function extractPprof(path: string, sink: EvidenceSink, options: Pp
   const profile = await decodePprof(path);
   const text = (index: number): string => profile.strings[index] ?? "";
   if (profile.sampleTypes.length === 0 || profile.strings[0] !== "") {
-    throw artifactParseFailed(path, "no sample types or string table: this is not a pprof profile");
+    throw fileParseFailed(path, "no sample types or string table: this is not a pprof profile");
   }
   const chosen = chooseSampleType(path, profile, options.sampleType);
   const limitations = chosen.limitations;

@@ -9,7 +9,7 @@
 import { projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts";
 import { readAllBytes } from "./byte-source.ts";
 import { type CallGraphFunction, expandCallGraph } from "./call-graph-stacks.ts";
-import { FrameTable, RowEmitter, artifactParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
+import { FrameTable, RowEmitter, fileParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
 import { inflateFailed } from "./json-file.ts";
 import { type MarshalDict, MarshalError, MarshalReader, type MarshalValue, isMarshalDict } from "./marshal.ts";
 import { StackAggregator } from "./stack-aggregator.ts";
@@ -86,13 +86,13 @@ export async function extractPstats(path: string, sink: EvidenceSink, options: E
   try {
     root = new MarshalReader(await readAllBytes(path, { maxInflatedBytes: maxPstatsBytes })).read();
   } catch (error) {
-    if (error instanceof MarshalError) throw artifactParseFailed(path, `not a readable marshal stream: ${error.message}`);
+    if (error instanceof MarshalError) throw fileParseFailed(path, `not a readable marshal stream: ${error.message}`);
     throw inflateFailed(path, error);
   }
-  if (!isMarshalDict(root)) throw artifactParseFailed(path, "the marshal data is not a dict of function statistics");
+  if (!isMarshalDict(root)) throw fileParseFailed(path, "the marshal data is not a dict of function statistics");
   const frames = new FrameTable();
   const graph = readCallGraph(root, frames, options);
-  if (graph.functions.length === 0) throw artifactParseFailed(path, "the statistics dict holds no (file, line, name) entries");
+  if (graph.functions.length === 0) throw fileParseFailed(path, "the statistics dict holds no (file, line, name) entries");
   const aggregator = new StackAggregator();
   const group = aggregator.group("", { thread: null, process: null, unit: "ns", scale: 1 });
   const expanded = expandCallGraph(graph.functions, aggregator, group);

@@ -8,7 +8,7 @@ import { projectRelativePath, type EvidenceSink, type FrameRow } from "../../dom
 import { openByteSource, readAllBytes } from "./byte-source.ts";
 import {
   RowEmitter,
-  artifactParseFailed,
+  fileParseFailed,
   boundStaging,
   frameRow,
   languageForFile,
@@ -52,7 +52,7 @@ async function readInto(path: string, fold: SpeedscopeFold, options: ExtractOpti
         document = JSON.parse(text);
       } catch (error) {
         await scanJsonFile(path, { select: () => "enter", value: () => {} });
-        throw artifactParseFailed(path, error instanceof Error ? error.message : String(error));
+        throw fileParseFailed(path, error instanceof Error ? error.message : String(error));
       }
       foldParsedSpeedscope(document, fold);
       return;
@@ -64,12 +64,12 @@ async function readInto(path: string, fold: SpeedscopeFold, options: ExtractOpti
       if (!(error instanceof FastScanError)) throw inflateFailed(path, error);
       // The generic scanner names the exact place; it throws ARTIFACT_PARSE_FAILED.
       await scanJsonFile(path, { select: () => "enter", value: () => {} });
-      throw artifactParseFailed(path, error.message);
+      throw fileParseFailed(path, error.message);
     } finally {
       await source.close();
     }
   } catch (error) {
-    if (error instanceof SpeedscopeShapeError) throw artifactParseFailed(path, error.message);
+    if (error instanceof SpeedscopeShapeError) throw fileParseFailed(path, error.message);
     throw error;
   }
 }
@@ -78,7 +78,7 @@ export async function extractSpeedscope(path: string, sink: EvidenceSink, option
   boundStaging(sink, path);
   const fold = new SpeedscopeFold();
   await readInto(path, fold, options);
-  if (!fold.meta.sawProfiles) throw artifactParseFailed(path, "no `profiles` array: this is not a speedscope file");
+  if (!fold.meta.sawProfiles) throw fileParseFailed(path, "no `profiles` array: this is not a speedscope file");
 
   const exporter = fold.meta.exporter ? splitExporter(fold.meta.exporter) : null;
   const producer = exporter?.producer;

@@ -8,7 +8,7 @@
  */
 import { projectRelativePath, type EvidenceSink } from "../../domain/evidence.ts";
 import { type CallGraphFunction, expandCallGraph } from "./call-graph-stacks.ts";
-import { FrameTable, RowEmitter, artifactParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
+import { FrameTable, RowEmitter, fileParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
 import { readJsonWithVisitor } from "./json-file.ts";
 import { StackAggregator } from "./stack-aggregator.ts";
 
@@ -38,7 +38,7 @@ export async function extractStackprof(path: string, sink: EvidenceSink, options
     },
     { mode: options.parseMode },
   );
-  if (described.size === 0) throw artifactParseFailed(path, "no `frames` object: this is not a stackprof JSON dump");
+  if (described.size === 0) throw fileParseFailed(path, "no `frames` object: this is not a stackprof JSON dump");
   const frames = new FrameTable();
   const frameIds = new Map<string, number>();
   const frameOf = (id: string): number => {

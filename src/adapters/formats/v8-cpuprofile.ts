@@ -5,7 +5,7 @@
  * `endTime` in seconds. The profile itself is read by v8-profile.ts.
  */
 import type { EvidenceSink } from "../../domain/evidence.ts";
-import { FrameTable, RowEmitter, artifactParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
+import { FrameTable, RowEmitter, fileParseFailed, boundStaging, type ExtractOptions, type ExtractResult } from "./common.ts";
 import { readJsonWithVisitor } from "./json-file.ts";
 import type { JsonVisitor } from "./json-stream.ts";
 import { StackAggregator } from "./stack-aggregator.ts";
@@ -43,10 +43,10 @@ export async function extractV8CpuProfile(path: string, sink: EvidenceSink, opti
   try {
     await readJsonWithVisitor(path, visitor, { mode: options.parseMode });
   } catch (error) {
-    if (error instanceof V8ProfileError) throw artifactParseFailed(path, error.message);
+    if (error instanceof V8ProfileError) throw fileParseFailed(path, error.message);
     throw error;
   }
-  if (!profile.sawNodes) throw artifactParseFailed(path, "no `nodes` array: this is not a V8 .cpuprofile");
+  if (!profile.sawNodes) throw fileParseFailed(path, "no `nodes` array: this is not a V8 .cpuprofile");
   // Before 2016, startTime and endTime were seconds while timestamps were µs.
   const scale = times.timestamps ? 1e6 : 1;
   profile.startTime = times.start === null ? null : times.start * scale;
