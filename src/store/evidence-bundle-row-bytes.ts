@@ -144,6 +144,13 @@ function separated(into: Buffer, at: number): number {
   return at + 1;
 }
 
+/** The newline that ends a row at `at` (or -1 passed on when the row was not plain): the index after it. */
+function ended(into: Buffer, at: number): number {
+  if (at < 0) return -1;
+  into[at] = 0x0a;
+  return at + 1;
+}
+
 /** Writes a plain row at `at` (room for `rowBytesBound` assumed): the index after it, or -1 for a row that is not plain. */
 export function putRow(into: Buffer, at: number, row: TraceEventRow): number {
   let i = putInteger(into, at, row.event_id);
@@ -160,9 +167,7 @@ export function putRow(into: Buffer, at: number, row: TraceEventRow): number {
   if (i >= 0) i = putText(into, separated(into, i), row.device);
   if (i >= 0) i = putText(into, separated(into, i), row.stream);
   if (i >= 0) i = putText(into, separated(into, i), row.phase);
-  if (i < 0) return -1;
-  into[i] = 0x0a;
-  return i + 1;
+  return ended(into, i);
 }
 
 /** A frame-key list joined by commas; -1 when empty or when a key holds a comma (the list is then JSON). */
@@ -196,7 +201,5 @@ export function putStackRow(into: Buffer, at: number, row: StackRow): number {
   if (i >= 0) i = putInteger(into, separated(into, i), row.weight);
   if (i >= 0) i = putText(into, separated(into, i), row.unit);
   if (i >= 0) i = putInteger(into, separated(into, i), row.sample_count);
-  if (i < 0) return -1;
-  into[i] = 0x0a;
-  return i + 1;
+  return ended(into, i);
 }

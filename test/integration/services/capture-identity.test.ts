@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { Services } from "../../../src/services/services.ts";
 import { temporaryFolder } from "../../support/binary.ts";
 import { python } from "../../support/project.ts";
+import { configureGatedWorkload, gateFile } from "./gated-workload.ts";
 
 setDefaultTimeout(60_000);
 
@@ -31,19 +32,14 @@ test("source and environment identity are recorded for a collector that ends at 
   const services = new Services({ projectRoot: root, progressHeartbeatMs: 50 });
   try {
     await services.workspaces.initialize();
-    const gate = join(root, "go");
+    const gate = join(root, gateFile);
     await services.workloads.configure({
       name: "instant",
       operation: "create",
       argv: [python(), "-c", "pass"],
       timeout_seconds: 30,
     } as never);
-    await services.workloads.configure({
-      name: "gated",
-      operation: "create",
-      argv: [python(), "-c", "import os, time\nwhile not os.path.exists('go'):\n    time.sleep(0.01)"],
-      timeout_seconds: 30,
-    } as never);
+    await configureGatedWorkload(services, "gated", 30);
     const instant = await capture(services, "instant");
     let heartbeats = 0;
     // Ten heartbeats of 50 ms while the workload waits: well past the moment the probes start.

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Services } from "../../../src/services/services.ts";
 import { progressPhases } from "../../../src/services/progress.ts";
 import { temporaryFolder } from "../../support/binary.ts";
-import { python } from "../../support/project.ts";
+import { configureGatedWorkload, gateFile } from "./gated-workload.ts";
 
 // One real capture of a Python process.
 setDefaultTimeout(60_000);
@@ -18,13 +18,8 @@ test("a capture reports every phase in order, monotonic, and repeats itself whil
   const root = temporaryFolder("capture-progress");
   const services = new Services({ projectRoot: root, progressHeartbeatMs: 20 });
   await services.workspaces.initialize();
-  const gate = join(root, "go");
-  await services.workloads.configure({
-    name: "gated",
-    operation: "create",
-    argv: [python(), "-c", "import os, time\nwhile not os.path.exists('go'):\n    time.sleep(0.01)"],
-    timeout_seconds: 60,
-  } as never);
+  const gate = join(root, gateFile);
+  await configureGatedWorkload(services, "gated", 60);
   const plan = await services.captures.plan({
     workload_name: "gated",
     adapter: "command",

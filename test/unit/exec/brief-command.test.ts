@@ -1,11 +1,10 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { FlameoxError } from "../../../src/domain/errors.ts";
 import { runBriefCommand } from "../../../src/exec/brief-command.ts";
 import { describeFailure, succeeded } from "../../../src/exec/captured-command.ts";
 import { waitFor } from "../../support/wait.ts";
-import { scratchDirectory, stillRunning, waitForOutput } from "./helpers.ts";
+import { scratchDirectory, stillRunning, waitForOutput, refusal } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 const scratch = scratchDirectory();
@@ -18,16 +17,6 @@ const options = (extra: Partial<Parameters<typeof runBriefCommand>[1]> = {}) => 
   outputBudgetBytes: 1024 * 1024,
   ...extra,
 });
-
-async function refusal(action: () => Promise<unknown>): Promise<FlameoxError> {
-  try {
-    await action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(FlameoxError);
-    return error as FlameoxError;
-  }
-  throw new Error("expected a FlameoxError");
-}
 
 describe.skipIf(isWindows)("runBriefCommand: the broker's rules without tracking, sampling or files", () => {
   test("argv without a shell, output read whole, the exit code reported", async () => {

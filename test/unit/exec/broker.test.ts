@@ -1,23 +1,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { FlameoxError } from "../../../src/domain/errors.ts";
 import { type ProcessProgress, runProcess } from "../../../src/exec/broker.ts";
 import { isProcessAlive } from "../../../src/exec/identity.ts";
-import { fixtures, ManualClock, run, scratchDirectory, stillRunning, waitForOutput } from "./helpers.ts";
+import { fixtures, ManualClock, run, scratchDirectory, stillRunning, waitForOutput, refusal } from "./helpers.ts";
 
 const scratch = scratchDirectory();
 afterAll(() => scratch.remove());
-
-async function refusal(action: () => Promise<unknown>): Promise<FlameoxError> {
-  try {
-    await action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(FlameoxError);
-    return error as FlameoxError;
-  }
-  throw new Error("expected a FlameoxError");
-}
 
 describe("runProcess: exit and argv", () => {
   test("records a non-zero exit code", async () => {

@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type BrokerClock, runProcess, type ProcessOptions, type ProcessRequest, type ProcessResult } from "../../../src/exec/broker.ts";
 import { processLiveness } from "../../../src/exec/identity.ts";
+import { FlameoxError } from "../../../src/domain/errors.ts";
+import { expect } from "bun:test";
 
 export const fixtures = resolve(import.meta.dir, "../../fixtures/exec");
 
@@ -73,4 +75,15 @@ export async function waitForOutput(path: string, pattern: RegExp, boundMs = 60_
     if (Date.now() > giveUp) throw new Error(`${path} never matched ${pattern}: ${JSON.stringify(text.slice(-200))}`);
     await Bun.sleep(10);
   }
+}
+
+/** The FlameoxError `action` rejects with; any other outcome fails the test. */
+export async function refusal(action: () => Promise<unknown>): Promise<FlameoxError> {
+  try {
+    await action();
+  } catch (error) {
+    expect(error).toBeInstanceOf(FlameoxError);
+    return error as FlameoxError;
+  }
+  throw new Error("expected a FlameoxError");
 }
