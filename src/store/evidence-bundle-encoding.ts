@@ -124,13 +124,13 @@ export const delimitedLayouts = {
 export type DelimitedTable = keyof typeof delimitedLayouts;
 
 /** read_csv of a delimited staging file (or pipe); list columns arrive as text. */
-export function delimitedSource(table: DelimitedTable, path: string): string {
+export function delimitedSource(table: DelimitedTable, path: string, options: { bufferBytes?: number } = {}): string {
   const layout: DelimitedLayout = delimitedLayouts[table];
   const types = evidenceColumns[table] as Record<string, string>;
   const columns = `{${layout.columns
     .map((column) => `'${column}': '${layout.lists.includes(column) ? "VARCHAR" : types[column]}'`)
     .join(", ")}}`;
-  return `read_csv('${escapeSql(path)}', delim = '${fieldSeparator}', quote = '\u001e', escape = '\u001e', header = false, auto_detect = false, new_line = '\\n', nullstr = '${nullField}', allow_quoted_nulls = false, columns = ${columns})`;
+  return `read_csv('${escapeSql(path)}', delim = '${fieldSeparator}', quote = '\u001e', escape = '\u001e', header = false, auto_detect = false, new_line = '\\n', nullstr = '${nullField}', allow_quoted_nulls = false${options.bufferBytes ? `, buffer_size = ${options.bufferBytes}` : ""}, columns = ${columns})`;
 }
 
 /** The decoded value of one staged column, as SQL. */

@@ -14,9 +14,18 @@ import { decodedSelect, delimitedSource, escapeSql, writeTraceEventLine } from "
 
 /** Bytes buffered before one write. */
 export const flushBytes = 4 << 20;
-/** Bytes queued for the pipe before `drain` makes the extractor wait. */
+/**
+ * Bytes queued for the pipe past which `drain` makes the extractor wait, until half of that is
+ * left: waiting for the whole queue left DuckDB with nothing to read while the extractor refilled it.
+ */
 const maxPendingBytes = 16 << 20;
 const maxSpareBuffers = 6;
+/**
+ * DuckDB's read buffer on the pipe. Its default (32 MB) is twice the queue above, so DuckDB read
+ * until the extractor had to wait, then parsed while nothing was written; 4 MB keeps both busy and
+ * the peak ~50 MB lower. It must stay above DuckDB's longest line (2 MB).
+ */
+const pipeReadBytes = 4 << 20;
 
 const writeAsync = promisify(write) as (
   handle: number,
@@ -44,6 +53,8 @@ export class TraceEventsWriter {
   private pipeHandle: number | undefined;
   private pending: Promise<void> = Promise.resolve();
   private pendingBytes = 0;
+  /** Resolved as each queued write ends (`drain` waits on them). */
+  private written: (() => void)[] = [];
   private writeFailure: unknown;
   private copy: Promise<void> | undefined;
   private copyFailure: unknown;
@@ -99,7 +110,7 @@ export class TraceEventsWriter {
       this.copyFailure = "no named pipe";
       return;
     }
-    this.copy = engine.connection.run(this.copySql(delimitedSource("trace_events", this.pipePath))).then(
+    this.copy = engine.connection.run(this.copySql(delimitedSource("trace_events", this.pipePath, { bufferBytes: pipeReadBytes }))).then(
       () => {
         this.copySettled = true;
       },
@@ -189,13 +200,15 @@ export class TraceEventsWriter {
         // Written buffers are reused: allocating one per flush piles up memory the GC does not see.
         const owner = this.owners.get(bytes);
         if (owner && this.spare.length < maxSpareBuffers) this.spare.push(owner);
+        for (const resolve of this.written.splice(0)) resolve();
       }
     });
   }
 
   /** Waits while too much is queued for the pipe. */
   async drain(): Promise<void> {
-    if (this.pendingBytes > maxPendingBytes) await this.pending;
+    if (this.pendingBytes <= maxPendingBytes) return;
+    while (this.pendingBytes > maxPendingBytes / 2) await new Promise<void>((resolve) => this.written.push(resolve));
   }
 
   /** Ends the stream and waits for the Parquet file; converts the head file when nothing streamed. */
