@@ -6,11 +6,11 @@
  * named pipes (or when DuckDB was never ready), the head file is converted at finish.
  */
 import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
-import { closeSync, constants, openSync, readSync, rmSync, write, writeSync } from "node:fs";
+import { closeSync, constants, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import type { TraceEventRow } from "../domain/evidence.ts";
 import { decodedSelect, delimitedSource, escapeSql, writeTraceEventLine } from "./evidence-bundle-encoding.ts";
+import { PipeWriter } from "./pipe-writer.ts";
 
 /** Bytes buffered before one write. */
 export const flushBytes = 4 << 20;
@@ -27,13 +27,6 @@ const maxSpareBuffers = 6;
  */
 const pipeReadBytes = 4 << 20;
 
-const writeAsync = promisify(write) as (
-  handle: number,
-  buffer: Buffer,
-  offset: number,
-  length: number,
-) => Promise<{ bytesWritten: number }>;
-
 export function writeBytes(handle: number, bytes: Buffer): void {
   let written = 0;
   while (written < bytes.length) written += writeSync(handle, bytes, written, bytes.length - written);
@@ -44,18 +37,11 @@ export type Engine = { instance: DuckDBInstance; connection: DuckDBConnection };
 /** Streams one bundle's trace_events rows into its Parquet file (see the file comment). */
 export class TraceEventsWriter {
   private bytes: Buffer = Buffer.allocUnsafe(flushBytes);
-  /** Buffers the pipe has written, for `take` to reuse. */
-  private readonly spare: Buffer[] = [];
-  /** The whole buffer behind each view handed to the pipe. */
-  private readonly owners = new WeakMap<Buffer, Buffer>();
   private used = 0;
   private headHandle: number | undefined;
   private pipeHandle: number | undefined;
-  private pending: Promise<void> = Promise.resolve();
-  private pendingBytes = 0;
-  /** Resolved as each queued write ends (`drain` waits on them). */
-  private written: (() => void)[] = [];
-  private writeFailure: unknown;
+  /** Writes the pipe from a thread of its own, once DuckDB reads it. */
+  private pipe: PipeWriter | undefined;
   private copy: Promise<void> | undefined;
   private copyFailure: unknown;
   private copySettled = false;
@@ -135,6 +121,7 @@ export class TraceEventsWriter {
     // A reader is there, so a blocking open returns at once; blocking writes give back-pressure.
     try {
       this.pipeHandle = openSync(this.pipePath, constants.O_WRONLY);
+      this.pipe = new PipeWriter(this.pipeHandle, maxSpareBuffers);
     } finally {
       closeSync(probe);
     }
@@ -158,57 +145,36 @@ export class TraceEventsWriter {
     return true;
   }
 
-  /** Takes the encoded rows out of the buffer; the next buffer comes from those the pipe has written. */
-  private take(): Buffer {
-    const taken = this.bytes.subarray(0, this.used);
-    this.owners.set(taken, this.bytes);
-    const spare = this.spare.pop();
-    this.bytes = spare && spare.length >= this.bytes.length ? spare : Buffer.allocUnsafe(Math.max(flushBytes, this.bytes.length));
+  /**
+   * Hands the encoded rows to the pipe's writer thread, which owns the buffer from then on; the next
+   * buffer is one it has written (allocating one per flush piles up memory the GC does not see).
+   */
+  private sendToPipe(pipe: PipeWriter): void {
+    const full = this.bytes;
+    const used = this.used;
+    const spare = pipe.spare.pop();
+    this.bytes = spare && spare.length >= full.length ? spare : Buffer.allocUnsafe(Math.max(flushBytes, full.length));
     this.used = 0;
-    return taken;
+    pipe.write(full, used);
   }
 
   flush(): void {
     if (this.used === 0) return;
-    const bytes = this.take();
     this.startCopy();
     if (this.openPipe()) {
-      this.writeToPipe(bytes);
+      this.sendToPipe(this.pipe as PipeWriter);
     } else {
       this.headHandle ??= openSync(this.headPath, "w", 0o600);
-      writeBytes(this.headHandle, bytes);
-      this.stagedBytes += bytes.length;
+      writeBytes(this.headHandle, this.bytes.subarray(0, this.used));
+      this.stagedBytes += this.used;
+      this.used = 0;
     }
   }
 
-  /**
-   * Pipe writes run off the main thread, one after another, so the extractor keeps producing while
-   * DuckDB parses; `drain` gives back-pressure.
-   */
-  private writeToPipe(bytes: Buffer): void {
-    const handle = this.pipeHandle as number;
-    this.pendingBytes += bytes.length;
-    this.pending = this.pending.then(async () => {
-      if (this.writeFailure !== undefined) return;
-      try {
-        let written = 0;
-        while (written < bytes.length) written += (await writeAsync(handle, bytes, written, bytes.length - written)).bytesWritten;
-      } catch (error) {
-        this.writeFailure = error;
-      } finally {
-        this.pendingBytes -= bytes.length;
-        // Written buffers are reused: allocating one per flush piles up memory the GC does not see.
-        const owner = this.owners.get(bytes);
-        if (owner && this.spare.length < maxSpareBuffers) this.spare.push(owner);
-        for (const resolve of this.written.splice(0)) resolve();
-      }
-    });
-  }
-
-  /** Waits while too much is queued for the pipe. */
+  /** Waits while too much is queued for the pipe, until half of it is left. */
   async drain(): Promise<void> {
-    if (this.pendingBytes <= maxPendingBytes) return;
-    while (this.pendingBytes > maxPendingBytes / 2) await new Promise<void>((resolve) => this.written.push(resolve));
+    const pipe = this.pipe;
+    if (pipe && pipe.pendingBytes > maxPendingBytes) await pipe.below(maxPendingBytes / 2);
   }
 
   /** Ends the stream and waits for the Parquet file; converts the head file when nothing streamed. */
@@ -218,20 +184,23 @@ export class TraceEventsWriter {
       while (!this.copySettled && !this.openPipe()) await Bun.sleep(1);
     }
     if (this.pipeHandle !== undefined) {
+      const pipe = this.pipe as PipeWriter;
       try {
-        if (this.used > 0) this.writeToPipe(this.take());
-        await this.pending;
+        if (this.used > 0) this.sendToPipe(pipe);
+        await pipe.below(0);
       } finally {
+        pipe.stop();
         closeSync(this.pipeHandle);
         this.pipeHandle = undefined;
       }
       await this.copy;
-      if (this.writeFailure !== undefined && this.copyFailure === undefined) throw this.writeFailure;
+      if (pipe.failure !== undefined && this.copyFailure === undefined) throw pipe.failure;
       if (this.copyFailure !== undefined) throw this.copyFailure;
     } else {
       if (this.copyFailure !== undefined && this.copyFailure !== "no named pipe") throw this.copyFailure;
       this.headHandle ??= openSync(this.headPath, "w", 0o600);
-      writeBytes(this.headHandle, this.take());
+      writeBytes(this.headHandle, this.bytes.subarray(0, this.used));
+      this.used = 0;
       closeSync(this.headHandle);
       this.headHandle = undefined;
       await engine.connection.run(this.copySql(delimitedSource("trace_events", this.headPath)));
@@ -245,15 +214,21 @@ export class TraceEventsWriter {
     this.used = 0;
     if (this.headHandle !== undefined) closeSync(this.headHandle);
     this.headHandle = undefined;
-    const pipe = this.pipeHandle;
+    const handle = this.pipeHandle;
+    const pipe = this.pipe;
     this.pipeHandle = undefined;
     // Queued writes end first (the descriptor stays theirs until then).
-    if (pipe !== undefined) void this.pending.then(() => closeSync(pipe));
+    if (handle !== undefined && pipe !== undefined) {
+      void pipe.below(0).then(() => {
+        pipe.stop();
+        closeSync(handle);
+      });
+    }
   }
 
   /** Resolves once no DuckDB thread can be left waiting on the pipe. */
   async release(): Promise<void> {
-    await this.pending;
+    await this.pipe?.below(0);
     if (!this.copy) return;
     if (!this.copySettled && this.pipeHandle === undefined) {
       // A reader blocked in open() wakes when a writer comes and goes, then reads an empty stream.
