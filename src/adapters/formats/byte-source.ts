@@ -2,8 +2,7 @@
  * Where the text readers get their bytes: a plain file, or a gzip file inflated as a stream whose
  * output is capped (a 1 MB gzip bomb is refused after the cap, not after inflating gigabytes).
  */
-import { open } from "node:fs/promises";
-import { createReadStream, readSync } from "node:fs";
+import { closeSync, createReadStream, openSync, readSync } from "node:fs";
 
 export interface ByteSource {
   /** Fills `into` from `offset` with up to `length` bytes; 0 at the end. */
@@ -27,27 +26,25 @@ export function isGzip(head: Uint8Array): boolean {
   return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
 }
 
-async function readHead(path: string): Promise<Uint8Array> {
-  return new Uint8Array(await Bun.file(path).slice(0, 2).arrayBuffer());
-}
 
 /** Bytes read between two turns of the event loop. */
 const yieldEveryBytes = 1 << 20;
 
 /**
- * Reads are synchronous: an asynchronous read waits for a thread of the runtime's shared pool, where
- * a bundle writer's DuckDB COPY and its blocking writes to the trace_events pipe may hold both
- * threads for as long as DuckDB is busy, so the reader stalled behind its own consumer (on a
- * 256 MB trace the extractor sat idle a third of the time). A read from the page cache costs about
- * a millisecond per 4 MB. After each MiB the event loop gets a turn, as an asynchronous read gave
- * it: the bundle writer's DuckDB instance finishes loading, and a server sees a cancellation.
+ * Opening, reading and closing are synchronous. A read from the page cache costs about a millisecond
+ * per 4 MB; an asynchronous one waits for a thread of the runtime's pool, which has as few threads as
+ * cores, one of them held by a bundle writer's streaming COPY for the whole extraction (the reader
+ * sat idle a third of the time on a 256 MB trace while the trace_events pipe was written through that
+ * pool). After each MiB the event loop gets a turn, as an asynchronous read gave it: the bundle
+ * writer's DuckDB instance finishes loading, and a server sees a cancellation.
  */
 class FileSource implements ByteSource {
   position = 0;
   private sinceYield = 0;
-  constructor(private readonly handle: Awaited<ReturnType<typeof open>>) {}
+  private closed = false;
+  constructor(private readonly handle: number) {}
   async read(into: Buffer, offset: number, length: number): Promise<number> {
-    const bytesRead = readSync(this.handle.fd, into, offset, length, null);
+    const bytesRead = readSync(this.handle, into, offset, length, null);
     this.position += bytesRead;
     this.sinceYield += bytesRead;
     if (this.sinceYield >= yieldEveryBytes || bytesRead === 0) {
@@ -57,7 +54,10 @@ class FileSource implements ByteSource {
     return bytesRead;
   }
   async close(): Promise<void> {
-    await this.handle.close();
+    // Once only: the descriptor's number may already belong to another file.
+    if (this.closed) return;
+    this.closed = true;
+    closeSync(this.handle);
   }
 }
 
@@ -111,8 +111,18 @@ class GunzipSource implements ByteSource {
 /** Opens a file for streaming reads, inflating gzip data (detected by its magic bytes) up to `maxInflatedBytes`. */
 export async function openByteSource(path: string, options: { maxInflatedBytes: number }): Promise<ByteSource> {
   // node:zlib loads only for a gzip file: at start it would cost every process several ms.
-  if (isGzip(await readHead(path))) return new GunzipSource(path, options.maxInflatedBytes, (await import("node:zlib")).createGunzip);
-  return new FileSource(await open(path, "r"));
+  const handle = openSync(path, "r");
+  let gzip: boolean;
+  try {
+    const head = Buffer.alloc(2);
+    gzip = isGzip(head.subarray(0, readSync(handle, head, 0, 2, 0)));
+  } catch (error) {
+    closeSync(handle);
+    throw error;
+  }
+  if (!gzip) return new FileSource(handle);
+  closeSync(handle);
+  return new GunzipSource(path, options.maxInflatedBytes, (await import("node:zlib")).createGunzip);
 }
 
 /** Reads a whole source into memory, refusing more than `maxBytes`. */
