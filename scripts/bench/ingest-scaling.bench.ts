@@ -2,12 +2,14 @@
  * Issue 16 items 1 and 2: how ingest scales, against references measured in the same run.
  *
  * Traces: torch-like Chrome traces of each size in BENCH_INGEST_SIZES_MB (default 64,256,1024), in
- * two shapes — `plain` (the ingest module's generator) and `distinctSteps` (every few operators in
- * their own ProfilerStep#n, so distinct stacks grow with the trace) — each through
+ * three shapes (BENCH_INGEST_SHAPES) — `plain` (the ingest module's generator), `distinctSteps` (every
+ * few operators in their own ProfilerStep#n, so distinct stacks grow with the trace) and `plainGzip`
+ * (the plain trace as `.json.gz`, as torch.profiler exports it; sizes are the inflated ones) — each through
  *   `flameox import` (this build), the previous flameox (BENCH_PREVIOUS_COMMIT, built into
- *   .test-output/bench/), `cat` of the same file (the read floor), and DuckDB read_json of it;
- * wall time, MiB/s and peak RSS (rusage) of each, the ratios flameox/cat, flameox/DuckDB and
- * flameox/previous, and the growth of time and memory per doubling of the input.
+ *   .test-output/bench/), `cat` of the same file (the read floor; `gzip -dc` for the gzip shape), and
+ *   DuckDB read_json of it;
+ * wall time, MiB/s of the inflated trace and peak RSS (rusage) of each, the ratios flameox/cat,
+ * flameox/DuckDB and flameox/previous, and the growth of time and memory per doubling of the input.
  * Profiles: speedscope profiles through this build, the previous one, and Python's json.load of the same
  * file: the issue's shape (BENCH_SPEEDSCOPE_SAMPLES, default 1,000,000 samples over 204 distinct stacks of
  * depth 3, about 18 MB) and the bench generator's shape (10,000 distinct stacks of depth 6–30, about 88 bytes
@@ -18,7 +20,7 @@
  */
 import { join } from "node:path";
 import { linkSync, copyFileSync } from "node:fs";
-import { chromeTrace, speedscopeProfile } from "./lib/generate.ts";
+import { chromeTrace, gzippedChromeTrace, speedscopeProfile } from "./lib/generate.ts";
 import { ingestStep } from "./lib/ingest-figures.ts";
 import {
   benchOutput,
@@ -38,7 +40,8 @@ const sizes = (process.env.BENCH_INGEST_SIZES_MB ?? "64,256,1024")
   .split(",")
   .map(Number)
   .filter((size) => size > 0);
-const shapes = (process.env.BENCH_INGEST_SHAPES ?? "plain,distinctSteps").split(",") as ("plain" | "distinctSteps")[];
+type Shape = "plain" | "distinctSteps" | "plainGzip";
+const shapes = (process.env.BENCH_INGEST_SHAPES ?? "plain,distinctSteps,plainGzip").split(",") as Shape[];
 const speedscopeSamples = Number(process.env.BENCH_SPEEDSCOPE_SAMPLES ?? 1_000_000);
 const profileSizes = (process.env.BENCH_PROFILE_SIZES_MB ?? "64,256,1024")
   .split(",")
@@ -112,18 +115,36 @@ function growth(rows: { size: number; flameox: Figures }[]): Record<string, unkn
   return out;
 }
 
-async function traceShape(shape: "plain" | "distinctSteps", previous: string | null): Promise<Record<string, unknown>> {
+/** The trace of one shape and size; `bytes` is what the importer reads (inflated for gzip), for MiB/s. */
+function traceInput(shape: Shape, size: number): { path: string; bytes: number; name: string; read: string } {
+  if (shape === "plainGzip") {
+    const zipped = gzippedChromeTrace(size);
+    return { path: zipped.path, bytes: zipped.inflated_bytes, name: "trace.json.gz", read: `gzip -dc "${zipped.path}" > /dev/null` };
+  }
+  const input = chromeTrace(size, shape);
+  return { path: input.path, bytes: input.bytes, name: "trace.json", read: `cat "${input.path}" > /dev/null` };
+}
+
+async function traceShape(shape: Shape, previous: string | null): Promise<Record<string, unknown>> {
   const rows: { size: number; flameox: Figures; [key: string]: unknown }[] = [];
   for (const size of sizes) {
-    const input = chromeTrace(size, shape);
-    const flameox = await flameoxImport(binary, input.path, input.bytes, "trace.json");
-    const prior = previous ? await flameoxImport(previous, input.path, input.bytes, "trace.json") : undefined;
-    const cat = await reference(["sh", "-c", `cat "${input.path}" > /dev/null`], input.bytes);
+    const input = traceInput(shape, size);
+    const flameox = await flameoxImport(binary, input.path, input.bytes, input.name);
+    const prior = previous ? await flameoxImport(previous, input.path, input.bytes, input.name) : undefined;
+    const cat = await reference(["sh", "-c", input.read], input.bytes);
     const duckdb = await withTempFolder(
       "duckdb-",
       (folder) =>
         reference(
-          [bun, join(import.meta.dir, "lib", "duckdb-read-json.ts"), "chrome", input.path, join(folder, "out.parquet"), duckdbMemoryLimit],
+          [
+            bun,
+            join(import.meta.dir, "lib", "duckdb-read-json.ts"),
+            "chrome",
+            input.path,
+            join(folder, "out.parquet"),
+            duckdbMemoryLimit,
+            String(input.bytes),
+          ],
           input.bytes,
           {
             cwd: repositoryRoot,

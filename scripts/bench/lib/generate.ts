@@ -79,6 +79,33 @@ const operators: { name: string; children: string[]; inputs: number }[] = [
  * user annotation, all distinct, so distinct stacks grow with the trace (1.8M per GiB) — the shape
  * that made a stack map grow without bound.
  */
+/**
+ * The plain trace of `megabytes` MiB gzip-compressed (level 6, gzip's default, as torch.profiler's
+ * `.json.gz` exports are), cached beside it; `bytes` is the compressed size.
+ */
+export function gzippedChromeTrace(megabytes: number): {
+  path: string;
+  bytes: number;
+  inflated_bytes: number;
+  generated_ms: number | null;
+} {
+  const plain = chromeTrace(megabytes);
+  const path = `${plain.path}.gz`;
+  let generated: number | null = null;
+  if (!existsSync(path)) {
+    const started = performance.now();
+    const partial = `${path}.partial`;
+    const zipped = Bun.spawnSync(["sh", "-c", 'gzip -6 -c "$1" > "$2"', "sh", plain.path, partial], { stderr: "pipe" });
+    if (zipped.exitCode !== 0) {
+      rmSync(partial, { force: true });
+      throw new Error(`gzip of ${plain.path} failed: ${zipped.stderr.toString().slice(0, 300)}`);
+    }
+    renameSync(partial, path);
+    generated = Math.round(performance.now() - started);
+  }
+  return { path, bytes: statSync(path).size, inflated_bytes: plain.bytes, generated_ms: generated };
+}
+
 export function chromeTrace(
   megabytes: number,
   shape: "plain" | "distinctSteps" = "plain",

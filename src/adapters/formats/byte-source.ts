@@ -26,7 +26,6 @@ export function isGzip(head: Uint8Array): boolean {
   return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
 }
 
-
 /** Bytes read between two turns of the event loop. */
 const yieldEveryBytes = 1 << 20;
 
