@@ -2,7 +2,8 @@
  * The shrinkray reduction engine over real stdio against the compiled binary: refused with the exact
  * setup call while its managed provider is missing, installed from the package registry for real
  * (into a temporary XDG_DATA_HOME, so the user's own providers are never touched), then a 10,000-line
- * input reduced by ShrinkRay to the lines the predicate needs, with every predicate run recorded.
+ * input reduced by ShrinkRay to the lines the predicate needs, with every predicate run recorded; a
+ * predicate that does not hold on the original ends as original_not_interesting with nothing published.
  */
 import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
@@ -28,6 +29,12 @@ with open("calls.log", "a") as log:
 with open(os.environ["FLAMEOX_REDUCTION_CANDIDATE"], "rb") as handle:
     lines = set(handle.read().splitlines())
 sys.exit(0 if {b"needle-alpha", b"needle-omega"} <= lines else 1)
+`;
+
+/** Never interesting: exits 1 on every input, leaving one line per run in never.log. */
+const neverInteresting = `with open("never.log", "a") as log:
+    log.write("run\\n")
+raise SystemExit(1)
 `;
 
 /** 10,000 lines, two of which the predicate needs; short filler keeps ShrinkRay's passes quick. */
@@ -74,10 +81,12 @@ test.skipIf(reportMissingNewerPython("the shrinkray engine e2e"))(
     const project = temporaryFolder("shrinkray");
     const dataHome = temporaryFolder("shrinkray-data");
     writeFileSync(join(project, "predicate.py"), predicate);
+    writeFileSync(join(project, "never.py"), neverInteresting);
     writeFileSync(join(project, "big.txt"), bigInput());
     const session = await connectMcp(project, ["--init"], { XDG_DATA_HOME: dataHome });
     sessions.push(session);
     await declare(session, "still-fails", [python(), "-S", "predicate.py"]);
+    await declare(session, "never-fails", [python(), "-S", "never.py"]);
     const imported = await callTool(session, "import_artifact", { path: "big.txt" });
     const original = imported.envelope.result.artifact_id;
     const request = { original_artifact_id: original, predicate_workload: "still-fails", partitioner: "text_lines", engine: "shrinkray" };
@@ -153,6 +162,23 @@ test.skipIf(reportMissingNewerPython("the shrinkray engine e2e"))(
     expect(artifact.registrations[0]).toMatchObject({ run_id: result.run_id, role: "reduction_final", producer: "flameox.reduction" });
     const run = (await callTool(session, "get_run", { run_id: result.run_id })).envelope.result;
     expect(run.limitation_details[0].message).toContain(`original_artifact_id=${original}`);
+
+    // A predicate that does not hold on the original ends the reduction at once, with nothing published:
+    // ShrinkRay's own check of its initial input is flameox's first attempt.
+    const hopeless = (await callTool(session, "plan_reduction", { request: { ...request, predicate_workload: "never-fails" } })).envelope
+      .result;
+    const ended = (await callTool(session, "execute_reduction", { plan_id: hopeless.plan_id })).envelope.result;
+    expect(ended.disposition).toBe("original_not_interesting");
+    expect(ended.final_artifact_id ?? null).toBeNull();
+    expect(ended.limitations.join(" ")).toContain("exited 1 on the original artifact");
+    const neverRuns = readFileSync(join(project, "never.log"), "utf8")
+      .split("\n")
+      .filter((line) => line !== "").length;
+    expect(neverRuns).toBeGreaterThan(0);
+    expect(ended.attempt_counts.predicate_runs).toBe(neverRuns);
+    const hopelessRows = await allAttempts(session, ended.reduction_id);
+    expect(hopelessRows).toHaveLength(neverRuns);
+    expect(hopelessRows[0]).toMatchObject({ units: 10_000, classification: "not_interesting", exit_codes: [1] });
 
     // A provider that changed after planning is refused with the replan call.
     const stale = (await callTool(session, "plan_reduction", { request })).envelope.result;
