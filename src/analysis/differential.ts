@@ -53,7 +53,7 @@ export async function stackUnitsPerRun(
   baseline: readonly string[],
   candidate: readonly string[],
 ): Promise<{ measure: "time" | "bytes"; units: Map<string, string> } | null> {
-  const rows = await evidence.rowsFrom<{ run_id: string; unit: string }>(
+  const rows = await evidence.fixedRowsFrom<{ run_id: string; unit: string }>(
     `SELECT DISTINCT run_id, unit FROM stacks WHERE len(frame_keys) > 0 AND run_id IN (${list([...baseline, ...candidate])})`,
     (units) => `SELECT run_id, unit FROM ${units}`,
   );

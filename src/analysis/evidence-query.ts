@@ -13,11 +13,17 @@ export interface EvidenceQuery {
    * relation once per pinned bundle set and keeps it, so repeated and paged questions read it back.
    */
   rowsFrom<Row = Record<string, unknown>>(relation: string, select: (name: string) => string, values?: QueryValue[]): Promise<Row[]>;
+  /**
+   * `rowsFrom` for a question without parameters whose answer is small: as fixed as the pinned bundles,
+   * so the store may keep the answer itself (frozen) and a warm analysis asks DuckDB one question fewer.
+   */
+  fixedRowsFrom<Row = Record<string, unknown>>(relation: string, select: (name: string) => string): Promise<readonly Readonly<Row>[]>;
 }
 
 /** An EvidenceQuery that keeps nothing: `rowsFrom` inlines the relation as a subquery (tests, one-shot connections). */
 export function uncachedEvidence(rows: EvidenceQuery["rows"]): EvidenceQuery {
-  return { rows, rowsFrom: (relation, select, values) => rows(select(`(${relation})`), values) };
+  const rowsFrom: EvidenceQuery["rowsFrom"] = (relation, select, values) => rows(select(`(${relation})`), values);
+  return { rows, rowsFrom, fixedRowsFrom: (relation, select) => rowsFrom(relation, select) };
 }
 
 /** DuckDB hands BIGINT and HUGEINT back as bigint; results here are plain JSON numbers. */

@@ -40,7 +40,7 @@ export type UnitSummary = { unit: StackUnit; total_weight: number; stack_rows: n
 const unitsSql = "SELECT unit, sum(weight) AS total_weight, count(*) AS stack_rows FROM stacks GROUP BY unit";
 
 export async function stackUnits(evidence: EvidenceQuery): Promise<UnitSummary[]> {
-  const rows = await evidence.rowsFrom<{ unit: StackUnit; total_weight: unknown; stack_rows: unknown }>(
+  const rows = await evidence.fixedRowsFrom<{ unit: StackUnit; total_weight: unknown; stack_rows: unknown }>(
     unitsSql,
     (units) => `SELECT unit, total_weight, stack_rows FROM ${units} ORDER BY unit`,
   );

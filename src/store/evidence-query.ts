@@ -12,6 +12,10 @@ const maximumViews = 8;
 const maximumStatements = 64;
 /** Materialized relations kept per view (hotspot rankings, unit summaries). */
 const maximumRelations = 16;
+/** Answers of fixed questions kept per view (each a few rows: the units a view holds, say). */
+const maximumFixedAnswers = 32;
+/** A fixed question's answer larger than this is not kept. */
+const maximumFixedRows = 1000;
 
 /**
  * The evidence engine of one open workspace: one DuckDB instance for the life of the process (the
@@ -179,7 +183,10 @@ export class EvidenceView {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly statements = new Map<string, DuckDBPreparedStatement>();
   private readonly relations = new Map<string, string>();
+  private readonly fixedAnswers = new Map<string, Promise<readonly Readonly<Record<string, unknown>>[]>>();
   private relationCount = 0;
+  /** Statements executed on this view so far (fixed answers kept are not asked again). */
+  queriesRun = 0;
   private leases = 0;
   private retired = false;
   private closed = false;
@@ -212,6 +219,32 @@ export class EvidenceView {
     values?: DuckDBValue[],
   ): Promise<Row[]> {
     return this.serially(async () => this.execute<Row>(select(await this.materialize(relation)), values));
+  }
+
+  /**
+   * Answers a parameterless question over a kept relation once per view: the bundles under a view never
+   * change, so neither does the answer. Kept frozen (callers share it), when it is small.
+   */
+  async fixedRowsFrom<Row = Record<string, unknown>>(
+    relation: string,
+    select: (name: string) => string,
+  ): Promise<readonly Readonly<Row>[]> {
+    const key = `${relation}\u0000${select("\u0000")}`;
+    const kept = this.fixedAnswers.get(key);
+    if (kept) return (await kept) as readonly Readonly<Row>[];
+    const answer = this.rowsFrom<Record<string, unknown>>(relation, select).then((rows) =>
+      Object.freeze(rows.map((row) => Object.freeze(row))),
+    );
+    if (this.fixedAnswers.size >= maximumFixedAnswers) this.fixedAnswers.delete(this.fixedAnswers.keys().next().value as string);
+    this.fixedAnswers.set(key, answer);
+    try {
+      const rows = await answer;
+      if (rows.length > maximumFixedRows) this.fixedAnswers.delete(key);
+      return rows as readonly Readonly<Row>[];
+    } catch (error) {
+      this.fixedAnswers.delete(key);
+      throw error;
+    }
   }
 
   /** Took a lease; false when the view was already closed. */
@@ -248,6 +281,7 @@ export class EvidenceView {
     }
     this.statements.set(sql, statement);
     if (values && values.length > 0) statement.bind(values);
+    this.queriesRun += 1;
     const reader = await statement.runAndReadAll();
     return reader.getRowObjectsJS() as Row[];
   }

@@ -59,6 +59,26 @@ test("a relation is kept per view and read back with bound values; calls on one 
   });
 });
 
+test("a fixed question is asked of DuckDB once per view and its answer shared, frozen; another bundle set asks again", async () => {
+  const engine = evidenceEngine(workspace);
+  const id = await bundle(workspace, "fixed", 6);
+  const select = (name: string) => `SELECT total FROM ${name}`;
+  const { first, again, asked } = await engine.use([id], async (view) => {
+    const before = view.queriesRun;
+    const first = await view.fixedRowsFrom<{ total: number }>(totalSql, select);
+    const again = await view.fixedRowsFrom<{ total: number }>(totalSql, select);
+    return { first, again, asked: view.queriesRun - before };
+  });
+  expect(first[0]!.total).toBe(6);
+  expect(again).toBe(first);
+  expect(asked).toBe(1);
+  expect(Object.isFrozen(first)).toBe(true);
+  expect(Object.isFrozen(first[0])).toBe(true);
+  // A publication makes a new bundle set: its view has its own answer.
+  const other = await bundle(workspace, "fixed-other", 2);
+  expect((await engine.use([id, other], (view) => view.fixedRowsFrom<{ total: number }>(totalSql, select)))[0]!.total).toBe(8);
+});
+
 test("past the cache size the least recently used views close, but never under a call that holds one", async () => {
   const engine = evidenceEngine(workspace);
   const ids = await Promise.all(Array.from({ length: 10 }, (_, index) => bundle(workspace, `many${index}`, index + 1)));
