@@ -5,8 +5,9 @@ import { type EvidenceQuery, sqlString, toNullableNumber, toNumber } from "../ev
 export type TraceCategoryCount = { category: string | null; events: number };
 
 export async function traceCategories(evidence: EvidenceQuery): Promise<TraceCategoryCount[]> {
-  const rows = await evidence.rows<Record<string, unknown>>(
-    "SELECT category, count(*) AS events FROM trace_events GROUP BY category ORDER BY events DESC",
+  const rows = await evidence.fixedRowsFrom<Record<string, unknown>>(
+    "SELECT category, count(*) AS events FROM trace_events GROUP BY category",
+    (counts) => `SELECT category, events FROM ${counts} ORDER BY events DESC`,
   );
   return rows.map((row) => ({ category: (row.category as string | null) ?? null, events: toNumber(row.events) }));
 }
@@ -30,14 +31,16 @@ export type TorchOperator = {
 /**
  * Per cpu_op name: self time (duration minus direct children, over every call) and calls and total
  * time over outermost calls only — a call is nested when some ancestor slice has its name (the
- * climb stops at the first such ancestor, so it costs the depth of the nesting, at most).
+ * climb stops at the first such ancestor, so it costs the depth of the nesting, at most). The
+ * per-name table is computed once per pinned trace (seconds on millions of events) and each page,
+ * in either order, is read from it.
  */
 export async function torchOperators(
   evidence: EvidenceQuery,
   options: { orderBy: "self" | "total"; offset: number; limit: number },
 ): Promise<{ operators: TorchOperator[]; total: number; selfTotal: number }> {
   const order = options.orderBy === "self" ? "self_ns DESC, total_ns DESC" : "total_ns DESC, self_ns DESC";
-  const rows = await evidence.rows<Record<string, unknown>>(
+  const rows = await evidence.rowsFrom<Record<string, unknown>>(
     `WITH RECURSIVE child AS (
        SELECT run_id, artifact_id, parent_id, sum(coalesce(dur_ns, 0)) AS child_ns FROM trace_events WHERE parent_id IS NOT NULL GROUP BY ALL
      ),
@@ -63,8 +66,9 @@ export async function torchOperators(
               list(DISTINCT dims ORDER BY dims) FILTER (WHERE dims IS NOT NULL AND dims <> '[]') AS shapes
        FROM ops GROUP BY name
      )
-     SELECT *, count(*) OVER () AS row_total, sum(self_ns) OVER () AS self_total FROM grouped
-     ORDER BY ${order}, name LIMIT ${options.limit} OFFSET ${options.offset}`,
+     SELECT *, count(*) OVER () AS row_total, sum(self_ns) OVER () AS self_total FROM grouped`,
+    (operators) => `SELECT * FROM ${operators} ORDER BY ${order}, name LIMIT $1 OFFSET $2`,
+    [options.limit, options.offset],
   );
   const selfTotal = rows.length > 0 ? toNumber(rows[0]!.self_total) : 0;
   return {
@@ -93,7 +97,7 @@ export type TorchAllocations = {
 };
 
 export async function torchAllocations(evidence: EvidenceQuery): Promise<TorchAllocations> {
-  const rows = await evidence.rows<Record<string, unknown>>(
+  const rows = await evidence.fixedRowsFrom<Record<string, unknown>>(
     `WITH mem AS (
        SELECT TRY_CAST(json_extract_string(args, '$.Bytes') AS DOUBLE) AS bytes,
               TRY_CAST(json_extract_string(args, '$."Total Allocated"') AS DOUBLE) AS total_allocated,
@@ -102,7 +106,8 @@ export async function torchAllocations(evidence: EvidenceQuery): Promise<TorchAl
      )
      SELECT device, count(*) AS events, count(*) FILTER (WHERE bytes > 0) AS allocations, coalesce(sum(bytes) FILTER (WHERE bytes > 0), 0) AS allocated,
             coalesce(-sum(bytes) FILTER (WHERE bytes < 0), 0) AS freed, max(total_allocated) AS peak
-     FROM mem GROUP BY device ORDER BY allocated DESC`,
+     FROM mem GROUP BY device`,
+    (devices) => `SELECT * FROM ${devices} ORDER BY allocated DESC`,
   );
   const peaks = rows.map((row) => toNullableNumber(row.peak)).filter((value): value is number => value !== null);
   return {
@@ -132,9 +137,10 @@ export type TimeSplit = {
 };
 
 export async function torchTimeSplit(evidence: EvidenceQuery, cpuSelfNs: number): Promise<TimeSplit> {
-  const rows = await evidence.rows<Record<string, unknown>>(
+  const rows = await evidence.fixedRowsFrom<Record<string, unknown>>(
     `SELECT category, coalesce(sum(dur_ns), 0) AS duration_ns, count(*) AS events FROM trace_events
-     WHERE category IN (${acceleratorWorkCategories.map(sqlString).join(", ")}) GROUP BY category ORDER BY duration_ns DESC, category`,
+     WHERE category IN (${acceleratorWorkCategories.map(sqlString).join(", ")}) GROUP BY category`,
+    (categories) => `SELECT * FROM ${categories} ORDER BY duration_ns DESC, category`,
   );
   const accelerator = rows.reduce((sum, row) => sum + toNumber(row.duration_ns), 0);
   return {
