@@ -163,12 +163,15 @@ export class TraceEventsWriter {
     this.startCopy();
     if (this.openPipe()) {
       this.sendToPipe(this.pipe as PipeWriter);
-    } else {
-      this.headHandle ??= openSync(this.headPath, "w", 0o600);
-      writeBytes(this.headHandle, this.bytes.subarray(0, this.used));
-      this.stagedBytes += this.used;
-      this.used = 0;
-    }
+    } else this.toHead();
+  }
+
+  /** Appends the encoded rows to the head file (staging disk), which DuckDB reads first or at finish. */
+  private toHead(): void {
+    this.headHandle ??= openSync(this.headPath, "w", 0o600);
+    writeBytes(this.headHandle, this.bytes.subarray(0, this.used));
+    this.stagedBytes += this.used;
+    this.used = 0;
   }
 
   /** Waits while too much is queued for the pipe, until half of it is left. */
@@ -198,10 +201,8 @@ export class TraceEventsWriter {
       if (this.copyFailure !== undefined) throw this.copyFailure;
     } else {
       if (this.copyFailure !== undefined && this.copyFailure !== "no named pipe") throw this.copyFailure;
-      this.headHandle ??= openSync(this.headPath, "w", 0o600);
-      writeBytes(this.headHandle, this.bytes.subarray(0, this.used));
-      this.used = 0;
-      closeSync(this.headHandle);
+      this.toHead();
+      closeSync(this.headHandle as number);
       this.headHandle = undefined;
       await engine.connection.run(this.copySql(delimitedSource("trace_events", this.headPath)));
     }

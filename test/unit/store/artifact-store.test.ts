@@ -18,6 +18,7 @@ import { dirname, join } from "node:path";
 import { type StagedArtifact, stageArtifactFile, stageArtifactFileSync } from "../../../src/store/artifact-store.ts";
 import { processStagingPath } from "../../../src/store/process-staging.ts";
 import { initializeWorkspace, type Workspace } from "../../../src/store/workspace.ts";
+import { seededBytes } from "../../support/bytes.ts";
 import { temporaryFolder } from "../../support/temporary-folders.ts";
 
 function workspace() {
@@ -29,17 +30,6 @@ function workspace() {
 /** The staged copies in this process's staging folder for `space`. */
 function stagedCopies(space: Workspace): string[] {
   return readdirSync(dirname(processStagingPath(space, "probe"))).filter((name) => name.startsWith("artifact-"));
-}
-
-/** Seeded pseudo-random bytes, so a misplaced or repeated chunk changes the hash. */
-function patterned(length: number): Buffer {
-  const words = new Uint32Array(Math.ceil(length / 4));
-  let state = 0x9e3779b9;
-  for (let index = 0; index < words.length; index++) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    words[index] = state;
-  }
-  return Buffer.from(words.buffer, 0, length);
 }
 
 /**
@@ -71,7 +61,7 @@ describe("artifact staging", () => {
     try {
       for (const size of sizes) {
         const path = join(root, `source-${size}.bin`);
-        const bytes = patterned(size);
+        const bytes = seededBytes(size);
         writeFileSync(path, bytes);
         const copied = await stageArtifactFile(space, path, { maxBytes: 64 << 20 });
         expectExactCopy(copied, bytes);
@@ -90,7 +80,7 @@ describe("artifact staging", () => {
     const { root, workspace: space, cleanup } = workspace();
     try {
       const path = join(root, "capped.bin");
-      const bytes = patterned(1 << 20);
+      const bytes = seededBytes(1 << 20);
       writeFileSync(path, bytes);
       expectExactCopy(await stageArtifactFile(space, path, { maxBytes: 1 << 20 }), bytes);
       expectExactCopy(stageArtifactFileSync(space, path, { maxBytes: 1 << 20 }), bytes);
@@ -109,7 +99,7 @@ describe("artifact staging", () => {
     const { root, workspace: space, cleanup } = workspace();
     try {
       const path = join(root, "growing.bin");
-      aged(path, patterned(16 << 20));
+      aged(path, seededBytes(16 << 20));
       // The call opens and checks the file before it returns its promise; the file grows while the copy runs.
       const staging = stageArtifactFile(space, path, { maxBytes: (16 << 20) + 10 });
       appendFileSync(path, Buffer.alloc(32 << 20, 1));
@@ -142,7 +132,7 @@ describe("artifact staging", () => {
         truncated: () => truncateSync(path, 100),
       };
       for (const [name, change] of Object.entries(changes)) {
-        aged(path, patterned(12 << 20));
+        aged(path, seededBytes(12 << 20));
         const staging = stageArtifactFile(space, path, { maxBytes: 64 << 20 });
         change();
         await expect(staging, name).rejects.toMatchObject({ code: "ARTIFACT_INTEGRITY_FAILED" });
