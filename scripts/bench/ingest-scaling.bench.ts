@@ -8,8 +8,14 @@
  *   `flameox import` (this build), the previous flameox (BENCH_PREVIOUS_COMMIT, built into
  *   .test-output/bench/), `cat` of the same file (the read floor; `gzip -dc` for the gzip shape), and
  *   DuckDB read_json of it;
- * wall time, MiB/s of the inflated trace and peak RSS (rusage) of each, the ratios flameox/cat,
+ * wall time, CPU time, MiB/s of the inflated trace and peak RSS (rusage) of each, the ratios flameox/cat,
  * flameox/DuckDB and flameox/previous, and the growth of time and memory per doubling of the input.
+ * For the uncompressed shapes, two floors of any trace ingest on this machine, measured on the same input:
+ * the runtime's native `JSON.parse` of the trace (lib/runtime-json-parse.ts) and DuckDB converting the
+ * very rows this import staged, from a file, on an engine made as import makes it (one thread:
+ * lib/trace-conversion-floor.ts). `two_core_ceiling_mb_per_s` is the input over the larger of the
+ * conversion's wall time and half the CPU time of both floors together: the rate no import that parses
+ * events no cheaper than the native parser and converts its rows through DuckDB can pass on two cores.
  * Profiles: speedscope profiles through this build, the previous one, and Python's json.load of the same
  * file: the issue's shape (BENCH_SPEEDSCOPE_SAMPLES, default 1,000,000 samples over 204 distinct stacks of
  * depth 3, about 18 MB) and the bench generator's shape (10,000 distinct stacks of depth 6–30, about 88 bytes
@@ -57,7 +63,13 @@ const bun = join(repositoryRoot, "node_modules", ".bin", "bun");
 
 type Figures = Record<string, unknown> & { ok: boolean; wall_s: number; peak_rss_mb: number };
 
-async function flameoxImport(executable: string, input: string, bytes: number, name: string): Promise<Figures> {
+async function flameoxImport(
+  executable: string,
+  input: string,
+  bytes: number,
+  name: string,
+  inspect?: (project: string) => Promise<Record<string, unknown>>,
+): Promise<Figures> {
   return withTempFolder(
     "scaling-",
     async (project) => {
@@ -79,11 +91,68 @@ async function flameoxImport(executable: string, input: string, bytes: number, n
       if (result.exitCode === 0) {
         const receipt = JSON.parse(result.stdout) as { evidence?: { tables?: unknown; limitations?: string[] } };
         figures.evidence_rows = receipt.evidence?.tables ?? null;
+        if (inspect) Object.assign(figures, await inspect(project));
       }
       return figures;
     },
     benchOutput,
   );
+}
+
+/** DuckDB's share of the import alone, from the rows it wrote into the project's workspace. */
+async function conversionFloor(project: string, bytes: number): Promise<Figures> {
+  const [relative] = [...new Bun.Glob("**/trace_events.parquet").scanSync({ cwd: join(project, ".diagnostics"), dot: true })];
+  if (!relative) return { ok: false, wall_s: 0, peak_rss_mb: 0, error: "the import left no trace_events.parquet" };
+  return withTempFolder(
+    "floor-",
+    async (scratch) => {
+      const script = join(import.meta.dir, "lib", "trace-conversion-floor.ts");
+      const result = await measure([bun, script, join(project, ".diagnostics", relative), scratch], {
+        cwd: repositoryRoot,
+        rssGuardBytes,
+        timeoutMs,
+      });
+      const step = ingestStep(result, bytes) as Figures;
+      if (!step.ok) return step;
+      const floor = JSON.parse(result.stdout) as { conversion_wall_s: number; conversion_cpu_s: number };
+      return {
+        ok: true,
+        ...floor,
+        wall_s: floor.conversion_wall_s,
+        cpu_s: floor.conversion_cpu_s,
+        mb_per_s: round(mebibytes(bytes) / floor.conversion_wall_s, 1),
+        peak_rss_mb: step.peak_rss_mb,
+      };
+    },
+    benchOutput,
+  );
+}
+
+/** The runtime's native JSON parser on the same trace (decode and parse only). */
+async function runtimeJsonParse(path: string, bytes: number): Promise<Figures> {
+  const result = await measure([bun, join(import.meta.dir, "lib", "runtime-json-parse.ts"), path], {
+    cwd: repositoryRoot,
+    rssGuardBytes,
+    timeoutMs,
+  });
+  const step = ingestStep(result, bytes) as Figures;
+  if (!step.ok) return step;
+  const parsed = JSON.parse(result.stdout) as { events: number; parse_wall_s: number; parse_cpu_s: number };
+  return {
+    ok: true,
+    ...parsed,
+    wall_s: parsed.parse_wall_s,
+    cpu_s: parsed.parse_cpu_s,
+    mb_per_s: round(mebibytes(bytes) / parsed.parse_wall_s, 1),
+    peak_rss_mb: step.peak_rss_mb,
+  };
+}
+
+/** See the file comment: the most a two-core import can reach given both floors. */
+function twoCoreCeiling(bytes: number, parse: Figures | undefined, conversion: Figures | undefined): number | null {
+  if (!parse?.ok || !conversion?.ok) return null;
+  const seconds = Math.max(conversion.wall_s, ((parse.cpu_s as number) + (conversion.cpu_s as number)) / 2);
+  return round(mebibytes(bytes) / seconds, 1);
 }
 
 async function reference(argv: string[], bytes: number, options: { cwd?: string } = {}): Promise<Figures> {
@@ -129,7 +198,22 @@ async function traceShape(shape: Shape, previous: string | null): Promise<Record
   const rows: { size: number; flameox: Figures; [key: string]: unknown }[] = [];
   for (const size of sizes) {
     const input = traceInput(shape, size);
-    const flameox = await flameoxImport(binary, input.path, input.bytes, input.name);
+    const floors = shape !== "plainGzip";
+    let conversion: Figures | undefined;
+    const flameox = await flameoxImport(
+      binary,
+      input.path,
+      input.bytes,
+      input.name,
+      floors
+        ? async (project) => {
+            conversion = await conversionFloor(project, input.bytes);
+            return {};
+          }
+        : undefined,
+    );
+    const parse = floors ? await runtimeJsonParse(input.path, input.bytes) : undefined;
+    const ceiling = twoCoreCeiling(input.bytes, parse, conversion);
     const prior = previous ? await flameoxImport(previous, input.path, input.bytes, input.name) : undefined;
     const cat = await reference(["sh", "-c", input.read], input.bytes);
     const duckdb = await withTempFolder(
@@ -159,6 +243,10 @@ async function traceShape(shape: Shape, previous: string | null): Promise<Record
       previous_flameox: prior ?? null,
       cat,
       duckdb_read_json: duckdb,
+      runtime_json_parse: parse ?? null,
+      duckdb_conversion_floor: conversion ?? null,
+      two_core_ceiling_mb_per_s: ceiling,
+      flameox_share_of_ceiling: ceiling && flameox.ok ? round((flameox.mb_per_s as number) / ceiling, 2) : null,
       flameox_over_cat: ratio(flameox, cat),
       flameox_over_duckdb: ratio(flameox, duckdb),
       flameox_over_previous: ratio(flameox, prior),

@@ -8,6 +8,7 @@ export function ingestStep(result: Measured, bytes: number): Record<string, unkn
   return {
     ok,
     wall_s: round(result.wallMs / 1000, 2),
+    cpu_s: round(result.cpuMs / 1000, 2),
     mb_per_s: ok ? round(mebibytes(bytes) / (result.wallMs / 1000), 1) : null,
     peak_rss_mb: mebibytes(result.maxRssBytes),
     killed_by_rss_guard: result.killedByGuard,
