@@ -99,53 +99,40 @@ async function flameoxImport(
   );
 }
 
+/**
+ * A floor measured by a child script (scripts/bench/lib/) that times only its own part and prints it as
+ * `<part>_wall_s` and `<part>_cpu_s`, with whatever else it counts; peak RSS is the whole child's.
+ */
+async function floorStep(script: string, args: string[], bytes: number, part: string): Promise<Figures> {
+  const result = await measure([bun, join(import.meta.dir, "lib", script), ...args], { cwd: repositoryRoot, rssGuardBytes, timeoutMs });
+  const step = ingestStep(result, bytes) as Figures;
+  if (!step.ok) return step;
+  const printed = JSON.parse(result.stdout) as Record<string, number>;
+  const wall = printed[`${part}_wall_s`] as number;
+  return {
+    ok: true,
+    ...printed,
+    wall_s: wall,
+    cpu_s: printed[`${part}_cpu_s`],
+    mb_per_s: round(mebibytes(bytes) / wall, 1),
+    peak_rss_mb: step.peak_rss_mb,
+  };
+}
+
 /** DuckDB's share of the import alone, from the rows it wrote into the project's workspace. */
 async function conversionFloor(project: string, bytes: number): Promise<Figures> {
   const [relative] = [...new Bun.Glob("**/trace_events.parquet").scanSync({ cwd: join(project, ".diagnostics"), dot: true })];
   if (!relative) return { ok: false, wall_s: 0, peak_rss_mb: 0, error: "the import left no trace_events.parquet" };
   return withTempFolder(
     "floor-",
-    async (scratch) => {
-      const script = join(import.meta.dir, "lib", "trace-conversion-floor.ts");
-      const result = await measure([bun, script, join(project, ".diagnostics", relative), scratch], {
-        cwd: repositoryRoot,
-        rssGuardBytes,
-        timeoutMs,
-      });
-      const step = ingestStep(result, bytes) as Figures;
-      if (!step.ok) return step;
-      const floor = JSON.parse(result.stdout) as { conversion_wall_s: number; conversion_cpu_s: number };
-      return {
-        ok: true,
-        ...floor,
-        wall_s: floor.conversion_wall_s,
-        cpu_s: floor.conversion_cpu_s,
-        mb_per_s: round(mebibytes(bytes) / floor.conversion_wall_s, 1),
-        peak_rss_mb: step.peak_rss_mb,
-      };
-    },
+    (scratch) => floorStep("trace-conversion-floor.ts", [join(project, ".diagnostics", relative), scratch], bytes, "conversion"),
     benchOutput,
   );
 }
 
 /** The runtime's native JSON parser on the same trace (decode and parse only). */
-async function runtimeJsonParse(path: string, bytes: number): Promise<Figures> {
-  const result = await measure([bun, join(import.meta.dir, "lib", "runtime-json-parse.ts"), path], {
-    cwd: repositoryRoot,
-    rssGuardBytes,
-    timeoutMs,
-  });
-  const step = ingestStep(result, bytes) as Figures;
-  if (!step.ok) return step;
-  const parsed = JSON.parse(result.stdout) as { events: number; parse_wall_s: number; parse_cpu_s: number };
-  return {
-    ok: true,
-    ...parsed,
-    wall_s: parsed.parse_wall_s,
-    cpu_s: parsed.parse_cpu_s,
-    mb_per_s: round(mebibytes(bytes) / parsed.parse_wall_s, 1),
-    peak_rss_mb: step.peak_rss_mb,
-  };
+function runtimeJsonParse(path: string, bytes: number): Promise<Figures> {
+  return floorStep("runtime-json-parse.ts", [path], bytes, "parse");
 }
 
 /** See the file comment: the most a two-core import can reach given both floors. */
