@@ -2,9 +2,11 @@
  * Issue 16 items 1 and 2: how ingest scales, against references measured in the same run.
  *
  * Traces: torch-like Chrome traces of each size in BENCH_INGEST_SIZES_MB (default 64,256,1024), in
- * three shapes (BENCH_INGEST_SHAPES) — `plain` (the ingest module's generator), `distinctSteps` (every
- * few operators in their own ProfilerStep#n, so distinct stacks grow with the trace) and `plainGzip`
- * (the plain trace as `.json.gz`, as torch.profiler exports it; sizes are the inflated ones) — each through
+ * four shapes (BENCH_INGEST_SHAPES) — `plain` (the ingest module's generator), `distinctSteps` (every
+ * few operators in their own ProfilerStep#n, so distinct stacks grow with the trace), `plainGzip`
+ * (the plain trace as `.json.gz`, as torch.profiler exports it; sizes are the inflated ones) and
+ * `shuffled` (the plain trace's events in a seeded random order, so import sorts them in runs spilled
+ * to disk and merges those) — each through
  *   `flameox import` (this build), the previous flameox (BENCH_PREVIOUS_COMMIT, built into
  *   .test-output/bench/), `cat` of the same file (the read floor; `gzip -dc` for the gzip shape), and
  *   DuckDB read_json of it;
@@ -26,7 +28,7 @@
  */
 import { join } from "node:path";
 import { linkSync, copyFileSync } from "node:fs";
-import { chromeTrace, gzippedChromeTrace, speedscopeProfile } from "./lib/generate.ts";
+import { chromeTrace, gzippedChromeTrace, shuffledChromeTrace, speedscopeProfile } from "./lib/generate.ts";
 import { ingestStep } from "./lib/ingest-figures.ts";
 import {
   benchOutput,
@@ -46,8 +48,8 @@ const sizes = (process.env.BENCH_INGEST_SIZES_MB ?? "64,256,1024")
   .split(",")
   .map(Number)
   .filter((size) => size > 0);
-type Shape = "plain" | "distinctSteps" | "plainGzip";
-const shapes = (process.env.BENCH_INGEST_SHAPES ?? "plain,distinctSteps,plainGzip").split(",") as Shape[];
+type Shape = "plain" | "distinctSteps" | "plainGzip" | "shuffled";
+const shapes = (process.env.BENCH_INGEST_SHAPES ?? "plain,distinctSteps,plainGzip,shuffled").split(",") as Shape[];
 const speedscopeSamples = Number(process.env.BENCH_SPEEDSCOPE_SAMPLES ?? 1_000_000);
 const profileSizes = (process.env.BENCH_PROFILE_SIZES_MB ?? "64,256,1024")
   .split(",")
@@ -177,7 +179,7 @@ function traceInput(shape: Shape, size: number): { path: string; bytes: number; 
     const zipped = gzippedChromeTrace(size);
     return { path: zipped.path, bytes: zipped.inflated_bytes, name: "trace.json.gz", read: `gzip -dc "${zipped.path}" > /dev/null` };
   }
-  const input = chromeTrace(size, shape);
+  const input = shape === "shuffled" ? shuffledChromeTrace(size) : chromeTrace(size, shape);
   return { path: input.path, bytes: input.bytes, name: "trace.json", read: `cat "${input.path}" > /dev/null` };
 }
 

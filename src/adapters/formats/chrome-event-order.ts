@@ -14,7 +14,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { TraceEventRecord } from "./chrome-event-record.ts";
-import { RunReader, writeRun } from "./chrome-event-spill.ts";
+import { maximumRunReadBytes, RunReader, writeRun } from "./chrome-event-spill.ts";
 import { compare, Heap, RestartInRuns, WindowCheck } from "./chrome-event-window.ts";
 
 export { RestartInRuns };
@@ -27,13 +27,31 @@ export function setOrderKey(record: TraceEventRecord): void {
   record.sub = ph === "X" ? -(record.durNs ?? 0) : 0;
 }
 
+/**
+ * What the merge's readers may hold together: each holds its read buffer, the text decoded from it and
+ * the records of that text (about five times the read), so a fixed share per run would grow the merge
+ * with the number of runs, that is with the trace. A run is read at least this much at a time.
+ */
+const mergeReadBudgetBytes = 16 << 20;
+const minimumRunReadBytes = 16 << 10;
+
+/** Bytes each of `runs` readers reads at once: the budget shared out, within the bounds above. */
+export function runReadBytes(runs: number): number {
+  return Math.min(maximumRunReadBytes, Math.max(minimumRunReadBytes, Math.floor(mergeReadBudgetBytes / Math.max(1, runs))));
+}
+
 export type OrderOptions = {
   memoryBytes: number;
   window: number;
   restartable: boolean;
   /** Folder for the spilled runs (removed by the caller or with it). */
   scratch: string;
+  /** Awaited after every `pauseBytes` of records the merge delivers (the reader pauses likewise per chunk). */
+  pause?: () => Promise<void>;
 };
+
+/** Record bytes (their `size`) the merge delivers between pauses: the reader's chunk size. */
+const pauseBytes = 8 << 20;
 
 export type OrderStats = { mode: "memory" | "window" | "runs"; runs: number; spilledBytes: number };
 
@@ -120,16 +138,24 @@ export class EventOrderer {
     const heap = new Heap<Cursor>((cursor) => cursor.records[cursor.index] as TraceEventRecord);
     const readers: RunReader[] = [];
     try {
+      const readBytes = runReadBytes(this.runs.length);
       for (const path of this.runs) {
-        const reader = await RunReader.open(path);
+        const reader = await RunReader.open(path, readBytes);
         readers.push(reader);
         const records = await reader.next();
         if (records.length > 0) heap.push({ records, index: 0, reader });
       }
       if (this.buffer.length > 0) heap.push({ records: this.buffer, index: 0, reader: null });
       this.buffer = [];
+      let sincePause = 0;
       for (let cursor = heap.pop(); cursor; cursor = heap.pop()) {
-        this.deliver(cursor.records[cursor.index] as TraceEventRecord);
+        const record = cursor.records[cursor.index] as TraceEventRecord;
+        this.deliver(record);
+        sincePause += record.size;
+        if (sincePause >= pauseBytes && this.options.pause) {
+          sincePause = 0;
+          await this.options.pause();
+        }
         cursor.index++;
         if (cursor.index >= cursor.records.length) {
           if (!cursor.reader) continue;

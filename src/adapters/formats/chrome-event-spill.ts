@@ -120,17 +120,25 @@ export function writeRun(path: string, records: readonly TraceEventRecord[]): nu
   return bytes;
 }
 
-/** Reads a run back in batches of records. */
+/** The most a run reader reads at once (and so about the most text it decodes into records at once). */
+export const maximumRunReadBytes = 256 << 10;
+
+/** Reads a run back in batches of records, `readBytes` of its text at a time. */
 export class RunReader {
   private readonly decoder = new TextDecoder();
-  private readonly buffer = Buffer.allocUnsafe(256 << 10);
+  private readonly buffer: Buffer;
   private pending = "";
   private done = false;
 
-  private constructor(private readonly handle: Awaited<ReturnType<typeof open>>) {}
+  private constructor(
+    private readonly handle: Awaited<ReturnType<typeof open>>,
+    readBytes: number,
+  ) {
+    this.buffer = Buffer.allocUnsafe(readBytes);
+  }
 
-  static async open(path: string): Promise<RunReader> {
-    return new RunReader(await open(path, "r"));
+  static async open(path: string, readBytes = maximumRunReadBytes): Promise<RunReader> {
+    return new RunReader(await open(path, "r"), readBytes);
   }
 
   /** The next records (at least one), or an empty array at the end. */

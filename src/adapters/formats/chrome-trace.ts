@@ -62,7 +62,8 @@ type Hints = { torch: boolean; topLevelObject: boolean; sawTraceEvents: boolean 
 
 async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTraceOptions, mayStream: boolean): Promise<ExtractResult> {
   const clock = new TraceClock();
-  const { emitter, nester, orderer, scratch, ownsScratch } = pipeline(sink, options, clock, mayStream);
+  const pause = pauseFor(sink);
+  const { emitter, nester, orderer, scratch, ownsScratch } = pipeline(sink, options, clock, mayStream, pause);
   const profiles = new TraceCpuProfiles();
   const counters: Counters = { nonObjects: 0, withoutPhase: 0, outOfRange: 0, events: 0, unterminated: false };
   const hints: Hints = { torch: false, topLevelObject: false, sawTraceEvents: false };
@@ -99,7 +100,8 @@ async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTrac
   };
 
   try {
-    await readEvents(path, sink, options, {
+    await readEvents(path, options, {
+      pause,
       clock,
       counters,
       hints,
@@ -135,7 +137,22 @@ async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTrac
 }
 
 /** The stages events go through: ordering (with its scratch folder), nesting, the row budget. */
-function pipeline(sink: EvidenceSink, options: ChromeTraceOptions, clock: TraceClock, mayStream: boolean) {
+/**
+ * What the extraction does after each 8 MiB it reads or merges: a full collection every 64 MiB
+ * (otherwise the GC lets dead rows and text chunks pile up far past what is live, and RSS doubles on
+ * a 1 GiB trace, as it does not see their storage), and a wait for a sink that streams its rows (the
+ * evidence bundle writer) and asks the extractor to wait for it.
+ */
+function pauseFor(sink: EvidenceSink): () => Promise<void> {
+  const drain = (sink as { drain?: () => Promise<void> }).drain;
+  let pauses = 0;
+  return async () => {
+    if (++pauses % 8 === 0) Bun.gc(true);
+    if (typeof drain === "function") await drain.call(sink);
+  };
+}
+
+function pipeline(sink: EvidenceSink, options: ChromeTraceOptions, clock: TraceClock, mayStream: boolean, pause: () => Promise<void>) {
   const emitter = new RowEmitter(sink, options.maxRows);
   const nester = new SliceNester(emitter, {
     projectRoot: options.projectRoot,
@@ -152,6 +169,7 @@ function pipeline(sink: EvidenceSink, options: ChromeTraceOptions, clock: TraceC
       window: Math.max(1, options.reorderWindow ?? 20_000),
       restartable: mayStream,
       scratch,
+      pause,
     },
     (record) => nester.process(record),
   );
@@ -172,6 +190,7 @@ function readNotes(counters: Counters): string[] {
 }
 
 type ReadContext = {
+  pause(): Promise<void>;
   clock: TraceClock;
   topLevelValue(key: string, value: unknown): void;
   counters: Counters;
@@ -181,12 +200,9 @@ type ReadContext = {
 };
 
 /** Feeds every event of the file to the context: the fast reader, else the generic readers. */
-async function readEvents(path: string, sink: EvidenceSink, options: ChromeTraceOptions, context: ReadContext): Promise<void> {
+async function readEvents(path: string, options: ChromeTraceOptions, context: ReadContext): Promise<void> {
   const { hints } = context;
   if (options.parseMode === "whole") return readWhole(path, context);
-  // A sink that streams its rows (the evidence bundle writer) may ask the reader to wait for it.
-  const drain = (sink as { drain?: () => Promise<void> }).drain;
-  let chunks = 0;
   const source = await openByteSource(path, { maxInflatedBytes: maxInflatedJsonBytes });
   const reader = new ChromeTraceReader(
     source,
@@ -203,12 +219,7 @@ async function readEvents(path: string, sink: EvidenceSink, options: ChromeTrace
       },
       event: context.acceptRecord,
       other: (value) => context.acceptValue(value),
-      chunk: async () => {
-        // A full collection every 64 MiB: otherwise the GC lets dead rows and text chunks pile up
-        // far past what is live (RSS doubles on a 1 GiB trace), as it does not see their storage.
-        if (++chunks % 8 === 0) Bun.gc(true);
-        if (typeof drain === "function") await drain.call(sink);
-      },
+      chunk: context.pause,
       unterminated() {
         context.counters.unterminated = true;
       },
