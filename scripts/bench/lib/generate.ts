@@ -3,7 +3,7 @@
  * size and generator version. Text is written in ~4 MiB chunks; no file is ever built in memory.
  * A file appears under its final name only when complete (written to .partial, then renamed).
  */
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { benchOutput } from "./measure.ts";
 import { seededRandom as random } from "../../../test/support/random.ts";
@@ -108,24 +108,31 @@ export function gzippedChromeTrace(megabytes: number): {
 
 /**
  * The plain trace of `megabytes` MiB with its events in a seeded random order (the same events and
- * bytes): no thread's events in order, so import sorts it in runs spilled to disk and merges them.
- * Built in memory from the plain trace's lines (one event a line), about four times its size.
+ * bytes): no thread's events in order, so import sorts them in runs spilled to disk and merges them.
+ * Shuffled by a child process (lib/shuffle-trace.ts, about four times the trace in memory), cached.
  */
 export function shuffledChromeTrace(megabytes: number): { path: string; bytes: number; generated_ms: number | null } {
   const plain = chromeTrace(megabytes);
-  return cached(`chrome-trace-shuffled-${megabytes}MB-v${generatorVersion}.json`, (writer) => {
-    const lines = readFileSync(plain.path, "latin1").split("\n");
-    const events = lines.filter((line) => line.startsWith('{"ph"')).map((line) => (line.endsWith(",") ? line.slice(0, -1) : line));
-    const next = random(megabytes + 1);
-    for (let index = events.length - 1; index > 0; index--) {
-      const other = Math.floor(next() * (index + 1));
-      [events[index], events[other]] = [events[other] as string, events[index] as string];
+  const path = join(benchOutput, `chrome-trace-shuffled-${megabytes}MB-v${generatorVersion}.json`);
+  let generated: number | null = null;
+  if (!existsSync(path)) {
+    const started = performance.now();
+    const partial = `${path}.partial`;
+    const shuffled = Bun.spawnSync(
+      [process.execPath, join(import.meta.dir, "shuffle-trace.ts"), plain.path, partial, String(megabytes + 1)],
+      {
+        stdout: "ignore",
+        stderr: "pipe",
+      },
+    );
+    if (shuffled.exitCode !== 0) {
+      rmSync(partial, { force: true });
+      throw new Error(`shuffling ${plain.path} failed: ${shuffled.stderr.toString().slice(-300)}`);
     }
-    writer.write(lines[0] as string);
-    events.forEach((event, index) => writer.write(index === 0 ? `\n${event}` : `,\n${event}`));
-    writer.write(`\n${lines.filter((line) => line.startsWith("]")).join("\n")}\n`);
-    return { events: events.length };
-  });
+    renameSync(partial, path);
+    generated = Math.round(performance.now() - started);
+  }
+  return { path, bytes: statSync(path).size, generated_ms: generated };
 }
 
 export function chromeTrace(

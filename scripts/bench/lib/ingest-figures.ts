@@ -11,6 +11,7 @@ export function ingestStep(result: Measured, bytes: number): Record<string, unkn
     cpu_s: round(result.cpuMs / 1000, 2),
     mb_per_s: ok ? round(mebibytes(bytes) / (result.wallMs / 1000), 1) : null,
     peak_rss_mb: mebibytes(result.maxRssBytes),
+    peak_rss_polled: result.peakPolled,
     killed_by_rss_guard: result.killedByGuard,
     error: ok ? null : failureText(result.stderrTail || result.stdout),
   };
