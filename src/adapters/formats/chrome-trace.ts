@@ -136,7 +136,6 @@ async function extractOnce(path: string, sink: EvidenceSink, options: ChromeTrac
   return result;
 }
 
-/** The stages events go through: ordering (with its scratch folder), nesting, the row budget. */
 /**
  * What the extraction does after each 8 MiB it reads or merges: a full collection every 64 MiB
  * (otherwise the GC lets dead rows and text chunks pile up far past what is live, and RSS doubles on
@@ -152,6 +151,7 @@ function pauseFor(sink: EvidenceSink): () => Promise<void> {
   };
 }
 
+/** The stages events go through: ordering (with its scratch folder), nesting, the row budget. */
 function pipeline(sink: EvidenceSink, options: ChromeTraceOptions, clock: TraceClock, mayStream: boolean, pause: () => Promise<void>) {
   const emitter = new RowEmitter(sink, options.maxRows);
   const nester = new SliceNester(emitter, {
