@@ -1,7 +1,8 @@
 /**
  * Shared helpers of the benchmark modules: medians, load average, a child runner that reports wall
- * time and peak RSS (from the child's rusage, or its polled VmHWM where its parent's peak masks it) and stops a child that outgrows a memory guard, and
- * temp folders that are always removed. Not a benchmark module itself (no `.bench.ts` suffix).
+ * time and peak RSS (from the child's rusage, or its polled VmHWM where its parent's peak masks it)
+ * and stops a child that outgrows a memory guard, and temp folders that are always removed. Not a
+ * benchmark module itself (no `.bench.ts` suffix).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -49,11 +50,13 @@ export type Measured = {
   wallMs: number;
   /**
    * Peak resident set of the child process, bytes: its rusage maxrss, unless that is no more than this
-   * process's own peak when it spawned the child (give or take what spawning adds). On Linux a child's maxrss starts from the memory it
-   * shared with its parent before exec, so a large parent masks a smaller child; the peak is then the
-   * largest VmHWM polled every 50 ms while it ran (`peakPolled`).
+   * process's own peak when it spawned the child (give or take what spawning adds). On Linux a child's
+   * maxrss starts from the memory it shared with its parent before exec, so a large parent masks a
+   * smaller child; the peak is then the largest VmHWM polled every 50 ms while it ran. A child gone
+   * before the first poll keeps its rusage.
    */
   maxRssBytes: number;
+  /** Whether `maxRssBytes` is the polled VmHWM rather than the rusage. */
   peakPolled: boolean;
   /** CPU time (user + system) of the child and the descendants it waited for (rusage), ms. */
   cpuMs: number;
