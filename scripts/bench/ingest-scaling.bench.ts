@@ -70,7 +70,8 @@ async function flameoxImport(
   input: string,
   bytes: number,
   name: string,
-  inspect?: (project: string) => Promise<Record<string, unknown>>,
+  /** Called with the project after a successful import, before it is removed. */
+  afterImport?: (project: string) => Promise<void>,
 ): Promise<Figures> {
   return withTempFolder(
     "scaling-",
@@ -93,7 +94,7 @@ async function flameoxImport(
       if (result.exitCode === 0) {
         const receipt = JSON.parse(result.stdout) as { evidence?: { tables?: unknown; limitations?: string[] } };
         figures.evidence_rows = receipt.evidence?.tables ?? null;
-        if (inspect) Object.assign(figures, await inspect(project));
+        await afterImport?.(project);
       }
       return figures;
     },
@@ -197,7 +198,6 @@ async function traceShape(shape: Shape, previous: string | null): Promise<Record
       floors
         ? async (project) => {
             conversion = await conversionFloor(project, input.bytes);
-            return {};
           }
         : undefined,
     );

@@ -9,3 +9,13 @@ export function seededRandom(seed: number): () => number {
     return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** The items in a seeded random order (Fisher–Yates with `seededRandom`), shuffled in place and returned. */
+export function seededShuffle<T>(items: T[], seed: number): T[] {
+  const next = seededRandom(seed);
+  for (let index = items.length - 1; index > 0; index--) {
+    const other = Math.floor(next() * (index + 1));
+    [items[index], items[other]] = [items[other] as T, items[index] as T];
+  }
+  return items;
+}

@@ -73,68 +73,11 @@ const operators: { name: string; children: string[]; inputs: number }[] = [
  * A torch.profiler-like Chrome trace of about `megabytes` MiB: `{"schemaVersion":1,…,"traceEvents":[…]}`
  * with nested `cpu_op` X events named `aten::*` carrying `Input Dims`/`Input type`/`External id` args,
  * on two threads, interleaved with `[memory]` instant events.
- */
-/**
+ *
  * `distinctSteps`: every few operators on the main thread sit inside their own `ProfilerStep#<n>`
  * user annotation, all distinct, so distinct stacks grow with the trace (1.8M per GiB) — the shape
  * that made a stack map grow without bound.
  */
-/**
- * The plain trace of `megabytes` MiB gzip-compressed (level 6, gzip's default, as torch.profiler's
- * `.json.gz` exports are), cached beside it; `bytes` is the compressed size.
- */
-export function gzippedChromeTrace(megabytes: number): {
-  path: string;
-  bytes: number;
-  inflated_bytes: number;
-  generated_ms: number | null;
-} {
-  const plain = chromeTrace(megabytes);
-  const path = `${plain.path}.gz`;
-  let generated: number | null = null;
-  if (!existsSync(path)) {
-    const started = performance.now();
-    const partial = `${path}.partial`;
-    const zipped = Bun.spawnSync(["sh", "-c", 'gzip -6 -c "$1" > "$2"', "sh", plain.path, partial], { stderr: "pipe" });
-    if (zipped.exitCode !== 0) {
-      rmSync(partial, { force: true });
-      throw new Error(`gzip of ${plain.path} failed: ${zipped.stderr.toString().slice(0, 300)}`);
-    }
-    renameSync(partial, path);
-    generated = Math.round(performance.now() - started);
-  }
-  return { path, bytes: statSync(path).size, inflated_bytes: plain.bytes, generated_ms: generated };
-}
-
-/**
- * The plain trace of `megabytes` MiB with its events in a seeded random order (the same events and
- * bytes): no thread's events in order, so import sorts them in runs spilled to disk and merges them.
- * Shuffled by a child process (lib/shuffle-trace.ts, about four times the trace in memory), cached.
- */
-export function shuffledChromeTrace(megabytes: number): { path: string; bytes: number; generated_ms: number | null } {
-  const plain = chromeTrace(megabytes);
-  const path = join(benchOutput, `chrome-trace-shuffled-${megabytes}MB-v${generatorVersion}.json`);
-  let generated: number | null = null;
-  if (!existsSync(path)) {
-    const started = performance.now();
-    const partial = `${path}.partial`;
-    const shuffled = Bun.spawnSync(
-      [process.execPath, join(import.meta.dir, "shuffle-trace.ts"), plain.path, partial, String(megabytes + 1)],
-      {
-        stdout: "ignore",
-        stderr: "pipe",
-      },
-    );
-    if (shuffled.exitCode !== 0) {
-      rmSync(partial, { force: true });
-      throw new Error(`shuffling ${plain.path} failed: ${shuffled.stderr.toString().slice(-300)}`);
-    }
-    renameSync(partial, path);
-    generated = Math.round(performance.now() - started);
-  }
-  return { path, bytes: statSync(path).size, generated_ms: generated };
-}
-
 export function chromeTrace(
   megabytes: number,
   shape: "plain" | "distinctSteps" = "plain",
@@ -218,9 +161,59 @@ export function chromeTrace(
 }
 
 /**
- * A py-spy-like sampled speedscope profile with `samples` samples over two threads (60/40), stacks of
- * depth 6–30 drawn (skewed) from 5000 stacks per thread over 4000 frames, so stacks repeat like a real program's.
+ * A file made from another by a child process writing `partial`, cached under `path`: it appears only
+ * when complete. A child of its own also keeps a large working set out of this process, whose peak
+ * every child it spawns later would report as its own (see `measure`).
  */
+function cachedDerived(path: string, make: (partial: string) => string[], what: string): number | null {
+  if (existsSync(path)) return null;
+  const started = performance.now();
+  const partial = `${path}.partial`;
+  const made = Bun.spawnSync(make(partial), { stdout: "ignore", stderr: "pipe" });
+  if (made.exitCode !== 0) {
+    rmSync(partial, { force: true });
+    throw new Error(`${what} failed: ${made.stderr.toString().slice(-300)}`);
+  }
+  renameSync(partial, path);
+  return Math.round(performance.now() - started);
+}
+
+/**
+ * The plain trace of `megabytes` MiB gzip-compressed (level 6, gzip's default, as torch.profiler's
+ * `.json.gz` exports are), cached beside it; `bytes` is the compressed size.
+ */
+export function gzippedChromeTrace(megabytes: number): {
+  path: string;
+  bytes: number;
+  inflated_bytes: number;
+  generated_ms: number | null;
+} {
+  const plain = chromeTrace(megabytes);
+  const path = `${plain.path}.gz`;
+  const generated = cachedDerived(
+    path,
+    (partial) => ["sh", "-c", 'gzip -6 -c "$1" > "$2"', "sh", plain.path, partial],
+    `gzip of ${plain.path}`,
+  );
+  return { path, bytes: statSync(path).size, inflated_bytes: plain.bytes, generated_ms: generated };
+}
+
+/**
+ * The plain trace of `megabytes` MiB with its events in a seeded random order (the same events and
+ * bytes): no thread's events in order, so import sorts them in runs spilled to disk and merges them.
+ * Shuffled by lib/shuffle-trace.ts (about four times the trace in memory), cached.
+ */
+export function shuffledChromeTrace(megabytes: number): { path: string; bytes: number; generated_ms: number | null } {
+  const plain = chromeTrace(megabytes);
+  const path = join(benchOutput, `chrome-trace-shuffled-${megabytes}MB-v${generatorVersion}.json`);
+  const generated = cachedDerived(
+    path,
+    (partial) => [process.execPath, join(import.meta.dir, "shuffle-trace.ts"), plain.path, partial, String(megabytes + 1)],
+    `shuffling ${plain.path}`,
+  );
+  return { path, bytes: statSync(path).size, generated_ms: generated };
+}
+
 /**
  * A py-spy-like speedscope profile of `samples` samples on two threads. The default shape has 5000 distinct
  * stacks per thread of depth 6–30 (about 88 bytes a sample); `{ stacksPerThread: 102, maximumDepth: 3 }`

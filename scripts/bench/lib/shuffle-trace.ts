@@ -6,16 +6,14 @@
  * Usage: bun shuffle-trace.ts <trace.json> <output> <seed>
  */
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
-import { seededRandom } from "../../../test/support/random.ts";
+import { seededShuffle } from "../../../test/support/random.ts";
 
 const [input, output, seed] = process.argv.slice(2) as [string, string, string];
 const lines = readFileSync(input, "latin1").split("\n");
-const events = lines.filter((line) => line.startsWith('{"ph"')).map((line) => (line.endsWith(",") ? line.slice(0, -1) : line));
-const next = seededRandom(Number(seed));
-for (let index = events.length - 1; index > 0; index--) {
-  const other = Math.floor(next() * (index + 1));
-  [events[index], events[other]] = [events[other] as string, events[index] as string];
-}
+const events = seededShuffle(
+  lines.filter((line) => line.startsWith('{"ph"')).map((line) => (line.endsWith(",") ? line.slice(0, -1) : line)),
+  Number(seed),
+);
 const handle = openSync(output, "w");
 try {
   writeSync(handle, lines[0] as string);

@@ -9,6 +9,7 @@
  */
 import { join } from "node:path";
 import type { TraceEventRow } from "../../../src/domain/evidence.ts";
+import { delimitedLayouts } from "../../../src/store/evidence-bundle-encoding.ts";
 import { retireBundleEngine, takeBundleEngine } from "../../../src/store/evidence-bundle-engines.ts";
 import { TraceEventsWriter } from "../../../src/store/evidence-bundle-trace-events.ts";
 
@@ -16,8 +17,11 @@ const [source, scratch] = process.argv.slice(2) as [string, string];
 const duckdb = await import("@duckdb/node-api");
 const reading = await duckdb.DuckDBInstance.create(":memory:", { threads: "1" });
 const connection = await reading.connect();
-const columns = "event_id, parent_id, depth, name, category, ts_ns, dur_ns, pid, tid, args, correlation, device, stream, phase";
-const result = await connection.stream(`SELECT ${columns} FROM read_parquet('${source.replaceAll("'", "''")}') ORDER BY event_id`);
+// The staged columns, in the order the writer stages them.
+const columns = delimitedLayouts.trace_events.columns;
+const result = await connection.stream(
+  `SELECT ${columns.join(", ")} FROM read_parquet('${source.replaceAll("'", "''")}') ORDER BY event_id`,
+);
 // No engine while rows are written, so they are staged in the writer's head file and converted at finish.
 const writer = new TraceEventsWriter(
   scratch,
@@ -25,27 +29,15 @@ const writer = new TraceEventsWriter(
   { runId: "run", artifactId: "artifact" },
   () => undefined,
 );
-const asNumber = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
 for (;;) {
   const chunk = await result.fetchChunk();
   if (!chunk || chunk.rowCount === 0) break;
-  for (const row of chunk.getRows()) {
-    writer.write({
-      event_id: Number(row[0]),
-      parent_id: asNumber(row[1]),
-      depth: Number(row[2]),
-      name: row[3] as string,
-      category: row[4] as string | null,
-      ts_ns: Number(row[5]),
-      dur_ns: asNumber(row[6]),
-      pid: row[7] as string | null,
-      tid: row[8] as string | null,
-      args: row[9] as string | null,
-      correlation: row[10] as string | null,
-      device: row[11] as string | null,
-      stream: row[12] as string | null,
-      phase: row[13] as string,
-    } satisfies TraceEventRow);
+  for (const values of chunk.getRows()) {
+    // BIGINT columns arrive as bigint; a row holds numbers.
+    const row = Object.fromEntries(
+      columns.map((column, index) => [column, typeof values[index] === "bigint" ? Number(values[index]) : values[index]]),
+    );
+    writer.write(row as TraceEventRow);
   }
 }
 connection.closeSync();

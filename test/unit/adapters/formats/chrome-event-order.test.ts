@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { EventOrderer, runReadBytes, setOrderKey } from "../../../../src/adapters/formats/chrome-event-order.ts";
 import { TraceEventRecord } from "../../../../src/adapters/formats/chrome-event-record.ts";
 import { maximumRunReadBytes } from "../../../../src/adapters/formats/chrome-event-spill.ts";
-import { seededRandom } from "../../../support/random.ts";
+import { seededShuffle } from "../../../support/random.ts";
 import { tempDir } from "./helpers.ts";
 
 /** An X event standing for 1 KiB while it waits to be ordered. */
@@ -42,12 +42,7 @@ describe("the merge of a trace sorted in runs spilled to disk", () => {
     try {
       const count = 30_000;
       const timestamps = Array.from({ length: count }, (_, index) => index * 1000);
-      const shuffled = [...timestamps];
-      const next = seededRandom(16);
-      for (let index = shuffled.length - 1; index > 0; index--) {
-        const other = Math.floor(next() * (index + 1));
-        [shuffled[index], shuffled[other]] = [shuffled[other] as number, shuffled[index] as number];
-      }
+      const shuffled = seededShuffle([...timestamps], 16);
       const delivered: TraceEventRecord[] = [];
       const deliveredAtPause: number[] = [];
       let deliveredWhilePaused = 0;
